@@ -1,0 +1,23 @@
+// Small string helpers shared by every module.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace berth {
+
+std::vector<std::string> Split(std::string_view text, char separator);
+bool StartsWith(std::string_view text, std::string_view prefix);
+
+// "512MiB", "2G", "100k", "4096" -> bytes. Binary (KiB) and decimal (KB) units.
+Result<uint64_t> ParseSize(std::string_view text);
+// "45m", "10s", "1h30m", "250ms", "2" (seconds) -> milliseconds.
+Result<int64_t> ParseDuration(std::string_view text);
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace berth

@@ -1,0 +1,36 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace berth {
+namespace {
+
+TEST(ParseSize, UnitsAndErrors) {
+  EXPECT_EQ(ParseSize("4096").value(), 4096u);
+  EXPECT_EQ(ParseSize("64KiB").value(), 64u * 1024);
+  EXPECT_EQ(ParseSize("512MiB").value(), 512u << 20);
+  EXPECT_EQ(ParseSize("2g").value(), 2ull << 30);
+  EXPECT_EQ(ParseSize("1GB").value(), 1000000000u);
+  EXPECT_FALSE(ParseSize("").has_value());
+  EXPECT_FALSE(ParseSize("12 parsecs").has_value());
+  EXPECT_FALSE(ParseSize("-1").has_value());
+  EXPECT_EQ(ParseSize("x").error().cause(), Cause::kInvalidArgument);
+}
+
+TEST(ParseDuration, CompoundUnits) {
+  EXPECT_EQ(ParseDuration("250ms").value(), 250);
+  EXPECT_EQ(ParseDuration("30s").value(), 30000);
+  EXPECT_EQ(ParseDuration("1h30m").value(), 5400000);
+  EXPECT_EQ(ParseDuration("2").value(), 2000);
+  EXPECT_FALSE(ParseDuration("").has_value());
+  EXPECT_FALSE(ParseDuration("5 minutes").has_value());
+  EXPECT_FALSE(ParseDuration("10x").has_value());
+}
+
+TEST(Split, KeepsEmptyParts) {
+  EXPECT_EQ(Split("a::b", ':'), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(Split("", ':'), (std::vector<std::string>{""}));
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,127 @@
+#include "cli/sandbox_command.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "config/user_config.h"
+#include "sandbox/launcher.h"
+#include "sys/fs.h"
+
+extern char** environ;
+
+namespace berth::cli {
+
+void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
+  CLI::App* sub = app.add_subcommand(
+      "sandbox", "Run a command in a berth sandbox: berth sandbox [options] -- CMD ARGS...");
+  sandbox::SandboxRequest& r = o->request;
+  sub->add_option("--profile", r.profile, "read-only, isolated-write (default) or full");
+  sub->add_option("--workspace", r.workspace, "the writable directory and cwd (default: .)");
+  sub->add_option("--write", r.writes, "also make PATH writable (same as --grant write:PATH)");
+  sub->add_option("--read", r.reads, "un-hide a hidden PATH (same as --grant read:PATH)");
+  sub->add_option("--grant", r.grants,
+                  "write:PATH, read:PATH, socket:PATH, docker, browser or cache:NAME");
+  sub->add_option("--network", r.network, "none (default), or open with --profile full");
+  sub->add_option("--memory", r.memory, "memory limit, e.g. 512MiB");
+  sub->add_option("--pids", r.pids, "maximum number of processes and threads");
+  sub->add_option("--cpus", r.cpus, "CPU limit in cores, e.g. 1.5 (needs a cgroup)");
+  sub->add_option("--timeout", r.timeout, "wall-clock limit, e.g. 30s or 10m (exit 124)");
+  sub->add_option("--tier", r.tier, "auto (default), namespaces or landlock");
+  sub->add_flag("--allow-weaker", r.allow_weaker, "accept a weaker tier or missing layers");
+  sub->add_flag("--full-access", r.full_access, "confirm --profile full (host as your user)");
+  sub->add_option("--env", r.env_names, "pass the caller's variable NAME through");
+  sub->add_option("--setenv", r.setenv, "set NAME=VALUE inside");
+  sub->add_flag("--print-spec", o->print_spec, "print the effective spec as JSON; run nothing");
+  sub->add_flag("-v,--verbose", o->verbose, "report tier, layers and limits on stderr");
+}
+
+int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
+                      const std::vector<std::string>& command) {
+  options.request.argv = command;
+  sandbox::HostContext host;
+  host.identity = sys::CurrentIdentity();
+  Result<std::string> cwd = sys::CurrentDir();
+  if (!cwd) {
+    PrintError(cwd.error());
+    return kExitOsError;
+  }
+  host.cwd = *cwd;
+  host.state_dir = config::StateDir(global.state_dir, host.identity.home);
+  Result<config::UserConfig> user_config =
+      config::LoadUserConfig(config::UserConfigPath(host.identity.home));
+  if (!user_config) {
+    PrintError(user_config.error());
+    return kExitUsage;
+  }
+  host.extra_hidden = user_config->hidden_paths;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    size_t eq = entry.find('=');
+    if (eq != std::string::npos) host.environ.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  if (command.empty() && !options.print_spec) {
+    PrintError(Error(Cause::kInvalidArgument, "no command given", 0,
+                     "usage: berth sandbox [options] -- CMD ARGS..."));
+    return kExitUsage;
+  }
+  if (command.empty()) options.request.argv = {"true"};
+
+  Result<sandbox::SandboxSpec> spec = sandbox::BuildSpec(options.request, host);
+  if (!spec) {
+    PrintError(spec.error());
+    return ExitCodeFor(spec.error());
+  }
+  if (options.print_spec) {
+    nlohmann::json j = spec->ToJson();
+    Result<sandbox::TierChoice> tier = sandbox::ResolveTier(*spec);
+    if (tier) {
+      j["resolved_tier"] = spec->profile == sandbox::Profile::kFull
+                               ? "none (full access)"
+                               : sandbox::TierName(tier->tier);
+      j["landlock_abi"] = tier->landlock_abi;
+      for (const std::string& w : tier->warnings) j["warnings"].push_back(w);
+    } else {
+      j["resolved_tier"] = nullptr;
+      j["tier_error"] = tier.error().ToString();
+    }
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  for (const std::string& warning : spec->warnings) PrintWarning(warning);
+
+  std::fflush(stdout);
+  Result<sandbox::LaunchResult> result = sandbox::Launch(*spec, "sandbox");
+  if (!result) {
+    PrintError(result.error());
+    if (result.error().message().rfind("cannot run", 0) == 0)
+      return result.error().sys_errno() == ENOENT ? 127 : 126;
+    if (result.error().message().rfind("sandbox step", 0) == 0) return kExitOsError;
+    return ExitCodeFor(result.error());
+  }
+  if (options.verbose) {
+    std::string layers;
+    for (const std::string& layer : result->layers) layers += (layers.empty() ? "" : ", ") + layer;
+    fmt::print(stderr, "berth: tier {}; layers: {}\n", result->tier, layers);
+    for (const auto& limit : result->limits)
+      fmt::print(stderr, "berth: limit {} = {} via {}\n", limit["name"].get<std::string>(),
+                 limit["value"].get<std::string>(), limit["mechanism"].get<std::string>());
+    fmt::print(stderr, "berth: setup {} ms, run {} ms\n", result->setup_ms, result->run_ms);
+  }
+  for (const std::string& warning : result->warnings)
+    if (std::find(spec->warnings.begin(), spec->warnings.end(), warning) == spec->warnings.end())
+      PrintWarning(warning);
+  if (result->timed_out) {
+    fmt::print(stderr, "berth: timed out after {}; the command's process tree was ended\n",
+               *options.request.timeout);
+    return kExitTimedOut;
+  }
+  if (options.verbose && result->status.signaled)
+    fmt::print(stderr, "berth: the command was killed by signal {}\n", result->status.signal);
+  return result->status.ShellCode();
+}
+
+}  // namespace berth::cli

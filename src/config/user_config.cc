@@ -1,0 +1,77 @@
+#include "config/user_config.h"
+
+// Header-only, without exceptions: parse errors come back as values (no throwing code).
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include <cstdlib>
+
+#include "sys/fs.h"
+
+namespace berth::config {
+
+namespace {
+
+Error ConfigError(const std::string& source, const toml::source_region& where,
+                  const std::string& what) {
+  return Error(Cause::kInvalidArgument,
+               source + ":" + std::to_string(where.begin.line) + ": " + what, 0,
+               "fix or remove the entry; see docs/config.md");
+}
+
+}  // namespace
+
+std::string UserConfigPath(const std::string& home) {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  std::string base = xdg != nullptr && xdg[0] == '/' ? xdg : home + "/.config";
+  return base + "/berth/config.toml";
+}
+
+Result<UserConfig> LoadUserConfig(const std::string& path) {
+  if (!sys::Exists(path)) return UserConfig{};
+  std::string text = TRY(sys::ReadFile(path));
+  return ParseUserConfig(text, path);
+}
+
+Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& source_name) {
+  toml::parse_result parsed = toml::parse(text, source_name);
+  if (!parsed) {
+    const toml::parse_error& err = parsed.error();
+    return ConfigError(source_name, err.source(), std::string(err.description()));
+  }
+  const toml::table& root = parsed.table();
+  UserConfig config;
+  for (const auto& [key, node] : root) {
+    if (key.str() != "sandbox")
+      return ConfigError(source_name, node.source(), "unknown key '" + std::string(key.str()) + "'");
+    const toml::table* sandbox = node.as_table();
+    if (sandbox == nullptr) return ConfigError(source_name, node.source(), "'sandbox' must be a table");
+    for (const auto& [skey, snode] : *sandbox) {
+      std::string name = "sandbox." + std::string(skey.str());
+      if (skey.str() != "hide")
+        return ConfigError(source_name, snode.source(), "unknown key '" + name + "'");
+      const toml::array* list = snode.as_array();
+      if (list == nullptr)
+        return ConfigError(source_name, snode.source(), "'" + name + "' must be an array of paths");
+      for (const toml::node& item : *list) {
+        std::optional<std::string> path = item.value<std::string>();
+        if (!path || path->empty())
+          return ConfigError(source_name, item.source(), "'" + name + "' entries must be paths");
+        config.hidden_paths.push_back(*path);
+      }
+    }
+  }
+  return config;
+}
+
+std::string StateDir(const std::string& override_dir, const std::string& home) {
+  if (!override_dir.empty()) return sys::NormalizePath(override_dir);
+  if (const char* env = std::getenv("BERTH_STATE_DIR"); env != nullptr && env[0] == '/')
+    return sys::NormalizePath(env);
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  std::string base = xdg != nullptr && xdg[0] == '/' ? xdg : home + "/.local/state";
+  return sys::NormalizePath(base + "/berth");
+}
+
+}  // namespace berth::config

@@ -1,0 +1,146 @@
+#include "sandbox/child.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+
+#include "sys/kernel.h"
+
+namespace berth::sandbox {
+
+namespace k = sys::kernel;
+
+namespace {
+
+constexpr int kSetupFailedExit = 125;
+
+[[noreturn]] void Fail(const ChildFds& fds, Phase phase, int index, int err) {
+  StepReport report{phase, index, err};
+  (void)k::WriteAll(fds.error_write, &report, sizeof report);
+  k::ExitNow(phase == Phase::kExec ? (err == ENOENT ? 127 : 126) : kSetupFailedExit);
+}
+
+int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
+  int rc = 0;
+  switch (step.kind) {
+    case StepKind::kParentDeathSignal: rc = k::SetParentDeathSignal(step.number); break;
+    case StepKind::kMakeMountsPrivate: rc = k::MakeMountsPrivate(); break;
+    case StepKind::kMountTmpfs: rc = k::MountTmpfs(step.a, step.b, step.flags); break;
+    case StepKind::kMakeDir: rc = k::MakeDir(step.a, static_cast<mode_t>(step.value)); break;
+    case StepKind::kMakeEmptyFile:
+      rc = k::MakeEmptyFile(step.a, static_cast<mode_t>(step.value));
+      break;
+    case StepKind::kSymlink: rc = k::MakeSymlink(step.a, step.b); break;
+    case StepKind::kPivotToBase: rc = k::PivotRoot(step.a, step.b); break;
+    case StepKind::kChangeDir: rc = k::ChangeDir(step.a); break;
+    case StepKind::kBind: rc = k::BindMount(step.a, step.b, step.recursive); break;
+    case StepKind::kReadOnly: rc = k::MakeReadOnly(step.a, step.recursive); break;
+    case StepKind::kMountProc: rc = k::MountProc(step.a); break;
+    case StepKind::kMountDevpts: rc = k::MountDevpts(step.a); break;
+    case StepKind::kEnterRoot: rc = k::EnterRoot(step.a); break;
+    case StepKind::kSetHostname: rc = k::SetHostname(step.a); break;
+    case StepKind::kLoopbackUp: rc = k::BringUpLoopback(); break;
+    case StepKind::kSetRlimit:
+      rc = k::SetResourceLimit(step.number, static_cast<rlim_t>(step.value));
+      break;
+    case StepKind::kNoNewPrivs: rc = k::SetNoNewPrivs(); break;
+    case StepKind::kDropCapabilities: rc = k::DropAllCapabilities(); break;
+    case StepKind::kLandlockCreate:
+      rc = k::LandlockCreateRuleset(plan.landlock.handled_fs, plan.landlock.handled_net,
+                                    plan.landlock.scoped, landlock_fd);
+      break;
+    case StepKind::kLandlockPath:
+      rc = k::LandlockAllowPath(*landlock_fd, step.a, step.value, step.optional);
+      break;
+    case StepKind::kLandlockRestrict:
+      rc = k::LandlockRestrictSelf(*landlock_fd);
+      (void)k::CloseFd(*landlock_fd);
+      break;
+    case StepKind::kSeccomp: {
+      struct sock_fprog program;
+      program.len = static_cast<unsigned short>(plan.seccomp.size());
+      program.filter = const_cast<struct sock_filter*>(plan.seccomp.data());
+      rc = k::InstallSeccomp(&program);
+      break;
+    }
+    case StepKind::kSubreaper: rc = k::SetChildSubreaper(); break;
+  }
+  if (rc == ENOENT && step.optional) return 0;
+  return rc;
+}
+
+[[noreturn]] void RunCommand(const Plan& plan, const ChildFds& fds) {
+  (void)k::CloseFd(fds.status_write);
+  if (int rc = k::ResetSignals(); rc != 0) Fail(fds, Phase::kExec, 0, rc);
+  int landlock_fd = -1;
+  for (size_t i = 0; i < plan.command.size(); ++i) {
+    if (int rc = RunStep(plan, plan.command[i], &landlock_fd); rc != 0)
+      Fail(fds, Phase::kCommand, static_cast<int>(i), rc);
+  }
+  (void)k::CloseOnExecFrom3();
+  int last = ENOENT;
+  bool denied = false;
+  for (char* const* path = plan.exec_paths.data(); *path != nullptr; ++path) {
+    last = k::Execute(*path, plan.argv.data(), plan.envp.data());
+    // EACCES from a PATH directory we may not search is not "found but not executable".
+    if (last == EACCES && k::PathExists(*path) == 0) denied = true;
+    if (last != ENOENT && last != ENOTDIR && last != EACCES) break;
+  }
+  if (last == EACCES && !denied) last = ENOENT;
+  Fail(fds, Phase::kExec, 0, denied && (last == ENOENT || last == ENOTDIR) ? EACCES : last);
+}
+
+}  // namespace
+
+void RunInit(const Plan& plan, const ChildFds& fds) {
+  if (plan.use_namespaces) {
+    char go = 0;
+    // EOF here means the parent died before writing our id maps.
+    if (k::ReadAll(fds.sync_read, &go, 1) != 0) k::ExitNow(kSetupFailedExit);
+  }
+  (void)k::CloseFd(fds.sync_read);
+  int landlock_fd = -1;
+  for (size_t i = 0; i < plan.setup.size(); ++i) {
+    if (int rc = RunStep(plan, plan.setup[i], &landlock_fd); rc != 0)
+      Fail(fds, Phase::kSetup, static_cast<int>(i), rc);
+  }
+
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+    sigaddset(&handled, sig);
+  sigset_t old;
+  if (int rc = k::BlockSignals(&handled, &old); rc != 0) Fail(fds, Phase::kSetup, 0, rc);
+
+  pid_t command = k::ForkRaw();
+  if (command < 0) Fail(fds, Phase::kExec, 0, -command);
+  if (command == 0) RunCommand(plan, fds);
+  (void)k::CloseFd(fds.error_write);
+
+  int status = 0;
+  bool done = false;
+  while (!done) {
+    int sig = 0;
+    if (k::WaitSignal(&handled, &sig) != 0) continue;
+    if (sig != SIGCHLD) {
+      (void)k::SendSignalTo(command, sig);
+      continue;
+    }
+    int child_status = 0;
+    pid_t pid;
+    while ((pid = k::ReapAny(&child_status, true)) > 0) {
+      if (pid == command) {
+        status = child_status;
+        done = true;
+      }
+    }
+  }
+  // Without a pid namespace nothing ends the orphans for us; as their subreaper we can.
+  if (!plan.use_namespaces) (void)k::KillAllChildren();
+  (void)k::WriteAll(fds.status_write, &status, sizeof status);
+  if (WIFSIGNALED(status)) k::ExitNow(128 + WTERMSIG(status));
+  k::ExitNow(WEXITSTATUS(status));
+}
+
+}  // namespace berth::sandbox

@@ -1,0 +1,112 @@
+#include "sandbox/landlock_policy.h"
+
+
+#include <algorithm>
+
+#include "sys/fs.h"
+#include "sys/landlock_abi.h"
+
+namespace berth::sandbox {
+
+namespace ll = sys::landlock;
+
+uint64_t LandlockReadAccess() {
+  return ll::kFsExecute | ll::kFsReadFile | ll::kFsReadDir;
+}
+
+uint64_t LandlockWriteAccess(int abi) {
+  uint64_t access = ll::kFsWriteFile | ll::kFsRemoveDir |
+                    ll::kFsRemoveFile | ll::kFsMakeDir |
+                    ll::kFsMakeReg | ll::kFsMakeSock |
+                    ll::kFsMakeFifo | ll::kFsMakeSym;
+  if (abi >= 2) access |= ll::kFsRefer;
+  if (abi >= 3) access |= ll::kFsTruncate;
+  return access;
+}
+
+namespace {
+
+// Device nodes every program expects to write.
+constexpr const char* kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
+                                            "/dev/ptmx", "/dev/pts"};
+
+uint64_t DeviceWriteAccess(int abi) {
+  return ll::kFsWriteFile | (abi >= 3 ? ll::kFsTruncate : 0);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ReadableRoots(const std::vector<std::string>& hidden) {
+  std::vector<std::string> roots = {"/"};
+  for (const std::string& raw : hidden) {
+    std::string target = sys::NormalizePath(raw);
+    if (!sys::Exists(target)) continue;
+    // The root that currently grants `target`.
+    auto it = std::find_if(roots.begin(), roots.end(),
+                           [&](const std::string& r) { return sys::IsWithin(target, r); });
+    if (it == roots.end()) continue;  // already unreadable
+    std::string dir = *it;
+    roots.erase(it);
+    // Walk down from `dir` to `target`, allowing every sibling of the path.
+    while (dir != target) {
+      std::string rest = target.substr(dir == "/" ? 1 : dir.size() + 1);
+      std::string next_name = rest.substr(0, rest.find('/'));
+      Result<std::vector<std::string>> entries = sys::ListDir(dir);
+      if (!entries) return std::move(entries).error();
+      for (const std::string& name : *entries) {
+        if (name != next_name) roots.push_back(dir == "/" ? "/" + name : dir + "/" + name);
+      }
+      dir = dir == "/" ? "/" + next_name : dir + "/" + next_name;
+    }
+  }
+  std::sort(roots.begin(), roots.end());
+  return roots;
+}
+
+Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
+                                  const std::string& private_tmp) {
+  LandlockPlan plan;
+  plan.abi = abi;
+  const uint64_t read = LandlockReadAccess();
+  const uint64_t write = LandlockWriteAccess(abi);
+  plan.handled_fs = read | write | ll::kFsMakeChar | ll::kFsMakeBlock;
+
+  if (tier == Tier::kNamespaces) {
+    // The mount namespace already hides credentials; Landlock repeats the write wall.
+    plan.rules.push_back({"/", read, false});
+  } else {
+    for (std::string& root : TRY(ReadableRoots(spec.hidden_paths)))
+      plan.rules.push_back({std::move(root), read, true});
+  }
+  for (const PathGrant& grant : spec.paths) {
+    if (grant.access == PathGrant::Access::kReadWrite)
+      plan.rules.push_back({grant.path, read | write, false});
+    else if (grant.access == PathGrant::Access::kReadOnly)
+      plan.rules.push_back({grant.path, read, false});
+  }
+  plan.rules.push_back({private_tmp, read | write, false});
+  if (tier == Tier::kNamespaces) {
+    plan.rules.push_back({"/dev/shm", read | write, true});
+  } else if (spec.allow_user_namespaces) {
+    plan.rules.push_back({"/dev/shm", read | write, true});
+  }
+  for (const char* device : kWritableDevices)
+    plan.rules.push_back({device, read | DeviceWriteAccess(abi), true});
+
+  // In the namespaces tier the network namespace is the wall and the job keeps its own
+  // loopback for test servers; without it, Landlock must deny every TCP bind and connect.
+  if (tier == Tier::kLandlock && spec.network == Network::kNone) {
+    if (abi >= 4)
+      plan.handled_net = ll::kNetBindTcp | ll::kNetConnectTcp;
+    else
+      plan.missing.push_back("TCP restriction (needs Landlock ABI 4, Linux 6.7)");
+  }
+  if (abi >= 6)
+    plan.scoped = ll::kScopeAbstractUnixSocket | ll::kScopeSignal;
+  else
+    plan.missing.push_back("abstract socket and signal scoping (needs Landlock ABI 6, Linux 6.12)");
+  if (abi < 3) plan.missing.push_back("truncate control (needs Landlock ABI 3, Linux 6.2)");
+  return plan;
+}
+
+}  // namespace berth::sandbox

@@ -1,0 +1,48 @@
+#include "sandbox/landlock_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sys/fs.h"
+
+namespace berth::sandbox {
+namespace {
+
+TEST(ReadableRoots, AllowsSiblingsAlongTheHiddenPath) {
+  std::string root = sys::MakeTempDir("/tmp", "berth-landlock-test-").value();
+  ASSERT_TRUE(sys::MakeDirs(root + "/home/.ssh", 0700).has_value());
+  ASSERT_TRUE(sys::MakeDirs(root + "/home/src", 0700).has_value());
+  ASSERT_TRUE(sys::MakeDirs(root + "/other", 0700).has_value());
+  std::vector<std::string> roots = ReadableRoots({root + "/home/.ssh"}).value();
+  auto has = [&](const std::string& p) { return std::find(roots.begin(), roots.end(), p) != roots.end(); };
+  EXPECT_TRUE(has(root + "/home/src"));
+  EXPECT_TRUE(has(root + "/other"));
+  EXPECT_FALSE(has(root + "/home/.ssh"));
+  EXPECT_FALSE(has(root + "/home"));
+  EXPECT_FALSE(has("/"));
+  for (const std::string& r : roots) EXPECT_FALSE(sys::IsWithin(root + "/home/.ssh", r)) << r;
+  (void)sys::RemoveTree(root);
+}
+
+TEST(ReadableRoots, MissingHiddenPathKeepsRoot) {
+  EXPECT_EQ(ReadableRoots({"/nonexistent/berth/path"}).value(), std::vector<std::string>{"/"});
+}
+
+TEST(PlanLandlock, LandlockTierDeniesTcpAndScopes) {
+  SandboxSpec spec;
+  spec.workspace = "/tmp";
+  spec.paths.push_back({PathGrant::Access::kReadWrite, "/tmp", "workspace"});
+  LandlockPlan plan = PlanLandlock(spec, Tier::kLandlock, 6, "/tmp").value();
+  EXPECT_NE(plan.handled_net, 0u);
+  EXPECT_NE(plan.scoped, 0u);
+  EXPECT_TRUE(plan.missing.empty());
+  LandlockPlan old = PlanLandlock(spec, Tier::kLandlock, 3, "/tmp").value();
+  EXPECT_EQ(old.handled_net, 0u);
+  EXPECT_FALSE(old.missing.empty());
+  LandlockPlan ns = PlanLandlock(spec, Tier::kNamespaces, 6, "/tmp").value();
+  EXPECT_EQ(ns.handled_net, 0u);  // the network namespace is the wall there
+}
+
+}  // namespace
+}  // namespace berth::sandbox

@@ -1,0 +1,239 @@
+#include "sandbox/launcher.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "sandbox/child.h"
+#include "sandbox/limits.h"
+#include "sandbox/plan.h"
+#include "sys/fs.h"
+#include "sys/host.h"
+#include "sys/kernel.h"
+
+namespace berth::sandbox {
+
+namespace {
+
+Error Unavailable(std::string message, std::string hint) {
+  return Error(Cause::kUnavailable, std::move(message), 0, std::move(hint));
+}
+
+Status WriteIdMaps(pid_t pid) {
+  const uid_t uid = ::getuid();
+  const gid_t gid = ::getgid();
+  // Identity maps: the caller stays who they are; an unprivileged caller is never root inside.
+  std::string uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
+  std::string gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
+  if (int rc = sys::kernel::WriteUserMap(pid, "uid_map", uid_map.c_str()); rc != 0)
+    return Error::FromErrno("write the job's uid_map", rc);
+  if (int rc = sys::kernel::WriteUserMap(pid, "setgroups", "deny"); rc != 0 && rc != ENOENT)
+    return Error::FromErrno("write the job's setgroups", rc);
+  if (int rc = sys::kernel::WriteUserMap(pid, "gid_map", gid_map.c_str()); rc != 0)
+    return Error::FromErrno("write the job's gid_map", rc);
+  return {};
+}
+
+Error StepError(const Plan& plan, const StepReport& report) {
+  if (report.phase == Phase::kExec) {
+    Error e = Error::FromErrno("cannot run '" + std::string(plan.argv[0]) + "'", report.sys_errno);
+    if (report.sys_errno == ENOENT)
+      e.WithHint("check the command name and that it is visible inside the sandbox");
+    return e;
+  }
+  const std::vector<Step>& steps = report.phase == Phase::kSetup ? plan.setup : plan.command;
+  std::string name = report.index >= 0 && static_cast<size_t>(report.index) < steps.size()
+                         ? steps[report.index].description
+                         : "step " + std::to_string(report.index);
+  Error e = Error::FromErrno("sandbox step '" + name + "' failed", report.sys_errno);
+  return Error(Cause::kUnavailable, e.message(), report.sys_errno,
+               "the host refused part of the confinement; `berth doctor` explains what this "
+               "host allows");
+}
+
+// Moves the command's tree towards an end: SIGTERM first, SIGKILL after the grace period.
+class Terminator {
+ public:
+  Terminator(int pidfd, int64_t grace_ms) : pidfd_(pidfd), grace_ms_(grace_ms) {}
+  void Start(int64_t now) {
+    if (started_at_ >= 0) return;
+    started_at_ = now;
+    (void)sys::SendSignal(pidfd_, SIGTERM);
+  }
+  // Milliseconds to wait before the next check, or -1 when nothing is pending.
+  int NextWait(int64_t now) {
+    if (started_at_ < 0 || killed_) return -1;
+    int64_t left = started_at_ + grace_ms_ - now;
+    if (left <= 0) {
+      (void)sys::SendSignal(pidfd_, SIGKILL);
+      killed_ = true;
+      return -1;
+    }
+    return static_cast<int>(left);
+  }
+
+ private:
+  int pidfd_;
+  int64_t grace_ms_;
+  int64_t started_at_ = -1;
+  bool killed_ = false;
+};
+
+}  // namespace
+
+Result<TierChoice> ResolveTier(const SandboxSpec& spec) {
+  TierChoice choice{spec.tier, sys::LandlockAbi(), {}};
+  if (spec.profile == Profile::kFull) return choice;
+  if (spec.tier != Tier::kLandlock) {
+    sys::Capability userns = sys::ProbeUserNamespaces();
+    if (userns.available) {
+      choice.tier = Tier::kNamespaces;
+    } else if (spec.tier == Tier::kNamespaces || !spec.allow_weaker) {
+      return Unavailable("the namespaces tier is unavailable: " + userns.reason,
+                         "enable unprivileged user namespaces, or accept the weaker landlock "
+                         "tier with --tier landlock --allow-weaker");
+    } else {
+      choice.tier = Tier::kLandlock;
+      choice.warnings.push_back("user namespaces are unavailable (" + userns.reason +
+                                "): running in the weaker landlock tier");
+    }
+  }
+  if (choice.tier == Tier::kLandlock) {
+    if (!spec.allow_weaker)
+      return Unavailable("the landlock tier is weaker than the namespaces tier",
+                         "pass --allow-weaker to accept it; docs/sandbox.md lists what it "
+                         "cannot promise");
+    if (choice.landlock_abi == 0)
+      return Unavailable("the landlock tier needs Landlock, which this kernel lacks or disables",
+                         "boot a kernel with CONFIG_SECURITY_LANDLOCK and lsm=landlock");
+  } else if (choice.landlock_abi == 0) {
+    if (!spec.allow_weaker)
+      return Unavailable("Landlock is unavailable, so the namespaces tier would run without its "
+                         "second wall",
+                         "pass --allow-weaker to run without Landlock");
+    choice.warnings.push_back("Landlock is unavailable: running without its filesystem rules");
+  }
+  return choice;
+}
+
+Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_name) {
+  const int64_t start = sys::MonotonicMillis();
+  TRY(spec_in.Validate());
+  TierChoice tier = TRY(ResolveTier(spec_in));
+  SandboxSpec spec = spec_in;
+  LaunchResult result;
+  result.warnings = spec.warnings;
+  result.warnings.insert(result.warnings.end(), tier.warnings.begin(), tier.warnings.end());
+  const bool full = spec.profile == Profile::kFull;
+  result.tier = full ? "none (full access)" : TierName(tier.tier);
+
+  for (const PathGrant& grant : spec.paths)
+    if (grant.create_if_missing) TRY(sys::MakeDirs(grant.path, 0700));
+
+  // Without a mount namespace the job cannot have a private /tmp: give it a fresh directory.
+  std::string private_tmp;
+  struct TmpCleanup {
+    std::string path;
+    ~TmpCleanup() {
+      if (!path.empty()) (void)sys::RemoveTree(path);
+    }
+  } tmp_cleanup;
+  if (!full && tier.tier == Tier::kLandlock) {
+    const char* host_tmp = std::getenv("TMPDIR");
+    private_tmp = TRY(sys::MakeTempDir(host_tmp != nullptr && host_tmp[0] == '/' ? host_tmp : "/tmp",
+                                       "berth-" + job_name + "-tmp-"));
+    tmp_cleanup.path = private_tmp;
+    for (EnvVar& var : spec.env)
+      if (var.name == "TMPDIR") var.value = private_tmp;
+  }
+
+  ResourceLimits limits =
+      TRY(ResourceLimits::Prepare(spec.limits, job_name + "-" + std::to_string(::getpid()),
+                                  spec.allow_weaker));
+  PlanInputs inputs{tier.tier, full ? 0 : tier.landlock_abi, private_tmp, limits.rlimits()};
+  Plan plan = TRY(BuildPlan(spec, inputs));
+  result.layers = plan.layers;
+  for (const std::string& missing : plan.landlock.missing)
+    result.warnings.push_back("Landlock lacks " + missing);
+  result.limits = limits.ToJson();
+
+  sys::UniqueFd signals = TRY(sys::BlockIntoSignalFd({SIGINT, SIGTERM, SIGHUP}));
+  struct Unblock {
+    ~Unblock() {
+      sigset_t set;
+      sigemptyset(&set);
+      for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+      ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    }
+  } unblock;
+
+  sys::Pipe sync = TRY(sys::MakePipe());
+  sys::Pipe errors = TRY(sys::MakePipe());
+  sys::Pipe status = TRY(sys::MakePipe());
+  sys::Cloned init = TRY_CTX(sys::Clone(plan.clone_flags), "starting the sandbox");
+  if (init.pid == 0) {
+    RunInit(plan, ChildFds{sync.read.get(), errors.write.get(), status.write.get()});
+  }
+  sync.read.Reset();
+  errors.write.Reset();
+  status.write.Reset();
+
+  // Until the sync byte is written the child waits; any early return kills it.
+  struct KillOnError {
+    int pidfd;
+    pid_t pid;
+    bool armed = true;
+    ~KillOnError() {
+      if (!armed) return;
+      (void)sys::SendSignal(pidfd, SIGKILL);
+      (void)sys::Reap(pid);
+    }
+  } guard{init.pidfd.get(), init.pid};
+
+  if (plan.use_namespaces) TRY(WriteIdMaps(init.pid));
+  TRY(limits.Attach(init.pid));
+  if (plan.use_namespaces) {
+    char go = 1;
+    if (int rc = sys::kernel::WriteAll(sync.write.get(), &go, 1); rc != 0)
+      return Error::FromErrno("release the sandbox's init", rc);
+  }
+  sync.write.Reset();
+
+  StepReport report;
+  int rc = sys::kernel::ReadAll(errors.read.get(), &report, sizeof report);
+  if (rc == 0) return StepError(plan, report);
+  if (rc != ENODATA) return Error::FromErrno("read the sandbox's setup report", rc);
+  const int64_t exec_at = sys::MonotonicMillis();
+  result.setup_ms = exec_at - start;
+
+  Terminator terminator(init.pidfd.get(), spec.kill_grace_ms);
+  const int64_t deadline = spec.timeout_ms > 0 ? exec_at + spec.timeout_ms : -1;
+  while (true) {
+    int64_t now = sys::MonotonicMillis();
+    if (deadline >= 0 && now >= deadline && !result.timed_out) {
+      result.timed_out = true;
+      terminator.Start(now);
+    }
+    int wait = terminator.NextWait(now);
+    if (deadline >= 0 && !result.timed_out) wait = static_cast<int>(deadline - now);
+    sys::WaitOutcome outcome = TRY(sys::PollProcess(init.pidfd.get(), signals.get(), wait));
+    if (outcome == sys::WaitOutcome::kExited) break;
+    if (outcome == sys::WaitOutcome::kSignal) {
+      while (int sig = sys::ReadSignal(signals.get())) (void)sys::SendSignal(init.pidfd.get(), sig);
+    }
+  }
+  guard.armed = false;
+  sys::ExitStatus init_status = TRY(sys::Reap(init.pid));
+  result.run_ms = sys::MonotonicMillis() - exec_at;
+  int wait_status = 0;
+  if (sys::kernel::ReadAll(status.read.get(), &wait_status, sizeof wait_status) == 0)
+    result.status = sys::ExitStatus::FromWaitStatus(wait_status);
+  else
+    result.status = init_status;  // init itself was killed (timeout grace ran out)
+  limits.Release();
+  return result;
+}
+
+}  // namespace berth::sandbox

@@ -1,0 +1,46 @@
+// Launcher: applies a SandboxSpec and runs its command to completion.
+//
+// The launcher makes no policy decisions: it resolves the tier the spec allows on this
+// host, compiles the spec into a Plan, clones the job's init, writes its id maps, joins its
+// cgroups and waits, forwarding SIGINT, SIGTERM and SIGHUP and enforcing the timeout
+// (SIGTERM to the tree, then SIGKILL after the grace period). Not thread-safe: one launch
+// per thread, and it owns SIGINT/SIGTERM/SIGHUP of that thread while it runs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "sandbox/spec.h"
+#include "sys/process.h"
+
+namespace berth::sandbox {
+
+// The tier `spec` gets on this host, or why it gets none. Honours --tier and --allow-weaker.
+struct TierChoice {
+  Tier tier;
+  int landlock_abi;
+  std::vector<std::string> warnings;  // protections missing from the chosen tier
+};
+Result<TierChoice> ResolveTier(const SandboxSpec& spec);
+
+struct LaunchResult {
+  sys::ExitStatus status;  // the command's
+  bool timed_out = false;
+  std::string tier;        // "namespaces", "landlock" or "none (full access)"
+  std::vector<std::string> layers;
+  nlohmann::json limits;   // AppliedLimit list
+  std::vector<std::string> warnings;
+  int64_t setup_ms = 0;    // from launch until the command's execve
+  int64_t run_ms = 0;      // from execve until the command's tree ended
+};
+
+// Failures before the command runs carry the step that failed in their message; their
+// cause is kUnavailable when the host lacks the confinement, kNotFound/kPermissionDenied
+// when the command could not be executed.
+Result<LaunchResult> Launch(const SandboxSpec& spec, const std::string& job_name);
+
+}  // namespace berth::sandbox

@@ -1,0 +1,54 @@
+// Resource limits of a sandbox: a cgroup where the host lets berth create one (v2, or v1
+// memory/pids/cpu hierarchies), rlimits otherwise. Reports which mechanism applied each.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/result.h"
+#include "sandbox/spec.h"
+
+namespace berth::sandbox {
+
+struct AppliedLimit {
+  std::string name;       // "memory", "pids", "cpu"
+  std::string value;      // as requested, e.g. "512MiB"
+  std::string mechanism;  // "cgroup v2", "cgroup v1", "rlimit RLIMIT_AS", ...
+};
+
+// Owns the job's cgroup directories; removes them when destroyed (after the job's
+// processes are gone). Not thread-safe.
+class ResourceLimits {
+ public:
+  // Creates cgroups for what `limits` asks and plans rlimits for the rest. Fails when a limit
+  // can be applied by no mechanism and `allow_weaker` is false.
+  static Result<ResourceLimits> Prepare(const Limits& limits, const std::string& name,
+                                        bool allow_weaker);
+  ResourceLimits(ResourceLimits&&) noexcept = default;
+  ResourceLimits& operator=(ResourceLimits&&) noexcept = default;
+  ~ResourceLimits();
+
+  // Moves `pid` (not yet running the command) into the job's cgroups.
+  Status Attach(pid_t pid) const;
+  // Kills whatever is left in the cgroups (v2 cgroup.kill) and removes them.
+  void Release();
+
+  // rlimits the child applies to itself before exec: (resource, value).
+  const std::vector<std::pair<int, unsigned long>>& rlimits() const { return rlimits_; }
+  const std::vector<AppliedLimit>& applied() const { return applied_; }
+  nlohmann::json ToJson() const;
+
+ private:
+  ResourceLimits() = default;
+  std::vector<std::string> cgroup_dirs_;
+  bool cgroup_v2_ = false;
+  std::vector<std::pair<int, unsigned long>> rlimits_;
+  std::vector<AppliedLimit> applied_;
+};
+
+}  // namespace berth::sandbox

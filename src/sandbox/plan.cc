@@ -1,0 +1,311 @@
+#include "sandbox/plan.h"
+
+#include <linux/sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "sandbox/seccomp_policy.h"
+#include "sys/fs.h"
+
+namespace berth::sandbox {
+
+namespace {
+
+// Inside the init's mount namespace, before the final pivot: the host's root is reachable
+// under kOldRoot and the sandbox's root is assembled under kNewRoot, both on a scratch
+// tmpfs mounted over /tmp (which exists on every host; the mount is private to the job).
+constexpr const char* kBase = "/tmp";
+constexpr const char* kOldRoot = "/oldroot";
+constexpr const char* kNewRoot = "/newroot";
+constexpr const char* kEmptyFile = "/empty";
+
+// One mount placed over the read-only host view.
+struct Overlay {
+  enum class Kind { kTmpfs, kDev, kProc, kBindWrite, kBindRead, kSocket, kHideDir, kHideFile };
+  Kind kind;
+  std::string path;
+  std::string tmpfs_mode;  // kTmpfs
+  std::string origin;
+};
+
+int Depth(const std::string& path) {
+  return path == "/" ? 0 : static_cast<int>(std::count(path.begin(), path.end(), '/'));
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(Plan* plan, std::vector<Step>* steps) : plan_(plan), steps_(steps) {}
+
+  Step& Add(StepKind kind, std::string description) {
+    Step step;
+    step.kind = kind;
+    step.description = std::move(description);
+    return steps_->emplace_back(std::move(step));
+  }
+  const char* Keep(std::string s) { return plan_->Keep(std::move(s)); }
+
+  // mkdir every component of `path` under the new root; existing ones are fine.
+  void MakeMountPoint(const std::string& path, bool is_file) {
+    std::string prefix;
+    std::vector<std::string> parts = Split(path.substr(1), '/');
+    for (size_t i = 0; i < parts.size(); ++i) {
+      prefix += "/" + parts[i];
+      bool last = i + 1 == parts.size();
+      if (last && is_file) {
+        Step& s = Add(StepKind::kMakeEmptyFile, "create mount point " + prefix);
+        s.a = Keep(kNewRoot + prefix);
+        s.value = 0644;
+      } else {
+        Step& s = Add(StepKind::kMakeDir, "create mount point " + prefix);
+        s.a = Keep(kNewRoot + prefix);
+        s.value = 0755;
+      }
+    }
+  }
+
+  void Bind(const std::string& source, const std::string& target, const std::string& what,
+            bool optional = false) {
+    Step& s = Add(StepKind::kBind, "bind-mount " + what);
+    s.a = Keep(source);
+    s.b = Keep(target);
+    s.optional = optional;
+  }
+
+  void ReadOnly(const std::string& target, bool recursive, const std::string& what,
+                bool optional = false) {
+    Step& s = Add(StepKind::kReadOnly, "make read-only " + what);
+    s.a = Keep(target);
+    s.recursive = recursive;
+    s.optional = optional;
+  }
+
+  void Tmpfs(const std::string& target, const std::string& options, unsigned long flags,
+             const std::string& what) {
+    Step& s = Add(StepKind::kMountTmpfs, "mount tmpfs on " + what);
+    s.a = Keep(target);
+    s.b = Keep(options);
+    s.flags = flags;
+  }
+
+  void EmitOverlay(const Overlay& o) {
+    const std::string target = kNewRoot + o.path;
+    const std::string source = kOldRoot + o.path;
+    switch (o.kind) {
+      case Overlay::Kind::kTmpfs:
+        MakeMountPoint(o.path, false);
+        Tmpfs(target, "mode=" + o.tmpfs_mode, 0, "private " + o.path);
+        break;
+      case Overlay::Kind::kDev: EmitDev(); break;
+      case Overlay::Kind::kProc: EmitProc(); break;
+      case Overlay::Kind::kBindWrite:
+      case Overlay::Kind::kBindRead:
+        MakeMountPoint(o.path, false);
+        Bind(source, target, o.origin + " " + o.path);
+        if (o.kind == Overlay::Kind::kBindRead) ReadOnly(target, false, o.origin + " " + o.path);
+        break;
+      case Overlay::Kind::kSocket:
+        MakeMountPoint(o.path, true);
+        Bind(source, target, "socket " + o.path);
+        break;
+      case Overlay::Kind::kHideDir:
+        Tmpfs(target, "mode=000,size=4k", MS_RDONLY, "hidden " + o.path);
+        break;
+      case Overlay::Kind::kHideFile:
+        Bind(kEmptyFile, target, "empty file over hidden " + o.path);
+        ReadOnly(target, false, "hidden " + o.path);
+        break;
+    }
+  }
+
+  void EmitDev() {
+    const std::string dev = std::string(kNewRoot) + "/dev";
+    Tmpfs(dev, "mode=0755", 0, "private /dev");
+    for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+      Step& f = Add(StepKind::kMakeEmptyFile, std::string("create /dev/") + node);
+      f.a = Keep(dev + "/" + node);
+      f.value = 0666;
+      Bind(std::string(kOldRoot) + "/dev/" + node, dev + "/" + node,
+           std::string("device /dev/") + node);
+    }
+    Step& pts = Add(StepKind::kMakeDir, "create /dev/pts");
+    pts.a = Keep(dev + "/pts");
+    pts.value = 0755;
+    Add(StepKind::kMountDevpts, "mount a private devpts on /dev/pts").a = Keep(dev + "/pts");
+    Step& shm = Add(StepKind::kMakeDir, "create /dev/shm");
+    shm.a = Keep(dev + "/shm");
+    shm.value = 01777;
+    Tmpfs(dev + "/shm", "mode=1777", 0, "private /dev/shm");
+    const std::pair<const char*, const char*> links[] = {
+        {"pts/ptmx", "ptmx"},          {"/proc/self/fd", "fd"},
+        {"/proc/self/fd/0", "stdin"},  {"/proc/self/fd/1", "stdout"},
+        {"/proc/self/fd/2", "stderr"},
+    };
+    for (const auto& [to, name] : links) {
+      Step& l = Add(StepKind::kSymlink, std::string("create /dev/") + name);
+      l.a = Keep(to);
+      l.b = Keep(dev + "/" + name);
+    }
+    ReadOnly(dev, false, "/dev");
+  }
+
+  void EmitProc() {
+    const std::string proc = std::string(kNewRoot) + "/proc";
+    Add(StepKind::kMountProc, "mount a fresh /proc for the job's pid namespace").a = Keep(proc);
+    // Kernel-wide knobs stay read-only even for a root caller (whose uid maps to real root).
+    for (const char* sub : {"sys", "sysrq-trigger", "irq", "bus"}) {
+      Bind(proc + "/" + sub, proc + "/" + sub, std::string("/proc/") + sub, true);
+      ReadOnly(proc + "/" + sub, false, std::string("/proc/") + sub, true);
+    }
+  }
+
+ private:
+  Plan* plan_;
+  std::vector<Step>* steps_;
+};
+
+std::vector<Overlay> Overlays(const SandboxSpec& spec) {
+  std::vector<Overlay> overlays;
+  overlays.push_back({Overlay::Kind::kTmpfs, "/tmp", "1777", "private"});
+  // /run holds the host's sockets (D-Bus, Docker, the user's runtime dir): none by default.
+  if (sys::TypeOf("/run") == sys::FileType::kDirectory)
+    overlays.push_back({Overlay::Kind::kTmpfs, "/run", "0755", "private"});
+  overlays.push_back({Overlay::Kind::kDev, "/dev", "", ""});
+  overlays.push_back({Overlay::Kind::kProc, "/proc", "", ""});
+  for (const PathGrant& grant : spec.paths) {
+    Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite ? Overlay::Kind::kBindWrite
+                         : grant.access == PathGrant::Access::kReadOnly ? Overlay::Kind::kBindRead
+                                                                        : Overlay::Kind::kSocket;
+    overlays.push_back({kind, grant.path, "", grant.origin});
+  }
+  for (const std::string& hidden : spec.hidden_paths) {
+    sys::FileType type = sys::TypeOfFollowing(hidden);
+    if (type == sys::FileType::kMissing) continue;
+    overlays.push_back({type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir
+                                                          : Overlay::Kind::kHideFile,
+                        hidden, "", "hidden"});
+  }
+  // Shallower mounts first so deeper ones land on top; stable for equal depth.
+  std::stable_sort(overlays.begin(), overlays.end(), [](const Overlay& a, const Overlay& b) {
+    return Depth(a.path) < Depth(b.path);
+  });
+  return overlays;
+}
+
+void BuildNamespaceSetup(const SandboxSpec& spec, Plan* plan) {
+  PlanBuilder b(plan, &plan->setup);
+  b.Add(StepKind::kParentDeathSignal, "set the parent-death signal").number = SIGKILL;
+  b.Add(StepKind::kMakeMountsPrivate, "make the mount tree private");
+  b.Tmpfs(kBase, "mode=0755", 0, "the scratch root");
+  for (const char* dir : {"/tmp/newroot", "/tmp/oldroot"}) {
+    Step& s = b.Add(StepKind::kMakeDir, std::string("create ") + dir);
+    s.a = dir;
+    s.value = 0755;
+  }
+  Step& empty = b.Add(StepKind::kMakeEmptyFile, "create the empty file used to hide files");
+  empty.a = "/tmp/empty";
+  empty.value = 0;
+  Step& pivot = b.Add(StepKind::kPivotToBase, "pivot to the scratch root");
+  pivot.a = kBase;
+  pivot.b = "/tmp/oldroot";
+  b.Add(StepKind::kChangeDir, "enter the scratch root").a = "/";
+  Step& root = b.Add(StepKind::kBind, "bind-mount the host's root");
+  root.a = kOldRoot;
+  root.b = kNewRoot;
+  root.recursive = true;
+  b.ReadOnly(kNewRoot, true, "the host view");
+  for (const Overlay& overlay : Overlays(spec)) b.EmitOverlay(overlay);
+  b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
+  b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
+  b.Add(StepKind::kEnterRoot, "pivot into the sandbox root").a = kNewRoot;
+}
+
+void BuildCommandSteps(const SandboxSpec& spec, const PlanInputs& inputs, Plan* plan) {
+  PlanBuilder b(plan, &plan->command);
+  for (const auto& [resource, value] : inputs.rlimits) {
+    Step& s = b.Add(StepKind::kSetRlimit, "set rlimit " + std::to_string(resource));
+    s.number = resource;
+    s.value = value;
+  }
+  b.Add(StepKind::kChangeDir, "enter the workspace " + spec.workspace).a = b.Keep(spec.workspace);
+  if (spec.profile == Profile::kFull) return;
+  b.Add(StepKind::kNoNewPrivs, "set no_new_privs");
+  b.Add(StepKind::kDropCapabilities, "drop all capabilities");
+  if (plan->use_landlock) {
+    b.Add(StepKind::kLandlockCreate, "create the Landlock ruleset");
+    for (const LandlockRule& rule : plan->landlock.rules) {
+      Step& s = b.Add(StepKind::kLandlockPath, "add the Landlock rule for " + rule.path);
+      s.a = b.Keep(rule.path);
+      s.value = rule.access;
+      s.optional = rule.optional;
+    }
+    b.Add(StepKind::kLandlockRestrict, "enforce the Landlock ruleset");
+  }
+  if (plan->use_seccomp) b.Add(StepKind::kSeccomp, "install the seccomp filter");
+}
+
+void BuildExec(const SandboxSpec& spec, Plan* plan) {
+  const std::string& program = spec.argv[0];
+  std::string path_env = "/usr/local/bin:/usr/bin:/bin";
+  for (const EnvVar& var : spec.env)
+    if (var.name == "PATH") path_env = var.value;
+  if (program.find('/') != std::string::npos) {
+    plan->exec_paths.push_back(const_cast<char*>(plan->Keep(program)));
+  } else {
+    for (const std::string& dir : Split(path_env, ':'))
+      plan->exec_paths.push_back(
+          const_cast<char*>(plan->Keep((dir.empty() ? "." : dir) + "/" + program)));
+  }
+  plan->exec_paths.push_back(nullptr);
+  for (const std::string& arg : spec.argv) plan->argv.push_back(const_cast<char*>(plan->Keep(arg)));
+  plan->argv.push_back(nullptr);
+  for (const EnvVar& var : spec.env)
+    plan->envp.push_back(const_cast<char*>(plan->Keep(var.name + "=" + var.value)));
+  plan->envp.push_back(nullptr);
+}
+
+}  // namespace
+
+Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
+  Plan plan;
+  plan.tier = inputs.tier;
+  const bool full = spec.profile == Profile::kFull;
+  plan.use_namespaces = !full && inputs.tier == Tier::kNamespaces;
+  if (plan.use_namespaces) {
+    plan.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                       CLONE_NEWUTS;
+    plan.layers = {"user namespace", "mount namespace", "pid namespace", "network namespace",
+                   "ipc namespace", "uts namespace"};
+    BuildNamespaceSetup(spec, &plan);
+  } else {
+    PlanBuilder b(&plan, &plan.setup);
+    b.Add(StepKind::kParentDeathSignal, "set the parent-death signal").number = SIGKILL;
+    b.Add(StepKind::kSubreaper, "become the subreaper of the job's processes");
+    plan.layers = {"process tree (subreaper)"};
+  }
+  if (!full) {
+    plan.layers.push_back("no_new_privs");
+    plan.layers.push_back("capabilities dropped");
+    if (inputs.landlock_abi > 0) {
+      std::string tmp = plan.use_namespaces ? "/tmp" : inputs.private_tmp;
+      plan.landlock = TRY(PlanLandlock(spec, inputs.tier, inputs.landlock_abi, tmp));
+      plan.use_landlock = true;
+      plan.layers.push_back("landlock (ABI " + std::to_string(inputs.landlock_abi) + ")");
+    }
+    SeccompOptions options;
+    options.allow_user_namespaces = spec.allow_user_namespaces;
+    options.deny_inet_datagrams = !plan.use_namespaces && spec.network == Network::kNone;
+    plan.seccomp = TRY(CompileSeccomp(options));
+    plan.use_seccomp = true;
+    plan.layers.push_back("seccomp");
+  }
+  if (!inputs.rlimits.empty() || spec.limits.any()) plan.layers.push_back("resource limits");
+  BuildCommandSteps(spec, inputs, &plan);
+  BuildExec(spec, &plan);
+  return plan;
+}
+
+}  // namespace berth::sandbox

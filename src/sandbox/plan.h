@@ -1,0 +1,91 @@
+// Plan: a SandboxSpec compiled into the flat list of steps the child executes.
+//
+// Everything the child needs is computed and allocated here, in the parent; the child only
+// walks the steps (see child.h). Each step has a human description so that a failure
+// reported as {phase, step index, errno} becomes an error naming the step.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sandbox/landlock_policy.h"
+#include "sandbox/spec.h"
+
+namespace berth::sandbox {
+
+enum class StepKind {
+  kParentDeathSignal,
+  kMakeMountsPrivate,
+  kMountTmpfs,       // a=target b=options flags=mount flags
+  kMakeDir,          // a=path mode
+  kMakeEmptyFile,    // a=path mode
+  kSymlink,          // a=target b=link
+  kPivotToBase,      // a=new root b=put old
+  kChangeDir,        // a=path
+  kBind,             // a=source b=target recursive
+  kReadOnly,         // a=target recursive; optional
+  kMountProc,        // a=target
+  kMountDevpts,      // a=target
+  kEnterRoot,        // a=new root
+  kSetHostname,      // a=name
+  kLoopbackUp,
+  kSetRlimit,        // number=resource value
+  kNoNewPrivs,
+  kDropCapabilities,
+  kLandlockCreate,   // uses Plan::landlock
+  kLandlockPath,     // a=path value=access; optional
+  kLandlockRestrict,
+  kSeccomp,          // uses Plan::seccomp
+  kSubreaper,
+};
+
+struct Step {
+  StepKind kind;
+  const char* a = nullptr;
+  const char* b = nullptr;
+  unsigned long flags = 0;
+  uint64_t value = 0;
+  int number = 0;
+  bool recursive = false;
+  bool optional = false;  // ENOENT is not a failure
+  std::string description;
+};
+
+struct Plan {
+  Tier tier = Tier::kNamespaces;
+  bool use_namespaces = true;
+  uint64_t clone_flags = 0;
+  std::vector<Step> setup;    // run by the sandbox's init before it starts the command
+  std::vector<Step> command;  // run by the command's process before execve
+  LandlockPlan landlock;
+  bool use_landlock = false;
+  std::vector<struct sock_filter> seccomp;
+  bool use_seccomp = false;
+  std::vector<std::string> layers;  // what confinement applies, in order, for reports
+
+  // execve candidates (argv[0] searched along PATH), argv and envp, NULL-terminated.
+  std::vector<char*> exec_paths;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+
+  // Owns the strings the steps point at; a deque never moves its elements.
+  std::deque<std::string> strings;
+  const char* Keep(std::string s) { return strings.emplace_back(std::move(s)).c_str(); }
+};
+
+struct PlanInputs {
+  Tier tier;            // resolved: kNamespaces or kLandlock
+  int landlock_abi;     // 0 when Landlock is unavailable
+  std::string private_tmp;  // landlock tier: the job's host temporary directory
+  std::vector<std::pair<int, unsigned long>> rlimits;
+};
+
+Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs);
+
+}  // namespace berth::sandbox

@@ -1,0 +1,237 @@
+#include "sandbox/request.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "base/strings.h"
+#include "sys/fs.h"
+
+namespace berth::sandbox {
+
+namespace {
+
+struct CacheTool {
+  const char* name;
+  std::vector<std::pair<const char*, const char*>> env;  // NAME, value with {dir}
+};
+
+const std::vector<CacheTool>& CacheTools() {
+  static const std::vector<CacheTool> kTools = {
+      {"npm", {{"npm_config_cache", "{dir}"}}},
+      {"cargo", {{"CARGO_HOME", "{dir}"}}},
+      {"pip", {{"PIP_CACHE_DIR", "{dir}"}}},
+      {"uv", {{"UV_CACHE_DIR", "{dir}"}}},
+      {"go", {{"GOMODCACHE", "{dir}/mod"}, {"GOCACHE", "{dir}/build"}}},
+      {"gradle", {{"GRADLE_USER_HOME", "{dir}"}}},
+      {"maven", {{"MAVEN_OPTS", "-Dmaven.repo.local={dir}"}}},
+      {"ccache", {{"CCACHE_DIR", "{dir}"}}},
+      {"playwright", {{"PLAYWRIGHT_BROWSERS_PATH", "{dir}"}}},
+  };
+  return kTools;
+}
+
+Error Invalid(std::string message, std::string hint = {}) {
+  return Error(Cause::kInvalidArgument, std::move(message), 0, std::move(hint));
+}
+
+// "~/x" and relative paths become absolute, lexically normalised paths.
+std::string ExpandPath(const std::string& path, const HostContext& host) {
+  if (path == "~") return host.identity.home;
+  if (StartsWith(path, "~/")) return sys::NormalizePath(host.identity.home + path.substr(1));
+  return sys::AbsolutePath(host.cwd, path);
+}
+
+// An existing path, resolved through symlinks so the bind mount covers the real object.
+Result<std::string> ExistingPath(const std::string& path, const std::string& origin,
+                                 const HostContext& host) {
+  std::string expanded = ExpandPath(path, host);
+  Result<std::string> real = sys::RealPath(expanded);
+  if (!real)
+    return Error(Cause::kNotFound, origin + ": " + expanded + " does not exist", 0,
+                 "create it first or fix the path");
+  return *real;
+}
+
+std::string Getenv(const HostContext& host, const std::string& name) {
+  for (const auto& [key, value] : host.environ)
+    if (key == name) return value;
+  return {};
+}
+
+bool HasEnv(const HostContext& host, const std::string& name) {
+  return std::any_of(host.environ.begin(), host.environ.end(),
+                     [&](const auto& kv) { return kv.first == name; });
+}
+
+std::string DockerSocketPath(const HostContext& host) {
+  std::string docker_host = Getenv(host, "DOCKER_HOST");
+  if (StartsWith(docker_host, "unix://")) return docker_host.substr(7);
+  return "/var/run/docker.sock";
+}
+
+Status AddGrant(const std::string& text, const HostContext& host, SandboxSpec* spec,
+                std::vector<std::string>* unhide) {
+  size_t colon = text.find(':');
+  std::string kind = colon == std::string::npos ? text : text.substr(0, colon);
+  std::string arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+  GrantRecord record{text, kind, "", false};
+  if (kind == "write" && !arg.empty()) {
+    record.path = TRY(ExistingPath(arg, "grant " + text, host));
+    spec->paths.push_back({PathGrant::Access::kReadWrite, record.path, text});
+  } else if (kind == "read" && !arg.empty()) {
+    record.path = ExpandPath(arg, host);
+    unhide->push_back(record.path);
+  } else if ((kind == "socket" && !arg.empty()) || text == "docker") {
+    std::string raw = text == "docker" ? DockerSocketPath(host) : arg;
+    record.kind = "socket";
+    record.path = TRY(ExistingPath(raw, "grant " + text, host));
+    if (sys::TypeOf(record.path) != sys::FileType::kSocket)
+      return Invalid("grant " + text + ": " + record.path + " is not a Unix socket");
+    record.root_equivalent = text == "docker" || record.path == "/run/docker.sock" ||
+                             record.path == "/run/containerd/containerd.sock" ||
+                             record.path == "/run/podman/podman.sock";
+    if (record.root_equivalent)
+      spec->warnings.push_back("grant " + text + " (" + record.path +
+                               ") is root-equivalent: whoever can talk to it controls the host");
+    spec->paths.push_back({PathGrant::Access::kSocket, record.path, text});
+  } else if (kind == "cache" && !arg.empty()) {
+    auto tool = std::find_if(CacheTools().begin(), CacheTools().end(),
+                             [&](const CacheTool& t) { return arg == t.name; });
+    if (tool == CacheTools().end())
+      return Invalid("unknown cache '" + arg + "'",
+                     "known caches: npm, cargo, pip, uv, go, gradle, maven, ccache, playwright");
+    record.path = host.state_dir + "/caches/" + arg;
+    PathGrant grant{PathGrant::Access::kReadWrite, record.path, text};
+    grant.create_if_missing = true;
+    spec->paths.push_back(grant);
+    for (const auto& [name, templ] : tool->env) {
+      std::string value = templ;
+      value.replace(value.find("{dir}"), 5, record.path);
+      spec->env.push_back({name, value, text});
+    }
+  } else if (text == "browser") {
+    spec->allow_user_namespaces = true;
+    // Chromium wants writable config and cache homes; give it private ones under /tmp.
+    spec->env.push_back({"XDG_CONFIG_HOME", "/tmp/.berth-browser/config", text});
+    spec->env.push_back({"XDG_CACHE_HOME", "/tmp/.berth-browser/cache", text});
+  } else {
+    return Invalid("unknown grant '" + text + "'",
+                   "grants are write:PATH, read:PATH, socket:PATH, docker, browser, cache:NAME");
+  }
+  spec->grants.push_back(std::move(record));
+  return {};
+}
+
+void BuildEnvironment(const SandboxRequest& request, const HostContext& host, SandboxSpec* spec) {
+  static const char* kAllowlist[] = {"PATH", "HOME", "LANG",    "TERM", "TZ",
+                                     "USER", "LOGNAME", "SHELL", "TMPDIR"};
+  std::vector<EnvVar> env;
+  for (const auto& [name, value] : host.environ) {
+    bool allowed = StartsWith(name, "LC_") ||
+                   std::find(std::begin(kAllowlist), std::end(kAllowlist), name) !=
+                       std::end(kAllowlist);
+    if (allowed) env.push_back({name, value, "allowlist"});
+  }
+  for (const std::string& name : request.env_names) {
+    if (HasEnv(host, name)) env.push_back({name, Getenv(host, name), "--env"});
+    else spec->warnings.push_back("--env " + name + ": not set in berth's environment");
+  }
+  for (EnvVar& var : spec->env) env.push_back(std::move(var));  // from grants
+  for (const std::string& pair : request.setenv) {
+    size_t eq = pair.find('=');
+    env.push_back({pair.substr(0, eq), pair.substr(eq + 1), "--setenv"});
+  }
+  // The sandbox's own /tmp replaces whatever TMPDIR pointed to on the host.
+  env.push_back({"TMPDIR", "/tmp", "sandbox"});
+  if (!HasEnv(host, "PATH")) env.push_back({"PATH", "/usr/local/bin:/usr/bin:/bin", "sandbox"});
+  if (!HasEnv(host, "HOME")) env.push_back({"HOME", host.identity.home, "sandbox"});
+  // Later entries win: keep the last value of each name, in first-seen order.
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < env.size(); ++i) last[env[i].name] = i;
+  spec->env.clear();
+  for (size_t i = 0; i < env.size(); ++i)
+    if (last[env[i].name] == i) spec->env.push_back(env[i]);
+}
+
+}  // namespace
+
+const std::vector<std::string>& DefaultHiddenPaths() {
+  static const std::vector<std::string> kPaths = {
+      "~/.ssh",       "~/.aws",          "~/.gnupg",           "~/.netrc",
+      "~/.docker/config.json",           "~/.kube",            "~/.config/gcloud",
+      "~/.azure",     "~/.git-credentials", "~/.config/gh",    "~/.npmrc",
+      "~/.pypirc",    "~/.cargo/credentials.toml", "~/.cargo/credentials",
+      "~/.config/hub", "~/.terraform.d", "~/.password-store", "~/.local/share/keyrings",
+      "~/.vault-token",
+  };
+  return kPaths;
+}
+
+bool IsKnownCache(const std::string& name) {
+  return std::any_of(CacheTools().begin(), CacheTools().end(),
+                     [&](const CacheTool& t) { return name == t.name; });
+}
+
+Result<SandboxSpec> BuildSpec(const SandboxRequest& request, const HostContext& host) {
+  SandboxSpec spec;
+  spec.profile = TRY(ParseProfile(request.profile));
+  spec.tier = TRY(ParseTier(request.tier));
+  spec.network = TRY(ParseNetwork(request.network));
+  spec.allow_weaker = request.allow_weaker;
+  spec.full_access = request.full_access;
+  spec.argv = request.argv;
+
+  std::string workspace = request.workspace.empty() ? host.cwd : request.workspace;
+  spec.workspace = TRY(ExistingPath(workspace, "workspace", host));
+  if (sys::TypeOfFollowing(spec.workspace) != sys::FileType::kDirectory)
+    return Invalid("workspace " + spec.workspace + " is not a directory");
+  PathGrant::Access workspace_access = spec.profile == Profile::kReadOnly
+                                           ? PathGrant::Access::kReadOnly
+                                           : PathGrant::Access::kReadWrite;
+  spec.paths.push_back({workspace_access, spec.workspace, "workspace"});
+
+  std::vector<std::string> grants;
+  for (const std::string& w : request.writes) grants.push_back("write:" + w);
+  for (const std::string& r : request.reads) grants.push_back("read:" + r);
+  grants.insert(grants.end(), request.grants.begin(), request.grants.end());
+  std::vector<std::string> unhide;
+  for (const std::string& grant : grants) TRY(AddGrant(grant, host, &spec, &unhide));
+
+  std::vector<std::string> hidden = DefaultHiddenPaths();
+  hidden.insert(hidden.end(), host.extra_hidden.begin(), host.extra_hidden.end());
+  for (const std::string& path : hidden) {
+    std::string expanded = ExpandPath(path, host);
+    bool unhidden = std::any_of(unhide.begin(), unhide.end(), [&](const std::string& u) {
+      return sys::IsWithin(expanded, u);
+    });
+    if (!unhidden && std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), expanded) ==
+                         spec.hidden_paths.end())
+      spec.hidden_paths.push_back(expanded);
+  }
+
+  BuildEnvironment(request, host, &spec);
+  for (const std::string& pair : request.setenv) {
+    if (pair.find('=') == std::string::npos || pair[0] == '=')
+      return Invalid("--setenv " + pair + ": expected NAME=VALUE");
+  }
+  if (request.memory) spec.limits.memory_bytes = TRY(ParseSize(*request.memory));
+  if (request.pids) {
+    Result<uint64_t> pids = ParseSize(*request.pids);
+    if (!pids || *pids == 0) return Invalid("--pids " + *request.pids + ": expected a positive count");
+    spec.limits.pids = *pids;
+  }
+  if (request.cpus) {
+    char* end = nullptr;
+    double cpus = std::strtod(request.cpus->c_str(), &end);
+    if (end == request.cpus->c_str() || *end != '\0' || cpus <= 0)
+      return Invalid("--cpus " + *request.cpus + ": expected a positive number such as 1.5");
+    spec.limits.cpus = cpus;
+  }
+  if (request.timeout) spec.timeout_ms = TRY(ParseDuration(*request.timeout));
+
+  TRY(spec.Validate());
+  return spec;
+}
+
+}  // namespace berth::sandbox

@@ -1,0 +1,118 @@
+#include "sandbox/request.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "sys/fs.h"
+
+namespace berth::sandbox {
+namespace {
+
+class BuildSpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = sys::MakeTempDir("/tmp", "berth-request-test-").value();
+    ASSERT_TRUE(sys::MakeDirs(root_ + "/home/.ssh", 0700).has_value());
+    ASSERT_TRUE(sys::MakeDirs(root_ + "/ws", 0700).has_value());
+    host_.identity = {1000, 1000, "u", root_ + "/home"};
+    host_.cwd = root_ + "/ws";
+    host_.state_dir = root_ + "/state";
+    host_.environ = {{"PATH", "/usr/bin:/bin"}, {"HOME", root_ + "/home"},
+                     {"GITHUB_TOKEN", "secret"}, {"LC_ALL", "C"}, {"MY_VAR", "v"}};
+    request_.argv = {"true"};
+  }
+  void TearDown() override { (void)sys::RemoveTree(root_); }
+
+  std::string root_;
+  HostContext host_;
+  SandboxRequest request_;
+};
+
+const EnvVar* FindEnv(const SandboxSpec& spec, const std::string& name) {
+  auto it = std::find_if(spec.env.begin(), spec.env.end(),
+                         [&](const EnvVar& v) { return v.name == name; });
+  return it == spec.env.end() ? nullptr : &*it;
+}
+
+TEST_F(BuildSpecTest, EnvironmentIsAnAllowlist) {
+  request_.env_names = {"MY_VAR"};
+  request_.setenv = {"X=1"};
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  EXPECT_EQ(FindEnv(spec, "GITHUB_TOKEN"), nullptr);
+  ASSERT_NE(FindEnv(spec, "LC_ALL"), nullptr);
+  ASSERT_NE(FindEnv(spec, "MY_VAR"), nullptr);
+  EXPECT_EQ(FindEnv(spec, "X")->value, "1");
+  EXPECT_EQ(FindEnv(spec, "TMPDIR")->value, "/tmp");
+}
+
+TEST_F(BuildSpecTest, HidesCredentialsUnlessReadGranted) {
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  auto hidden = [&](const SandboxSpec& s, const std::string& p) {
+    return std::find(s.hidden_paths.begin(), s.hidden_paths.end(), p) != s.hidden_paths.end();
+  };
+  EXPECT_TRUE(hidden(spec, root_ + "/home/.ssh"));
+  EXPECT_TRUE(hidden(spec, root_ + "/home/.aws"));
+  request_.reads = {"~/.ssh"};
+  SandboxSpec unhidden = BuildSpec(request_, host_).value();
+  EXPECT_FALSE(hidden(unhidden, root_ + "/home/.ssh"));
+  EXPECT_TRUE(hidden(unhidden, root_ + "/home/.aws"));
+}
+
+TEST_F(BuildSpecTest, CacheGrantSetsToolVariable) {
+  request_.grants = {"cache:npm", "cache:go"};
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  EXPECT_EQ(FindEnv(spec, "npm_config_cache")->value, root_ + "/state/caches/npm");
+  EXPECT_EQ(FindEnv(spec, "GOMODCACHE")->value, root_ + "/state/caches/go/mod");
+}
+
+TEST_F(BuildSpecTest, RejectsBadRequests) {
+  auto fails = [&](SandboxRequest r) { return !BuildSpec(r, host_).has_value(); };
+  SandboxRequest r = request_;
+  r.grants = {"cache:nope"};
+  EXPECT_TRUE(fails(r));
+  r = request_;
+  r.grants = {"teleport"};
+  EXPECT_TRUE(fails(r));
+  r = request_;
+  r.writes = {root_ + "/missing"};
+  EXPECT_TRUE(fails(r));
+  r = request_;
+  r.writes = {"/"};
+  EXPECT_TRUE(fails(r));
+  r = request_;
+  r.profile = "full";
+  EXPECT_TRUE(fails(r));  // needs --full-access
+  r = request_;
+  r.network = "open";
+  EXPECT_TRUE(fails(r));  // only with full
+  r = request_;
+  r.memory = "lots";
+  EXPECT_TRUE(fails(r));
+  r = request_;
+  r.workspace = root_ + "/home/.ssh";
+  EXPECT_TRUE(fails(r));  // inside a hidden path
+  r = request_;
+  r.argv.clear();
+  EXPECT_TRUE(fails(r));
+}
+
+TEST_F(BuildSpecTest, ReadOnlyProfileMountsWorkspaceReadOnly) {
+  request_.profile = "read-only";
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  ASSERT_FALSE(spec.paths.empty());
+  EXPECT_EQ(spec.paths[0].access, PathGrant::Access::kReadOnly);
+  EXPECT_EQ(spec.paths[0].path, root_ + "/ws");
+}
+
+TEST_F(BuildSpecTest, SpecJsonNeverShowsPassedValues) {
+  request_.env_names = {"MY_VAR"};
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  std::string json = spec.ToJson().dump();
+  EXPECT_EQ(json.find("\"v\""), std::string::npos);
+  EXPECT_NE(json.find("MY_VAR"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::sandbox

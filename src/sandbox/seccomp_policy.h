@@ -1,0 +1,28 @@
+// The seccomp filter of a sandbox, compiled with libseccomp into a BPF program.
+//
+// Compiled in the parent (libseccomp allocates) and installed by the child with one
+// syscall. Denied calls fail with EPERM so that programs see an ordinary refusal; clone3
+// fails with ENOSYS so that libc falls back to clone, whose flags the filter can inspect.
+// Syscalls of other ABIs (i386, x32) kill the process: their socketcall multiplexing
+// cannot be filtered by argument.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <vector>
+
+#include "base/result.h"
+
+namespace berth::sandbox {
+
+struct SeccompOptions {
+  bool allow_user_namespaces = false;  // the `browser` grant
+  bool deny_inet_datagrams = false;    // landlock tier: no netns, so no UDP to anywhere
+};
+
+// The names of the syscalls the filter always denies, for documentation and reports.
+const std::vector<const char*>& DeniedSyscalls();
+
+Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& options);
+
+}  // namespace berth::sandbox

@@ -1,0 +1,127 @@
+#include "sandbox/spec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "sys/fs.h"
+
+namespace berth::sandbox {
+
+const char* TierName(Tier tier) {
+  switch (tier) {
+    case Tier::kAuto: return "auto";
+    case Tier::kNamespaces: return "namespaces";
+    case Tier::kLandlock: return "landlock";
+  }
+  return "auto";
+}
+
+const char* ProfileName(Profile profile) {
+  switch (profile) {
+    case Profile::kReadOnly: return "read-only";
+    case Profile::kIsolatedWrite: return "isolated-write";
+    case Profile::kFull: return "full";
+  }
+  return "isolated-write";
+}
+
+const char* NetworkName(Network network) { return network == Network::kOpen ? "open" : "none"; }
+
+Result<Tier> ParseTier(const std::string& text) {
+  if (text == "auto") return Tier::kAuto;
+  if (text == "namespaces") return Tier::kNamespaces;
+  if (text == "landlock") return Tier::kLandlock;
+  return Error(Cause::kInvalidArgument, "unknown tier '" + text + "'", 0,
+               "use auto, namespaces or landlock");
+}
+
+Result<Profile> ParseProfile(const std::string& text) {
+  if (text == "read-only") return Profile::kReadOnly;
+  if (text == "isolated-write") return Profile::kIsolatedWrite;
+  if (text == "full") return Profile::kFull;
+  return Error(Cause::kInvalidArgument, "unknown profile '" + text + "'", 0,
+               "use read-only, isolated-write or full");
+}
+
+Result<Network> ParseNetwork(const std::string& text) {
+  if (text == "none") return Network::kNone;
+  if (text == "open") return Network::kOpen;
+  return Error(Cause::kInvalidArgument, "unknown network mode '" + text + "'", 0,
+               "use none, or open with the full profile");
+}
+
+Status SandboxSpec::Validate() const {
+  auto invalid = [](std::string message, std::string hint = {}) {
+    return Error(Cause::kInvalidArgument, std::move(message), 0, std::move(hint));
+  };
+  if (argv.empty()) return invalid("no command given", "put the command after --");
+  if (workspace.empty() || workspace[0] != '/') return invalid("workspace must be absolute");
+  if (profile == Profile::kFull && !full_access)
+    return invalid("the full profile gives the command the host as your user",
+                   "pass --full-access to confirm");
+  if (network == Network::kOpen && profile != Profile::kFull)
+    return invalid("--network open is only valid with the full profile",
+                   "egress allowlists come through berth's proxy; use --network none");
+  for (const PathGrant& grant : paths) {
+    if (grant.path.empty() || grant.path[0] != '/' || sys::NormalizePath(grant.path) != grant.path)
+      return invalid("path '" + grant.path + "' (" + grant.origin + ") must be absolute and normal");
+    if (grant.access == PathGrant::Access::kReadWrite && grant.path == "/")
+      return invalid("refusing to make / writable (" + grant.origin + ")",
+                     "use --profile full --full-access for host-level access");
+    for (const std::string& hidden : hidden_paths) {
+      if (grant.access != PathGrant::Access::kSocket && sys::IsWithin(grant.path, hidden))
+        return invalid(grant.origin + " lies inside the hidden path " + hidden,
+                       "grant read:" + hidden + " to un-hide it");
+    }
+  }
+  if (limits.cpus && *limits.cpus <= 0) return invalid("--cpus must be positive");
+  if (limits.pids && *limits.pids == 0) return invalid("--pids must be at least 1");
+  if (timeout_ms < 0) return invalid("timeout must not be negative");
+  return {};
+}
+
+nlohmann::json SandboxSpec::ToJson() const {
+  nlohmann::json j;
+  j["tier"] = TierName(tier);
+  j["profile"] = ProfileName(profile);
+  j["network"] = NetworkName(network);
+  j["allow_weaker"] = allow_weaker;
+  j["full_access"] = full_access;
+  j["workspace"] = workspace;
+  j["argv"] = argv;
+  nlohmann::json env_json = nlohmann::json::array();
+  for (const EnvVar& var : env) {
+    // Values passed through from the caller may be secrets: print the name and origin only.
+    nlohmann::json e = {{"name", var.name}, {"origin", var.origin}};
+    if (var.origin != "--env" && var.origin != "allowlist") e["value"] = var.value;
+    env_json.push_back(std::move(e));
+  }
+  j["env"] = std::move(env_json);
+  nlohmann::json paths_json = nlohmann::json::array();
+  for (const PathGrant& p : paths) {
+    const char* access = p.access == PathGrant::Access::kReadWrite  ? "read-write"
+                         : p.access == PathGrant::Access::kReadOnly ? "read-only"
+                                                                    : "socket";
+    paths_json.push_back({{"path", p.path}, {"access", access}, {"origin", p.origin}});
+  }
+  j["paths"] = std::move(paths_json);
+  j["hidden_paths"] = hidden_paths;
+  j["allow_user_namespaces"] = allow_user_namespaces;
+  nlohmann::json grants_json = nlohmann::json::array();
+  for (const GrantRecord& g : grants) {
+    nlohmann::json e = {{"grant", g.text}, {"kind", g.kind}, {"root_equivalent", g.root_equivalent}};
+    if (!g.path.empty()) e["path"] = g.path;
+    grants_json.push_back(std::move(e));
+  }
+  j["grants"] = std::move(grants_json);
+  nlohmann::json limits_json = nlohmann::json::object();
+  if (limits.memory_bytes) limits_json["memory_bytes"] = *limits.memory_bytes;
+  if (limits.pids) limits_json["pids"] = *limits.pids;
+  if (limits.cpus) limits_json["cpus"] = *limits.cpus;
+  j["limits"] = std::move(limits_json);
+  j["timeout_ms"] = timeout_ms;
+  j["kill_grace_ms"] = kill_grace_ms;
+  j["warnings"] = warnings;
+  return j;
+}
+
+}  // namespace berth::sandbox

@@ -1,0 +1,86 @@
+// SandboxSpec: the complete, plain-data description of one sandbox.
+//
+// A spec is built by the caller (BuildSpec in request.h from command-line style options, or
+// a job from its policy), validated, printable as JSON, and then applied by the launcher
+// without further decisions: mechanism, not policy.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/result.h"
+
+namespace berth::sandbox {
+
+enum class Tier { kAuto, kNamespaces, kLandlock };
+enum class Profile { kReadOnly, kIsolatedWrite, kFull };
+enum class Network { kNone, kOpen };
+
+const char* TierName(Tier tier);
+const char* ProfileName(Profile profile);
+const char* NetworkName(Network network);
+Result<Tier> ParseTier(const std::string& text);
+Result<Profile> ParseProfile(const std::string& text);
+Result<Network> ParseNetwork(const std::string& text);
+
+// One path made visible inside the sandbox in addition to the read-only host view.
+struct PathGrant {
+  enum class Access { kReadWrite, kReadOnly, kSocket };
+  Access access;
+  std::string path;    // absolute host path; appears at the same path inside
+  std::string origin;  // what asked for it: "workspace", "write:/x", "cache:npm", "docker"
+  bool create_if_missing = false;  // berth-managed directories (caches) are made on demand
+};
+
+struct EnvVar {
+  std::string name;
+  std::string value;
+  std::string origin;  // "allowlist", "--env", "--setenv", "cache:npm", "sandbox"
+};
+
+// A grant as the user wrote it, with what it means; kept for reports and receipts.
+struct GrantRecord {
+  std::string text;   // "docker", "cache:npm", "write:/srv/data"
+  std::string kind;   // "write", "read", "socket", "cache", "browser"
+  std::string path;   // the host path it concerns, if any
+  bool root_equivalent = false;
+};
+
+struct Limits {
+  std::optional<uint64_t> memory_bytes;
+  std::optional<uint64_t> pids;
+  std::optional<double> cpus;
+  bool any() const { return memory_bytes || pids || cpus; }
+};
+
+struct SandboxSpec {
+  Tier tier = Tier::kAuto;
+  Profile profile = Profile::kIsolatedWrite;
+  Network network = Network::kNone;
+  bool allow_weaker = false;  // the user accepted a weaker tier or missing layers
+  bool full_access = false;   // the user asked for the `full` profile explicitly
+
+  std::string workspace;  // absolute, canonical; the command's cwd
+  std::vector<std::string> argv;
+  std::vector<EnvVar> env;  // exactly the child's environment
+
+  std::vector<PathGrant> paths;           // workspace, write grants, caches, sockets
+  std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
+  bool allow_user_namespaces = false;     // the `browser` grant
+  std::vector<GrantRecord> grants;
+
+  Limits limits;
+  int64_t timeout_ms = 0;  // 0: none
+  int64_t kill_grace_ms = 2000;
+  std::vector<std::string> warnings;
+
+  // Checks the spec's internal consistency (absolute paths, profile rules, argv present).
+  Status Validate() const;
+  nlohmann::json ToJson() const;
+};
+
+}  // namespace berth::sandbox

@@ -1,0 +1,46 @@
+// Filesystem calls used outside sandboxed children. All of them may allocate.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sys/unique_fd.h"
+
+namespace berth::sys {
+
+enum class FileType { kMissing, kRegular, kDirectory, kSymlink, kSocket, kOther };
+
+// lstat-based type of `path` (symlinks are not followed).
+FileType TypeOf(const std::string& path);
+// stat-based type (symlinks followed).
+FileType TypeOfFollowing(const std::string& path);
+bool Exists(const std::string& path);
+
+Result<std::string> ReadFile(const std::string& path);
+// Writes `data` to an existing file (cgroup and /proc control files); no create, no rename.
+Status WriteExisting(const std::string& path, const std::string& data);
+// Creates `path` and its missing parents with `mode`; an existing directory is fine.
+Status MakeDirs(const std::string& path, mode_t mode);
+Result<std::string> RealPath(const std::string& path);
+Result<std::vector<std::string>> ListDir(const std::string& path);
+Result<std::string> CurrentDir();
+// mkdtemp under `parent` with the given name prefix.
+Result<std::string> MakeTempDir(const std::string& parent, const std::string& prefix);
+// rm -rf without following symlinks; missing is fine.
+Status RemoveTree(const std::string& path);
+Status RemoveDir(const std::string& path);
+Result<Pipe> MakePipe();
+Result<UniqueFd> OpenMemFd(const char* name);
+
+// Lexical normalisation of an absolute path: collapses //, /./ and /../.
+std::string NormalizePath(const std::string& path);
+// Joins `path` to `base` unless it is already absolute, then normalises.
+std::string AbsolutePath(const std::string& base, const std::string& path);
+std::string Dirname(const std::string& path);
+// True when `path` equals `ancestor` or lies beneath it (both normalised absolute paths).
+bool IsWithin(const std::string& path, const std::string& ancestor);
+
+}  // namespace berth::sys

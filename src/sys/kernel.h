@@ -1,0 +1,74 @@
+// Async-signal-safe kernel primitives for code that runs between clone and exec.
+//
+// Every function here returns 0 on success or the errno of the failing call, never
+// allocates, never logs and never throws, so a freshly cloned child may call them.
+#pragma once
+
+#include <linux/filter.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace berth::sys::kernel {
+
+int MakeMountsPrivate();                                   // mount --make-rprivate /
+int MountTmpfs(const char* target, const char* options, unsigned long flags);
+int MountProc(const char* target);
+int MountDevpts(const char* target);
+int BindMount(const char* source, const char* target, bool recursive);
+// Applies read-only (and nosuid/nodev) to the mount at `target`, recursively if asked.
+int MakeReadOnly(const char* target, bool recursive);
+int PivotRoot(const char* new_root, const char* put_old);
+// pivot_root(".", ".") at `new_root`, then detaches the old root stacked above it.
+int EnterRoot(const char* new_root);
+int MakeDir(const char* path, mode_t mode);               // EEXIST is success
+int MakeEmptyFile(const char* path, mode_t mode);         // existing is success
+int MakeSymlink(const char* target, const char* link);    // EEXIST is success
+int ChangeDir(const char* path);
+int SetHostname(const char* name);
+int BringUpLoopback();
+int SetResourceLimit(int resource, rlim_t value);
+int SetNoNewPrivs();
+int SetParentDeathSignal(int signal);
+int SetChildSubreaper();
+// Clears every capability set, the bounding set and the ambient set, and locks securebits
+// so that a later execve by uid 0 cannot regain capabilities.
+int DropAllCapabilities();
+int WriteUserMap(pid_t pid, const char* file, const char* content);
+
+int LandlockCreateRuleset(uint64_t fs_access, uint64_t net_access, uint64_t scoped, int* fd);
+// Adds a path-beneath rule; a missing path is skipped (returns 0) when `optional`.
+int LandlockAllowPath(int ruleset_fd, const char* path, uint64_t access, bool optional);
+int LandlockRestrictSelf(int ruleset_fd);
+int InstallSeccomp(const struct sock_fprog* program);
+
+// Process control for the sandbox's init.
+int BlockSignals(const sigset_t* set, sigset_t* old);
+int RestoreSignals(const sigset_t* old);
+int WaitSignal(const sigset_t* set, int* signo);
+// fork() without libc's atfork handlers; returns the pid (0 in the child) or -errno.
+pid_t ForkRaw();
+// waitpid(-1); returns the pid, 0 when nothing is ready (WNOHANG), or -errno.
+pid_t ReapAny(int* status, bool no_hang);
+int SendSignalTo(pid_t pid, int signal);
+// Unblocks every signal and restores default dispositions (ignored ones survive execve).
+int ResetSignals();
+// Marks every descriptor from 3 up close-on-exec.
+int CloseOnExecFrom3();
+// 0 when `path` exists (without following a final symlink), else the errno.
+int PathExists(const char* path);
+int Execute(const char* path, char* const argv[], char* const envp[]);
+// SIGKILLs every child of the calling process (as listed in /proc/self/task/TID/children),
+// reaping them, until none is left. Used by a subreaper to end a tree it cannot namespace.
+int KillAllChildren();
+
+// Writes all of `size` bytes, retrying short writes and EINTR.
+int WriteAll(int fd, const void* data, size_t size);
+// Reads exactly `size` bytes; returns ENODATA on EOF before any byte.
+int ReadAll(int fd, void* data, size_t size);
+int CloseFd(int fd);
+[[noreturn]] void ExitNow(int code);
+
+}  // namespace berth::sys::kernel
