@@ -90,6 +90,10 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
   } else if (spec.allow_user_namespaces) {
     plan.rules.push_back({"/dev/shm", read | write, true});
   }
+  // A nested user namespace is set up by writing /proc/PID/{setgroups,uid_map,gid_map}; in
+  // the namespaces tier /proc is the job's own and its kernel-wide parts are read-only mounts.
+  if (spec.allow_user_namespaces && tier == Tier::kNamespaces)
+    plan.rules.push_back({"/proc", read | DeviceWriteAccess(abi), false});
   for (const char* device : kWritableDevices)
     plan.rules.push_back({device, read | DeviceWriteAccess(abi), true});
 
