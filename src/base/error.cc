@@ -13,6 +13,8 @@ const char* CauseName(Cause cause) {
     case Cause::kPermissionDenied: return "permission-denied";
     case Cause::kSystem: return "system";
     case Cause::kTimedOut: return "timed-out";
+    case Cause::kPolicyDenied: return "policy-denied";
+    case Cause::kBusy: return "busy";
     case Cause::kInternal: return "internal";
   }
   return "internal";

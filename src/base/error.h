@@ -16,6 +16,8 @@ enum class Cause {
   kPermissionDenied, // the OS refused
   kSystem,           // an OS call failed for another reason; errno says which
   kTimedOut,
+  kPolicyDenied,     // the repository's policy is missing, invalid, or forbids the request
+  kBusy,             // no free slot, or the store is busy
   kInternal,         // a library or invariant surprise; always a bug report
 };
 

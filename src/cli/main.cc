@@ -47,5 +47,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (app.got_subcommand("sandbox")) return RunSandboxCommand(global, sandbox, command);
+  if (!command.empty()) {
+    fmt::print(stderr, "berth: error: only `sandbox` takes a command after --\n");
+    return kExitUsage;
+  }
   return kExitUsage;
 }

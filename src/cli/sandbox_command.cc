@@ -114,6 +114,12 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   for (const std::string& warning : result->warnings)
     if (std::find(spec->warnings.begin(), spec->warnings.end(), warning) == spec->warnings.end())
       PrintWarning(warning);
+  if (result->denied_user_namespaces > 0) {
+    PrintWarning("the command tried to create a user namespace " +
+                 std::to_string(result->denied_user_namespaces) +
+                 " time(s) and the sandbox refused (EPERM); headless browsers need "
+                 "--grant browser");
+  }
   if (result->timed_out) {
     fmt::print(stderr, "berth: timed out after {}; the command's process tree was ended\n",
                *options.request.timeout);

@@ -5,13 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/context.h"
 #include "sandbox/request.h"
 
 namespace berth::cli {
-
-struct GlobalOptions {
-  std::string state_dir;
-};
 
 struct SandboxOptions {
   sandbox::SandboxRequest request;

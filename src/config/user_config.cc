@@ -1,9 +1,6 @@
 #include "config/user_config.h"
 
-// Header-only, without exceptions: parse errors come back as values (no throwing code).
-#define TOML_HEADER_ONLY 1
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
+#include "base/toml_noexcept.h"
 
 #include <cstdlib>
 

@@ -37,6 +37,7 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
     case StepKind::kBind: rc = k::BindMount(step.a, step.b, step.recursive); break;
     case StepKind::kReadOnly: rc = k::MakeReadOnly(step.a, step.recursive); break;
     case StepKind::kMountProc: rc = k::MountProc(step.a); break;
+    case StepKind::kMountOverlay: rc = k::MountOverlay(step.a, step.b); break;
     case StepKind::kMountDevpts: rc = k::MountDevpts(step.a); break;
     case StepKind::kEnterRoot: rc = k::EnterRoot(step.a); break;
     case StepKind::kSetHostname: rc = k::SetHostname(step.a); break;
@@ -61,7 +62,17 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
       struct sock_fprog program;
       program.len = static_cast<unsigned short>(plan.seccomp.size());
       program.filter = const_cast<struct sock_filter*>(plan.seccomp.data());
-      rc = k::InstallSeccomp(&program);
+      if (plan.seccomp_notify_socket < 0) {
+        rc = k::InstallSeccomp(&program);
+        break;
+      }
+      int listener = -1;
+      rc = k::InstallSeccompWithListener(&program, &listener);
+      if (rc == 0) {
+        rc = k::SendFd(plan.seccomp_notify_socket, listener);
+        (void)k::CloseFd(listener);
+      }
+      (void)k::CloseFd(plan.seccomp_notify_socket);
       break;
     }
     case StepKind::kSubreaper: rc = k::SetChildSubreaper(); break;
@@ -73,6 +84,11 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
 [[noreturn]] void RunCommand(const Plan& plan, const ChildFds& fds) {
   (void)k::CloseFd(fds.status_write);
   if (int rc = k::ResetSignals(); rc != 0) Fail(fds, Phase::kExec, 0, rc);
+  for (int target = 0; target < 3; ++target) {
+    if (plan.stdio[target] < 0) continue;
+    if (int rc = k::DuplicateTo(plan.stdio[target], target); rc != 0)
+      Fail(fds, Phase::kExec, 0, rc);
+  }
   int landlock_fd = -1;
   for (size_t i = 0; i < plan.command.size(); ++i) {
     if (int rc = RunStep(plan, plan.command[i], &landlock_fd); rc != 0)
@@ -93,6 +109,8 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
 
 }  // namespace
 
+int KillTreeSignal() { return SIGRTMIN + 2; }
+
 void RunInit(const Plan& plan, const ChildFds& fds) {
   if (plan.use_namespaces) {
     char go = 0;
@@ -108,7 +126,8 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
 
   sigset_t handled;
   sigemptyset(&handled);
-  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+  const int kill_tree = KillTreeSignal();
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, kill_tree})
     sigaddset(&handled, sig);
   sigset_t old;
   if (int rc = k::BlockSignals(&handled, &old); rc != 0) Fail(fds, Phase::kSetup, 0, rc);
@@ -117,12 +136,22 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
   if (command < 0) Fail(fds, Phase::kExec, 0, -command);
   if (command == 0) RunCommand(plan, fds);
   (void)k::CloseFd(fds.error_write);
+  // The init keeps no copy of the command's output pipes, so readers see EOF when the
+  // command's tree is done with them.
+  for (int fd : plan.stdio)
+    if (fd > 2) (void)k::CloseFd(fd);
+  if (plan.seccomp_notify_socket >= 0) (void)k::CloseFd(plan.seccomp_notify_socket);
 
   int status = 0;
   bool done = false;
   while (!done) {
     int sig = 0;
     if (k::WaitSignal(&handled, &sig) != 0) continue;
+    if (sig == kill_tree) {
+      (void)k::SendSignalTo(command, SIGKILL);
+      status = SIGKILL;  // a wait status: killed by SIGKILL
+      break;
+    }
     if (sig != SIGCHLD) {
       (void)k::SendSignalTo(command, sig);
       continue;

@@ -25,6 +25,11 @@ struct ChildFds {
   int status_write;  // init writes the command's wait status here before it exits
 };
 
+// Sent by the launcher to the init when the grace period is over: kill the whole tree now.
+// (A pid namespace would do it by SIGKILL to the init; without one only the init, as the
+// tree's subreaper, can find every descendant.)
+int KillTreeSignal();
+
 // Becomes the job's init: applies the setup steps, starts the command, forwards SIGINT,
 // SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to it, reaps every orphan, and exits with
 // the command's status once the command has ended (after killing the rest of the tree).

@@ -54,7 +54,11 @@ Result<std::vector<std::string>> ReadableRoots(const std::vector<std::string>& h
       Result<std::vector<std::string>> entries = sys::ListDir(dir);
       if (!entries) return std::move(entries).error();
       for (const std::string& name : *entries) {
-        if (name != next_name) roots.push_back(dir == "/" ? "/" + name : dir + "/" + name);
+        std::string sibling = dir == "/" ? "/" + name : dir + "/" + name;
+        // A rule on a symlink would land on its target (Landlock rules bind inodes), which may
+        // be a hidden path; the target stays readable through its own location's rule.
+        if (name != next_name && sys::TypeOf(sibling) != sys::FileType::kSymlink)
+          roots.push_back(std::move(sibling));
       }
       dir = dir == "/" ? "/" + next_name : dir + "/" + next_name;
     }
@@ -75,9 +79,21 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
     // The mount namespace already hides credentials; Landlock repeats the write wall.
     plan.rules.push_back({"/", read, false});
   } else {
+    // Landlock only adds access: a hidden path inside a granted tree cannot be taken back.
+    for (const std::string& hidden : spec.hidden_paths) {
+      if (!sys::Exists(hidden)) continue;
+      for (const PathGrant& grant : spec.paths) {
+        if (grant.access != PathGrant::Access::kSocket && sys::IsWithin(hidden, grant.path))
+          return Error(Cause::kUnavailable,
+                       "the landlock tier cannot hide " + hidden + " inside " + grant.path +
+                           " (" + grant.origin + ")",
+                       0, "use the namespaces tier, or a workspace that does not contain it");
+      }
+    }
     for (std::string& root : TRY(ReadableRoots(spec.hidden_paths)))
       plan.rules.push_back({std::move(root), read, true});
   }
+  if (spec.overlay) plan.rules.push_back({spec.overlay->target, read | write, false});
   for (const PathGrant& grant : spec.paths) {
     if (grant.access == PathGrant::Access::kReadWrite)
       plan.rules.push_back({grant.path, read | write, false});

@@ -1,8 +1,10 @@
 #include "sandbox/launcher.h"
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -12,6 +14,7 @@
 #include "sys/fs.h"
 #include "sys/host.h"
 #include "sys/kernel.h"
+#include "sys/seccomp_notify.h"
 
 namespace berth::sandbox {
 
@@ -53,32 +56,41 @@ Error StepError(const Plan& plan, const StepReport& report) {
                "host allows");
 }
 
-// Moves the command's tree towards an end: SIGTERM first, SIGKILL after the grace period.
+// Moves the command's tree towards an end: SIGTERM first; after the grace period the init
+// kills the whole tree (KillTreeSignal); if even that does not end it, SIGKILL to the init.
 class Terminator {
  public:
   Terminator(int pidfd, int64_t grace_ms) : pidfd_(pidfd), grace_ms_(grace_ms) {}
   void Start(int64_t now) {
-    if (started_at_ >= 0) return;
-    started_at_ = now;
+    if (stage_ != Stage::kIdle) return;
+    stage_ = Stage::kTerm;
+    next_at_ = now + grace_ms_;
     (void)sys::SendSignal(pidfd_, SIGTERM);
   }
   // Milliseconds to wait before the next check, or -1 when nothing is pending.
   int NextWait(int64_t now) {
-    if (started_at_ < 0 || killed_) return -1;
-    int64_t left = started_at_ + grace_ms_ - now;
-    if (left <= 0) {
-      (void)sys::SendSignal(pidfd_, SIGKILL);
-      killed_ = true;
-      return -1;
+    if (stage_ == Stage::kIdle || stage_ == Stage::kKilled) return -1;
+    if (now >= next_at_) {
+      if (stage_ == Stage::kTerm) {
+        (void)sys::SendSignal(pidfd_, KillTreeSignal());
+        stage_ = Stage::kKillTree;
+        next_at_ = now + kLastResortMillis;
+      } else {
+        (void)sys::SendSignal(pidfd_, SIGKILL);
+        stage_ = Stage::kKilled;
+        return -1;
+      }
     }
-    return static_cast<int>(left);
+    return static_cast<int>(next_at_ - now);
   }
 
  private:
+  static constexpr int64_t kLastResortMillis = 2000;
+  enum class Stage { kIdle, kTerm, kKillTree, kKilled };
   int pidfd_;
   int64_t grace_ms_;
-  int64_t started_at_ = -1;
-  bool killed_ = false;
+  Stage stage_ = Stage::kIdle;
+  int64_t next_at_ = 0;
 };
 
 }  // namespace
@@ -118,7 +130,8 @@ Result<TierChoice> ResolveTier(const SandboxSpec& spec) {
   return choice;
 }
 
-Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_name) {
+Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_name,
+                            const LaunchOptions& options) {
   const int64_t start = sys::MonotonicMillis();
   TRY(spec_in.Validate());
   TierChoice tier = TRY(ResolveTier(spec_in));
@@ -141,6 +154,9 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
     }
   } tmp_cleanup;
   if (!full && tier.tier == Tier::kLandlock) {
+    if (spec.overlay)
+      return Unavailable("an overlay workspace needs the namespaces tier",
+                         "use the copy workspace backend with the landlock tier");
     const char* host_tmp = std::getenv("TMPDIR");
     private_tmp = TRY(sys::MakeTempDir(host_tmp != nullptr && host_tmp[0] == '/' ? host_tmp : "/tmp",
                                        "berth-" + job_name + "-tmp-"));
@@ -152,22 +168,31 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   ResourceLimits limits =
       TRY(ResourceLimits::Prepare(spec.limits, job_name + "-" + std::to_string(::getpid()),
                                   spec.allow_weaker));
-  PlanInputs inputs{tier.tier, full ? 0 : tier.landlock_abi, private_tmp, limits.rlimits()};
+  PlanInputs inputs{tier.tier, full ? 0 : tier.landlock_abi, private_tmp, limits.rlimits(), {}, -1};
+  for (int i = 0; i < 3; ++i) inputs.stdio[i] = options.stdio[i];
+  // A socket pair on which the command hands over its seccomp listener.
+  sys::UniqueFd notify_parent, notify_child;
+  if (!full && !spec.allow_user_namespaces) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+      return Error::FromErrno("socketpair", errno);
+    notify_parent = sys::UniqueFd(pair[0]);
+    notify_child = sys::UniqueFd(pair[1]);
+    inputs.seccomp_notify_socket = notify_child.get();
+  }
   Plan plan = TRY(BuildPlan(spec, inputs));
   result.layers = plan.layers;
   for (const std::string& missing : plan.landlock.missing)
     result.warnings.push_back("Landlock lacks " + missing);
   result.limits = limits.ToJson();
 
+  sigset_t previous_mask;
+  ::sigprocmask(SIG_SETMASK, nullptr, &previous_mask);
   sys::UniqueFd signals = TRY(sys::BlockIntoSignalFd({SIGINT, SIGTERM, SIGHUP}));
-  struct Unblock {
-    ~Unblock() {
-      sigset_t set;
-      sigemptyset(&set);
-      for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-      ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    }
-  } unblock;
+  struct RestoreMask {
+    sigset_t mask;
+    ~RestoreMask() { ::sigprocmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{previous_mask};
 
   sys::Pipe sync = TRY(sys::MakePipe());
   sys::Pipe errors = TRY(sys::MakePipe());
@@ -179,6 +204,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   sync.read.Reset();
   errors.write.Reset();
   status.write.Reset();
+  notify_child.Reset();
 
   // Until the sync byte is written the child waits; any early return kills it.
   struct KillOnError {
@@ -208,6 +234,12 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   const int64_t exec_at = sys::MonotonicMillis();
   result.setup_ms = exec_at - start;
 
+  sys::UniqueFd listener;
+  if (notify_parent.valid()) {
+    Result<sys::UniqueFd> received = sys::ReceiveFd(notify_parent.get());
+    if (received) listener = std::move(*received);
+  }
+
   Terminator terminator(init.pidfd.get(), spec.kill_grace_ms);
   const int64_t deadline = spec.timeout_ms > 0 ? exec_at + spec.timeout_ms : -1;
   while (true) {
@@ -217,11 +249,35 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
       terminator.Start(now);
     }
     int wait = terminator.NextWait(now);
-    if (deadline >= 0 && !result.timed_out) wait = static_cast<int>(deadline - now);
-    sys::WaitOutcome outcome = TRY(sys::PollProcess(init.pidfd.get(), signals.get(), wait));
-    if (outcome == sys::WaitOutcome::kExited) break;
-    if (outcome == sys::WaitOutcome::kSignal) {
-      while (int sig = sys::ReadSignal(signals.get())) (void)sys::SendSignal(init.pidfd.get(), sig);
+    if (deadline >= 0 && !result.timed_out) {
+      int until_deadline = static_cast<int>(deadline - now);
+      wait = wait < 0 ? until_deadline : std::min(wait, until_deadline);
+    }
+    int stop_fd = result.stopped ? -1 : options.stop_fd;
+    int ready = TRY(sys::PollReadable(
+        {init.pidfd.get(), signals.get(), stop_fd, listener.valid() ? listener.get() : -1}, wait));
+    if (ready == 0) break;  // the init exited
+    if (ready == 2) {
+      result.stopped = true;
+      terminator.Start(sys::MonotonicMillis());
+    } else if (ready == 3) {
+      Result<std::optional<sys::Notification>> n = sys::ReceiveNotification(listener.get());
+      if (n && *n) {
+        ++result.denied_user_namespaces;
+        (void)sys::DenyNotification(listener.get(), (*n)->id, EPERM);
+      } else {
+        // Nobody can notify any more; closing makes any straggler fail with ENOSYS.
+        listener.Reset();
+      }
+    } else if (ready == 1) {
+      while (int sig = sys::ReadSignal(signals.get())) {
+        if (sig == SIGINT) {
+          (void)sys::SendSignal(init.pidfd.get(), sig);
+        } else {
+          result.stopped = true;
+          terminator.Start(sys::MonotonicMillis());
+        }
+      }
     }
   }
   guard.armed = false;

@@ -30,17 +30,29 @@ Result<TierChoice> ResolveTier(const SandboxSpec& spec);
 struct LaunchResult {
   sys::ExitStatus status;  // the command's
   bool timed_out = false;
+  bool stopped = false;    // ended through stop_fd, SIGTERM or SIGHUP
   std::string tier;        // "namespaces", "landlock" or "none (full access)"
   std::vector<std::string> layers;
   nlohmann::json limits;   // AppliedLimit list
   std::vector<std::string> warnings;
+  // Times the command tried to create a user namespace and was refused (no `browser` grant).
+  int denied_user_namespaces = 0;
   int64_t setup_ms = 0;    // from launch until the command's execve
   int64_t run_ms = 0;      // from execve until the command's tree ended
+};
+
+struct LaunchOptions {
+  int stdio[3] = {-1, -1, -1};  // the command's stdin/stdout/stderr; -1 inherits berth's
+  // When readable, the command's tree is ended as on a timeout (SIGTERM, grace, SIGKILL);
+  // e.g. an eventfd the caller signals from another thread. -1: none.
+  int stop_fd = -1;
 };
 
 // Failures before the command runs carry the step that failed in their message; their
 // cause is kUnavailable when the host lacks the confinement, kNotFound/kPermissionDenied
 // when the command could not be executed.
-Result<LaunchResult> Launch(const SandboxSpec& spec, const std::string& job_name);
+// SIGINT is forwarded to the command; SIGTERM and SIGHUP end its tree like `stop_fd`.
+Result<LaunchResult> Launch(const SandboxSpec& spec, const std::string& job_name,
+                            const LaunchOptions& options = {});
 
 }  // namespace berth::sandbox

@@ -25,9 +25,12 @@ constexpr const char* kEmptyFile = "/empty";
 
 // One mount placed over the read-only host view.
 struct Overlay {
-  enum class Kind { kTmpfs, kDev, kProc, kBindWrite, kBindRead, kSocket, kHideDir, kHideFile };
+  enum class Kind {
+    kTmpfs, kDev, kProc, kOverlay, kBindWrite, kBindRead, kSocket, kHideDir, kHideFile
+  };
   Kind kind;
   std::string path;
+  std::string source;      // host path, when it differs from `path`
   std::string tmpfs_mode;  // kTmpfs
   std::string origin;
 };
@@ -93,7 +96,7 @@ class PlanBuilder {
 
   void EmitOverlay(const Overlay& o) {
     const std::string target = kNewRoot + o.path;
-    const std::string source = kOldRoot + o.path;
+    const std::string source = kOldRoot + (o.source.empty() ? o.path : o.source);
     switch (o.kind) {
       case Overlay::Kind::kTmpfs:
         MakeMountPoint(o.path, false);
@@ -111,8 +114,18 @@ class PlanBuilder {
         MakeMountPoint(o.path, true);
         Bind(source, target, "socket " + o.path);
         break;
+      case Overlay::Kind::kOverlay: {
+        MakeMountPoint(o.path, false);
+        Step& s = Add(StepKind::kMountOverlay, "mount the workspace overlay on " + o.path);
+        s.a = Keep(target);
+        s.b = Keep(overlay_options_);
+        break;
+      }
       case Overlay::Kind::kHideDir:
-        Tmpfs(target, "mode=000,size=4k", MS_RDONLY, "hidden " + o.path);
+        // Writable until the end of setup so deeper berth mounts (caches) can make their
+        // mount points; made read-only by FinishHidden.
+        Tmpfs(target, "mode=000,size=4k", 0, "hidden " + o.path);
+        hidden_dirs_.push_back(target);
         break;
       case Overlay::Kind::kHideFile:
         Bind(kEmptyFile, target, "empty file over hidden " + o.path);
@@ -120,6 +133,11 @@ class PlanBuilder {
         break;
     }
   }
+
+  void FinishHidden() {
+    for (const std::string& dir : hidden_dirs_) ReadOnly(dir, false, "hidden " + dir);
+  }
+  void SetOverlayOptions(std::string options) { overlay_options_ = std::move(options); }
 
   void EmitDev() {
     const std::string dev = std::string(kNewRoot) + "/dev";
@@ -165,28 +183,43 @@ class PlanBuilder {
  private:
   Plan* plan_;
   std::vector<Step>* steps_;
+  std::vector<std::string> hidden_dirs_;
+  std::string overlay_options_;
 };
+
+// overlayfs options separate paths with ',' and ':' and escape with '\'.
+std::string EscapeOverlayPath(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ',' || c == ':' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
 
 std::vector<Overlay> Overlays(const SandboxSpec& spec) {
   std::vector<Overlay> overlays;
-  overlays.push_back({Overlay::Kind::kTmpfs, "/tmp", "1777", "private"});
+  overlays.push_back({Overlay::Kind::kTmpfs, "/tmp", "", "1777", "private"});
   // /run holds the host's sockets (D-Bus, Docker, the user's runtime dir): none by default.
   if (sys::TypeOf("/run") == sys::FileType::kDirectory)
-    overlays.push_back({Overlay::Kind::kTmpfs, "/run", "0755", "private"});
-  overlays.push_back({Overlay::Kind::kDev, "/dev", "", ""});
-  overlays.push_back({Overlay::Kind::kProc, "/proc", "", ""});
+    overlays.push_back({Overlay::Kind::kTmpfs, "/run", "", "0755", "private"});
+  overlays.push_back({Overlay::Kind::kDev, "/dev", "", "", ""});
+  overlays.push_back({Overlay::Kind::kProc, "/proc", "", "", ""});
+  if (spec.overlay) overlays.push_back({Overlay::Kind::kOverlay, spec.overlay->target, "", "", "workspace"});
   for (const PathGrant& grant : spec.paths) {
     Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite ? Overlay::Kind::kBindWrite
                          : grant.access == PathGrant::Access::kReadOnly ? Overlay::Kind::kBindRead
                                                                         : Overlay::Kind::kSocket;
-    overlays.push_back({kind, grant.path, "", grant.origin});
+    Overlay o{kind, grant.path, "", "", grant.origin};
+    o.source = grant.source;
+    overlays.push_back(std::move(o));
   }
   for (const std::string& hidden : spec.hidden_paths) {
     sys::FileType type = sys::TypeOfFollowing(hidden);
     if (type == sys::FileType::kMissing) continue;
     overlays.push_back({type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir
                                                           : Overlay::Kind::kHideFile,
-                        hidden, "", "hidden"});
+                        hidden, "", "", "hidden"});
   }
   // Shallower mounts first so deeper ones land on top; stable for equal depth.
   std::stable_sort(overlays.begin(), overlays.end(), [](const Overlay& a, const Overlay& b) {
@@ -217,7 +250,14 @@ void BuildNamespaceSetup(const SandboxSpec& spec, Plan* plan) {
   root.b = kNewRoot;
   root.recursive = true;
   b.ReadOnly(kNewRoot, true, "the host view");
+  if (spec.overlay) {
+    const OverlayWorkspace& o = *spec.overlay;
+    b.SetOverlayOptions("lowerdir=" + EscapeOverlayPath(kOldRoot + o.lower) +
+                        ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
+                        ",workdir=" + EscapeOverlayPath(kOldRoot + o.work) + ",userxattr");
+  }
   for (const Overlay& overlay : Overlays(spec)) b.EmitOverlay(overlay);
+  b.FinishHidden();
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
   b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
   b.Add(StepKind::kEnterRoot, "pivot into the sandbox root").a = kNewRoot;
@@ -272,6 +312,7 @@ void BuildExec(const SandboxSpec& spec, Plan* plan) {
 Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
   Plan plan;
   plan.tier = inputs.tier;
+  for (int i = 0; i < 3; ++i) plan.stdio[i] = inputs.stdio[i];
   const bool full = spec.profile == Profile::kFull;
   plan.use_namespaces = !full && inputs.tier == Tier::kNamespaces;
   if (plan.use_namespaces) {
@@ -298,6 +339,8 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
     SeccompOptions options;
     options.allow_user_namespaces = spec.allow_user_namespaces;
     options.deny_inet_datagrams = !plan.use_namespaces && spec.network == Network::kNone;
+    options.notify_user_namespaces = inputs.seccomp_notify_socket >= 0;
+    plan.seccomp_notify_socket = inputs.seccomp_notify_socket;
     plan.seccomp = TRY(CompileSeccomp(options));
     plan.use_seccomp = true;
     plan.layers.push_back("seccomp");

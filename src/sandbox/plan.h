@@ -31,6 +31,7 @@ enum class StepKind {
   kBind,             // a=source b=target recursive
   kReadOnly,         // a=target recursive; optional
   kMountProc,        // a=target
+  kMountOverlay,     // a=target b=options
   kMountDevpts,      // a=target
   kEnterRoot,        // a=new root
   kSetHostname,      // a=name
@@ -67,12 +68,17 @@ struct Plan {
   bool use_landlock = false;
   std::vector<struct sock_filter> seccomp;
   bool use_seccomp = false;
+  // With user notification: the command sends the listener over this socket (-1: none).
+  int seccomp_notify_socket = -1;
   std::vector<std::string> layers;  // what confinement applies, in order, for reports
 
   // execve candidates (argv[0] searched along PATH), argv and envp, NULL-terminated.
   std::vector<char*> exec_paths;
   std::vector<char*> argv;
   std::vector<char*> envp;
+
+  // The command's stdin, stdout and stderr when the caller redirects them (-1: inherit).
+  int stdio[3] = {-1, -1, -1};
 
   // Owns the strings the steps point at; a deque never moves its elements.
   std::deque<std::string> strings;
@@ -84,6 +90,8 @@ struct PlanInputs {
   int landlock_abi;     // 0 when Landlock is unavailable
   std::string private_tmp;  // landlock tier: the job's host temporary directory
   std::vector<std::pair<int, unsigned long>> rlimits;
+  int stdio[3] = {-1, -1, -1};
+  int seccomp_notify_socket = -1;  // the child's end; enables user-namespace notification
 };
 
 Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs);

@@ -205,8 +205,11 @@ Result<SandboxSpec> BuildSpec(const SandboxRequest& request, const HostContext& 
     bool unhidden = std::any_of(unhide.begin(), unhide.end(), [&](const std::string& u) {
       return sys::IsWithin(expanded, u);
     });
-    if (!unhidden && std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), expanded) ==
-                         spec.hidden_paths.end())
+    if (unhidden) continue;
+    // Hide what the path names, not the symlink: mounts and Landlock both act on the target.
+    if (Result<std::string> real = sys::RealPath(expanded); real) expanded = *real;
+    if (std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), expanded) ==
+        spec.hidden_paths.end())
       spec.hidden_paths.push_back(expanded);
   }
 

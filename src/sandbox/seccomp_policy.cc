@@ -64,9 +64,10 @@ Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& opt
     return SeccompError("clone3", rc);
   if (!options.allow_user_namespaces) {
     const scmp_datum_t userns = CLONE_NEWUSER;
-    if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(unshare), 1,
+    const uint32_t refuse = options.notify_user_namespaces ? SCMP_ACT_NOTIFY : deny;
+    if ((rc = seccomp_rule_add(c, refuse, SCMP_SYS(unshare), 1,
                                SCMP_A0(SCMP_CMP_MASKED_EQ, userns, userns))) < 0 ||
-        (rc = seccomp_rule_add(c, deny, SCMP_SYS(clone), 1,
+        (rc = seccomp_rule_add(c, refuse, SCMP_SYS(clone), 1,
                                SCMP_A0(SCMP_CMP_MASKED_EQ, userns, userns))) < 0 ||
         (rc = seccomp_rule_add(c, deny, SCMP_SYS(setns), 0)) < 0 ||
         (rc = seccomp_rule_add(c, deny, SCMP_SYS(chroot), 0)) < 0)

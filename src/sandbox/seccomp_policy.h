@@ -18,6 +18,9 @@ namespace berth::sandbox {
 struct SeccompOptions {
   bool allow_user_namespaces = false;  // the `browser` grant
   bool deny_inet_datagrams = false;    // landlock tier: no netns, so no UDP to anywhere
+  // Refuse new user namespaces through user notification rather than a plain EPERM, so that
+  // the launcher can tell afterwards that the command tried (and name the grant it needed).
+  bool notify_user_namespaces = false;
 };
 
 // The names of the syscalls the filter always denies, for documentation and reports.

@@ -61,14 +61,23 @@ Status SandboxSpec::Validate() const {
   if (network == Network::kOpen && profile != Profile::kFull)
     return invalid("--network open is only valid with the full profile",
                    "egress allowlists come through berth's proxy; use --network none");
+  if (overlay) {
+    for (const std::string* p : {&overlay->lower, &overlay->upper, &overlay->work, &overlay->target})
+      if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
+    if (overlay->target != workspace) return invalid("the overlay must be mounted at the workspace");
+  }
   for (const PathGrant& grant : paths) {
     if (grant.path.empty() || grant.path[0] != '/' || sys::NormalizePath(grant.path) != grant.path)
       return invalid("path '" + grant.path + "' (" + grant.origin + ") must be absolute and normal");
     if (grant.access == PathGrant::Access::kReadWrite && grant.path == "/")
       return invalid("refusing to make / writable (" + grant.origin + ")",
                      "use --profile full --full-access for host-level access");
+    // berth's own mounts (caches, job files) may sit inside a hidden path such as the state
+    // directory; what the user grants may not.
+    const bool berth_managed = grant.create_if_missing || !grant.source.empty();
     for (const std::string& hidden : hidden_paths) {
-      if (grant.access != PathGrant::Access::kSocket && sys::IsWithin(grant.path, hidden))
+      if (!berth_managed && grant.access != PathGrant::Access::kSocket &&
+          sys::IsWithin(grant.path, hidden))
         return invalid(grant.origin + " lies inside the hidden path " + hidden,
                        "grant read:" + hidden + " to un-hide it");
     }
@@ -101,9 +110,15 @@ nlohmann::json SandboxSpec::ToJson() const {
     const char* access = p.access == PathGrant::Access::kReadWrite  ? "read-write"
                          : p.access == PathGrant::Access::kReadOnly ? "read-only"
                                                                     : "socket";
-    paths_json.push_back({{"path", p.path}, {"access", access}, {"origin", p.origin}});
+    nlohmann::json e = {{"path", p.path}, {"access", access}, {"origin", p.origin}};
+    if (!p.source.empty()) e["source"] = p.source;
+    paths_json.push_back(std::move(e));
   }
   j["paths"] = std::move(paths_json);
+  if (overlay) {
+    j["overlay"] = {{"lower", overlay->lower}, {"upper", overlay->upper}, {"work", overlay->work},
+                    {"target", overlay->target}};
+  }
   j["hidden_paths"] = hidden_paths;
   j["allow_user_namespaces"] = allow_user_namespaces;
   nlohmann::json grants_json = nlohmann::json::array();

@@ -31,10 +31,22 @@ Result<Network> ParseNetwork(const std::string& text);
 struct PathGrant {
   enum class Access { kReadWrite, kReadOnly, kSocket };
   Access access;
-  std::string path;    // absolute host path; appears at the same path inside
+  std::string path;    // absolute path inside the sandbox
   std::string origin;  // what asked for it: "workspace", "write:/x", "cache:npm", "docker"
   bool create_if_missing = false;  // berth-managed directories (caches) are made on demand
+  std::string source{};  // host path mounted there; empty: the same as `path`
+  const std::string& host_path() const { return source.empty() ? path : source; }
 };
+
+// The job's workspace as an overlay: the shared read-only snapshot below, the job's own
+// upper directory above, merged at `target` inside the sandbox only.
+struct OverlayWorkspace {
+  std::string lower;
+  std::string upper;
+  std::string work;
+  std::string target;
+};
+
 
 struct EnvVar {
   std::string name;
@@ -69,6 +81,7 @@ struct SandboxSpec {
   std::vector<EnvVar> env;  // exactly the child's environment
 
   std::vector<PathGrant> paths;           // workspace, write grants, caches, sockets
+  std::optional<OverlayWorkspace> overlay;  // when set, mounted at `workspace` before `paths`
   std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
   bool allow_user_namespaces = false;     // the `browser` grant
   std::vector<GrantRecord> grants;

@@ -40,6 +40,10 @@ int MountProc(const char* target) {
   return Errno(::mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr));
 }
 
+int MountOverlay(const char* target, const char* options) {
+  return Errno(::mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options));
+}
+
 int MountDevpts(const char* target) {
   return Errno(::mount("devpts", target, "devpts", MS_NOSUID | MS_NOEXEC,
                        "newinstance,ptmxmode=0666,mode=620"));
@@ -195,6 +199,34 @@ int InstallSeccomp(const struct sock_fprog* program) {
   return Errno(static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, program)));
 }
 
+int InstallSeccompWithListener(const struct sock_fprog* program, int* fd) {
+  long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                      program);
+  if (rc < 0) return errno;
+  *fd = static_cast<int>(rc);
+  return 0;
+}
+
+int SendFd(int socket, int fd) {
+  char byte = 0;
+  struct iovec iov = {&byte, 1};
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  std::memset(control, 0, sizeof control);
+  struct msghdr msg;
+  std::memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+  ssize_t n = RetryEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
+  return n == 1 ? 0 : errno;
+}
+
 int WriteAll(int fd, const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
@@ -311,6 +343,14 @@ int KillAllChildren() {
 }
 
 int CloseFd(int fd) { return Errno(::close(fd)); }
+
+int DuplicateTo(int fd, int target) {
+  if (fd == target) {
+    int flags = ::fcntl(fd, F_GETFD);
+    return flags < 0 ? errno : Errno(::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC));
+  }
+  return ::dup2(fd, target) < 0 ? errno : 0;
+}
 
 void ExitNow(int code) { ::_exit(code); }
 

@@ -16,6 +16,7 @@ namespace berth::sys::kernel {
 int MakeMountsPrivate();                                   // mount --make-rprivate /
 int MountTmpfs(const char* target, const char* options, unsigned long flags);
 int MountProc(const char* target);
+int MountOverlay(const char* target, const char* options);
 int MountDevpts(const char* target);
 int BindMount(const char* source, const char* target, bool recursive);
 // Applies read-only (and nosuid/nodev) to the mount at `target`, recursively if asked.
@@ -43,6 +44,10 @@ int LandlockCreateRuleset(uint64_t fs_access, uint64_t net_access, uint64_t scop
 int LandlockAllowPath(int ruleset_fd, const char* path, uint64_t access, bool optional);
 int LandlockRestrictSelf(int ruleset_fd);
 int InstallSeccomp(const struct sock_fprog* program);
+// Installs `program` with a user-notification listener and stores the listener in `*fd`.
+int InstallSeccompWithListener(const struct sock_fprog* program, int* fd);
+// Sends `fd` over the Unix socket `socket` (SCM_RIGHTS).
+int SendFd(int socket, int fd);
 
 // Process control for the sandbox's init.
 int BlockSignals(const sigset_t* set, sigset_t* old);
@@ -69,6 +74,7 @@ int WriteAll(int fd, const void* data, size_t size);
 // Reads exactly `size` bytes; returns ENODATA on EOF before any byte.
 int ReadAll(int fd, void* data, size_t size);
 int CloseFd(int fd);
+int DuplicateTo(int fd, int target);  // dup2 that clears close-on-exec on `target`
 [[noreturn]] void ExitNow(int code);
 
 }  // namespace berth::sys::kernel

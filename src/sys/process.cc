@@ -9,10 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/check.h"
 #include "base/strings.h"
 #include "sys/fs.h"
 #include "sys/retry.h"
@@ -61,15 +64,19 @@ Result<Cloned> Clone(uint64_t flags) {
   return Cloned{static_cast<pid_t>(pid), UniqueFd(pidfd)};
 }
 
-Result<WaitOutcome> PollProcess(int pidfd, int signal_fd, int timeout_ms) {
-  struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {signal_fd, POLLIN, 0}};
-  int count = signal_fd >= 0 ? 2 : 1;
-  int n = ::poll(fds, count, timeout_ms);
-  if (n < 0 && errno == EINTR) return WaitOutcome::kSignal;
+Result<int> PollReadable(std::initializer_list<int> fds, int timeout_ms) {
+  struct pollfd polls[8];
+  int count = 0;
+  for (int fd : fds) {
+    CHECK(count < 8);
+    polls[count++] = {fd, POLLIN, 0};  // poll ignores negative descriptors
+  }
+  int n = ::poll(polls, static_cast<nfds_t>(count), timeout_ms);
+  if (n < 0 && errno == EINTR) return -1;
   if (n < 0) return Error::FromErrno("poll", errno);
-  if (n == 0) return WaitOutcome::kTimedOut;
-  if (fds[0].revents != 0) return WaitOutcome::kExited;
-  return WaitOutcome::kSignal;
+  for (int i = 0; i < count; ++i)
+    if (polls[i].revents != 0) return i;
+  return -1;
 }
 
 Result<ExitStatus> Reap(pid_t pid) {
@@ -111,6 +118,82 @@ std::optional<uint64_t> ProcessStartTime(pid_t pid) {
   std::vector<std::string> fields = Split(stat->substr(close + 2), ' ');
   if (fields.size() < 20) return std::nullopt;
   return std::strtoull(fields[19].c_str(), nullptr, 10);  // field 22 overall
+}
+
+int64_t WallMillis() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+std::string HostId() {
+  Result<std::string> id = ReadFile("/etc/machine-id");
+  if (id) {
+    std::string trimmed;
+    for (char c : *id)
+      if (c != '\n' && c != ' ') trimmed.push_back(c);
+    if (!trimmed.empty()) return trimmed;
+  }
+  return Hostname();
+}
+
+bool ProcessAlive(pid_t pid, uint64_t start_time) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::optional<uint64_t> actual = ProcessStartTime(pid);
+  return actual && *actual == start_time;
+}
+
+Result<std::string> SelfExecutable() {
+  char buffer[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (n < 0) return Error::FromErrno("readlink /proc/self/exe", errno);
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd < 0) return Error::FromErrno("open " + log_path, errno);
+  UniqueFd log(log_fd);
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return Error::FromErrno("open /dev/null", errno);
+  UniqueFd null_in(null_fd);
+  Result<Pipe> report = MakePipe();  // grandchild pid, then exec errno if exec fails
+  if (!report) return std::move(report).error();
+  pid_t child = ::fork();
+  if (child < 0) return Error::FromErrno("fork", errno);
+  if (child == 0) {
+    ::setsid();
+    pid_t grandchild = ::fork();
+    if (grandchild != 0) ::_exit(grandchild < 0 ? 1 : 0);
+    pid_t self = ::getpid();
+    (void)::write(report->write.get(), &self, sizeof self);
+    ::dup2(null_in.get(), 0);
+    ::dup2(log.get(), 1);
+    ::dup2(log.get(), 2);
+    ::execv(args[0], args.data());
+    int err = errno;
+    (void)::write(report->write.get(), &err, sizeof err);
+    ::_exit(127);
+  }
+  report->write.Reset();
+  (void)Reap(child);
+  pid_t pid = 0;
+  if (::read(report->read.get(), &pid, sizeof pid) != sizeof pid)
+    return Error(Cause::kSystem, "the detached process did not start");
+  int err = 0;
+  if (::read(report->read.get(), &err, sizeof err) == sizeof err)
+    return Error::FromErrno("exec " + argv[0], err);
+  return pid;
 }
 
 int64_t MonotonicMillis() {

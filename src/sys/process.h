@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/unique_fd.h"
@@ -41,10 +42,10 @@ struct Cloned {
 // (as pid, with an invalid pidfd) exactly like fork. The child must not allocate.
 Result<Cloned> Clone(uint64_t flags);
 
-// Waits until the process behind `pidfd` becomes readable (has exited) or `timeout_ms` passes
-// (-1: forever). Also returns early when `signal_fd` (may be -1) is readable.
-enum class WaitOutcome { kExited, kTimedOut, kSignal };
-Result<WaitOutcome> PollProcess(int pidfd, int signal_fd, int timeout_ms);
+// Waits until one of `fds` (negative ones are ignored) is readable or hung up, or until
+// `timeout_ms` passes (-1: forever). Returns the index of the first ready descriptor, or -1
+// on timeout or when a signal interrupted the wait.
+Result<int> PollReadable(std::initializer_list<int> fds, int timeout_ms);
 Result<ExitStatus> Reap(pid_t pid);
 Status SendSignal(int pidfd, int signal);
 
@@ -57,5 +58,19 @@ int ReadSignal(int signal_fd);
 std::optional<uint64_t> ProcessStartTime(pid_t pid);
 
 int64_t MonotonicMillis();
+int64_t WallMillis();  // milliseconds since the Unix epoch
+
+// This machine's id: /etc/machine-id, else the hostname.
+std::string HostId();
+std::string Hostname();
+// Whether `pid` runs and is the same process that had `start_time` (not a reused pid).
+bool ProcessAlive(pid_t pid, uint64_t start_time);
+
+// Starts `argv` detached from this process: a new session, stdin from /dev/null, stdout and
+// stderr appended to `log_path`, reparented to init (double fork). Returns once the
+// grandchild has exec'd (or failed to), with its pid.
+Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path);
+// Path of the running executable.
+Result<std::string> SelfExecutable();
 
 }  // namespace berth::sys

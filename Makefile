@@ -1,0 +1,46 @@
+# Entry points for people and CI. Each target sets up what it needs, starting from the
+# Debian packages, so `make test` and `make demo` work on a fresh Debian 12 machine.
+
+DEV_DIR     := build/dev
+RELEASE_DIR := build/release
+ASAN_DIR    := build/asan-ubsan
+CTEST_FLAGS := --output-on-failure -j2
+
+.DEFAULT_GOAL := build
+.PHONY: deps configure build test demo release bench asan format clean
+
+deps:
+	scripts/install-deps
+
+# Configure once; afterwards ninja re-runs cmake by itself when a CMakeLists.txt changes.
+configure: deps
+	@test -f $(DEV_DIR)/build.ninja || cmake --preset dev
+
+build: configure
+	cmake --build $(DEV_DIR)
+
+test: build
+	ctest --test-dir $(DEV_DIR) $(CTEST_FLAGS)
+
+demo: build
+	@test -x scripts/demo || { echo "make: scripts/demo is missing or not executable" >&2; exit 1; }
+	BERTH=$(DEV_DIR)/src/cli/berth scripts/demo
+
+release: deps
+	cmake --preset release
+	cmake --build $(RELEASE_DIR)
+
+bench: release
+	@test -x bench/sandbox-start || { echo "make: bench/sandbox-start is missing or not executable" >&2; exit 1; }
+	BERTH=$(RELEASE_DIR)/src/cli/berth bench/sandbox-start
+
+asan: deps
+	@test -f $(ASAN_DIR)/build.ninja || cmake --preset asan-ubsan
+	cmake --build $(ASAN_DIR)
+	ctest --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
+
+format:
+	find src tests \( -name '*.cc' -o -name '*.h' \) -print0 | xargs -0 -r clang-format -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,22 @@
+// JobContext: what job commands need to know about the caller, passed in explicitly.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sys/process.h"
+
+namespace berth::job {
+
+struct JobContext {
+  std::string state_dir;
+  std::string db_path;  // state_dir + "/berth.db"
+  std::string cwd;
+  sys::Identity identity;
+  std::vector<std::pair<std::string, std::string>> environ;
+  std::vector<std::string> extra_hidden;  // from the user's config
+  std::string self_exe;                   // for the detached supervisor
+};
+
+}  // namespace berth::job

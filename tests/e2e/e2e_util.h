@@ -1,0 +1,156 @@
+// Helpers for whole-binary tests: run the real berth binary, give each test its own temp tree,
+// and own the host-side listeners and processes that the sandbox must not reach.
+//
+// Nothing here is thread-safe; each test uses its own fixture instance on the main thread.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "sys/unique_fd.h"
+
+namespace berth::e2e {
+
+// How one program run ended and what it printed.
+struct RunResult {
+  std::string command;  // argv joined with spaces, for messages only
+  int exit_code = -1;   // the exit code, or 128 + signal when the program was killed
+  std::string out;
+  std::string err;
+
+  // The whole run as text, for assertion messages.
+  std::string Describe() const;
+};
+
+// Environment variables as (name, value); a later entry replaces an earlier one of that name.
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// Runs `argv` (argv[0] an absolute path) in `cwd` with exactly `env`, stdin on /dev/null,
+// collecting stdout and stderr separately. Returns once the program has exited, even if
+// processes it left behind still hold its output pipes. A program still running after a
+// generous deadline is killed and the test fails.
+RunResult RunProgram(const std::vector<std::string>& argv, const EnvVars& env,
+                     const std::string& cwd);
+
+bool IsRoot();
+// Whether the CI environment variable is set (non-empty): then missing host features fail.
+bool InCi();
+// The kernel's Landlock ABI version from landlock_create_ruleset(NULL, 0, VERSION); 0 if none.
+int LandlockAbi();
+// The first non-loopback IPv4 address of an interface that is up, e.g. "10.0.0.5".
+std::optional<std::string> HostIpv4Address();
+// An executable named `name` in /usr/local/bin, /usr/bin or /bin.
+std::optional<std::string> FindInPath(const std::string& name);
+
+// Records that a host feature the test needs is missing: a fatal failure when InCi(), else a
+// loud skip. Does nothing when `ok`. Use REQUIRE_FEATURE to also leave the test body.
+void RequireFeature(bool ok, const std::string& reason);
+
+#define REQUIRE_FEATURE(ok, reason)                  \
+  do {                                               \
+    if (!(ok)) {                                     \
+      ::berth::e2e::RequireFeature(false, (reason)); \
+      return;                                        \
+    }                                                \
+  } while (0)
+
+// Files.
+bool PathExists(const std::string& path);
+// The content of `path`, or "<unreadable: ...>".
+std::string ReadText(const std::string& path);
+Status WriteText(const std::string& path, const std::string& content, mode_t mode = 0644);
+
+// The processes whose /proc/PID/cmdline contains `token`.
+std::vector<pid_t> ProcessesWithArgument(const std::string& token);
+// Polls /proc until no process mentions `token` or `limit` passes; true when none is left.
+bool WaitUntilNoProcessWithArgument(const std::string& token, std::chrono::milliseconds limit);
+
+// A bound socket owned by the test, close-on-exec.
+struct BoundSocket {
+  sys::UniqueFd fd;
+  int port = 0;  // for TCP and UDP
+};
+// A TCP socket listening on `address` (numeric IPv4) at an ephemeral port.
+Result<BoundSocket> ListenTcp(const std::string& address);
+// A UDP socket bound to `address` (numeric IPv4) at an ephemeral port.
+Result<BoundSocket> BindUdp(const std::string& address);
+// A Unix stream socket listening at `path`, or at abstract `name` (no leading NUL).
+Result<BoundSocket> ListenUnix(const std::string& path);
+Result<BoundSocket> ListenAbstract(const std::string& name);
+// Receives one datagram on `fd`, waiting at most `wait` for it; nullopt when none came.
+std::optional<std::string> ReceiveDatagram(int fd, std::chrono::milliseconds wait);
+
+// A process outside any sandbox that pause()s until it is killed: a target for signals,
+// ptrace and /proc. Kills and reaps it when destroyed. Move-only.
+class PausedProcess {
+ public:
+  static Result<PausedProcess> Start();
+  PausedProcess(PausedProcess&& other) noexcept;
+  PausedProcess& operator=(PausedProcess&& other) noexcept;
+  PausedProcess(const PausedProcess&) = delete;
+  PausedProcess& operator=(const PausedProcess&) = delete;
+  ~PausedProcess();
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit PausedProcess(pid_t pid) : pid_(pid) {}
+  void KillAndReap();
+  pid_t pid_ = -1;
+};
+
+// A temp tree per test under /var/tmp (world-readable so that an unprivileged run works the
+// same as a root one):
+//   ROOT/ws     the workspace and the cwd of every run
+//   ROOT/home   HOME, with .ssh/id_rsa ("SECRET-KEY"), .aws/credentials and .netrc
+//   ROOT/state  BERTH_STATE_DIR
+// Removed in TearDown together with the paths registered with RemoveAfterTest; processes from
+// StartPausedProcess are killed and reaped there.
+class SandboxTest : public ::testing::Test {
+ public:
+  // Runs `berth ARGS` in the workspace with PATH, HOME and BERTH_STATE_DIR set, plus `env`.
+  RunResult Run(const std::vector<std::string>& args, const EnvVars& env = {}) const;
+  // Runs `berth sandbox BERTH_ARGS -- sandbox_probe OP...`.
+  RunResult Probe(const std::vector<std::string>& op,
+                  const std::vector<std::string>& berth_args = {}, const EnvVars& env = {}) const;
+  // Runs `argv` directly, outside any sandbox, with the same environment and cwd.
+  RunResult RunOutside(const std::vector<std::string>& argv) const;
+  // Runs `sandbox_probe OP...` outside any sandbox: the control experiment.
+  RunResult ProbeOutside(const std::vector<std::string>& op) const;
+
+  const std::string& root() const { return root_; }
+  const std::string& ws() const { return ws_; }
+  const std::string& home() const { return home_; }
+  const std::string& state() const { return state_; }
+  // A name unique to this test run, for paths outside ROOT and for process tokens.
+  std::string UniqueName(const std::string& what) const;
+
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Removes `path` (a file or a tree) in TearDown, for things tests create outside ROOT.
+  void RemoveAfterTest(const std::string& path) { cleanup_paths_.push_back(path); }
+  // Starts a PausedProcess that TearDown kills and reaps; returns its pid, or -1 after
+  // recording a failure.
+  pid_t StartPausedProcess();
+
+ private:
+  EnvVars BaseEnv() const;
+
+  std::string root_;
+  std::string ws_;
+  std::string home_;
+  std::string state_;
+  std::vector<std::string> cleanup_paths_;
+  std::vector<PausedProcess> paused_processes_;
+};
+
+}  // namespace berth::e2e

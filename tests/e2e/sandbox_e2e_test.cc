@@ -1,0 +1,756 @@
+// End-to-end tests of `berth sandbox`: every promise of the sandbox is proven from the inside
+// by sandbox_probe, which attempts one operation and reports its errno. Wherever it is cheap,
+// a control run of the same probe outside the sandbox proves the operation would succeed
+// there, so that a test fails when the sandbox stops denying it.
+//
+// The suite passes both as root and as an unprivileged user; host features it needs but
+// cannot find are loud skips, or failures when CI is set (see RequireFeature).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sys/fs.h"
+#include "tests/e2e/e2e_util.h"
+
+namespace berth::e2e {
+namespace {
+
+using ::testing::AssertionFailure;
+using ::testing::AssertionResult;
+using ::testing::AssertionSuccess;
+
+constexpr std::chrono::seconds kLeftoverWait{2};
+const std::vector<std::string> kLandlockTier = {"--tier", "landlock", "--allow-weaker"};
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The value of " KEY=VALUE" on the probe's report line, or "" when absent.
+std::string Field(const RunResult& result, const std::string& key) {
+  std::string line = " " + FirstLine(result.out) + " ";
+  size_t start = line.find(" " + key + "=");
+  if (start == std::string::npos) return "";
+  start += key.size() + 2;
+  return line.substr(start, line.find(' ', start) - start);
+}
+
+// Whether the probe reported success ("OP ok ...", exit 0).
+bool IsOk(const RunResult& result) {
+  std::string line = FirstLine(result.out);
+  size_t space = line.find(' ');
+  return result.exit_code == 0 && space != std::string::npos &&
+         (line.compare(space, 3, " ok") == 0);
+}
+
+// The probe's report line is one of `expected` (whole lines such as "write errno=30 EROFS"),
+// with the exit code that goes with it (0 for "OP ok...", 1 otherwise).
+AssertionResult ReportsOneOf(const RunResult& result, std::initializer_list<std::string> expected) {
+  std::string line = FirstLine(result.out);
+  for (const std::string& candidate : expected) {
+    int exit_code = Contains(candidate, " ok") ? 0 : 1;
+    if (line == candidate && result.exit_code == exit_code) return AssertionSuccess();
+  }
+  AssertionResult failure = AssertionFailure() << "expected the probe to report one of:";
+  for (const std::string& candidate : expected) failure << " \"" << candidate << "\"";
+  return failure << "\n" << result.Describe();
+}
+
+AssertionResult Reports(const RunResult& result, const std::string& expected) {
+  return ReportsOneOf(result, {expected});
+}
+
+// Any success report ("OP ok key=value...").
+AssertionResult ReportsOk(const RunResult& result) {
+  if (IsOk(result)) return AssertionSuccess();
+  return AssertionFailure() << "expected the probe to succeed\n" << result.Describe();
+}
+
+// The lines the probe's `env` op printed.
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+bool HasLine(const RunResult& result, const std::string& line) {
+  for (const std::string& l : Lines(result.out))
+    if (l == line) return true;
+  return false;
+}
+
+bool HasLineStartingWith(const RunResult& result, const std::string& prefix) {
+  for (const std::string& l : Lines(result.out))
+    if (StartsWith(l, prefix)) return true;
+  return false;
+}
+
+enum class LinkStyle { kRelative, kAbsolute };
+
+// Moves HOME's .aws directory and .netrc file to ROOT/dotfiles and leaves symlinks in their
+// place, as dotfile managers do.
+void MoveCredentialsBehindSymlinks(const std::string& root, const std::string& home,
+                                   LinkStyle style) {
+  const std::string dotfiles = root + "/dotfiles";
+  ASSERT_TRUE(sys::MakeDirs(dotfiles + "/aws", 0755));
+  ASSERT_TRUE(WriteText(dotfiles + "/aws/credentials", "SECRET-KEY\n", 0600));
+  ASSERT_TRUE(WriteText(dotfiles + "/netrc", "SECRET-KEY\n", 0600));
+  const std::string prefix = style == LinkStyle::kAbsolute ? dotfiles : "../dotfiles";
+  for (const char* name : {"aws", "netrc"}) {
+    const std::string link = home + "/." + name;
+    ASSERT_TRUE(sys::RemoveTree(link));
+    ASSERT_EQ(symlink((prefix + "/" + name).c_str(), link.c_str()), 0) << std::strerror(errno);
+  }
+}
+
+// The probe could not read what it tried to: hidden (EACCES), or gone (ENOENT).
+AssertionResult ReadIsHidden(const RunResult& result) {
+  if (Contains(result.out + result.err, "SECRET-KEY"))
+    return AssertionFailure() << "the secret leaked\n" << result.Describe();
+  return ReportsOneOf(result, {"read errno=13 EACCES", "read errno=2 ENOENT"});
+}
+
+// Runs `berth sandbox BERTH_ARGS --timeout 1s -- env --ignore-signal=TERM sandbox_probe daemon
+// TOKEN`: a daemonizing tree that only the SIGKILL after the grace period can end. Expects
+// exit 124 and no process of the tree left afterwards.
+void ExpectTimeoutEndsATreeIgnoringSigterm(const SandboxTest& test, const std::string& token,
+                                           std::vector<std::string> berth_args) {
+  std::optional<std::string> env = FindInPath("env");
+  ASSERT_TRUE(env.has_value()) << "no env(1) in PATH";
+  std::vector<std::string> args = {"sandbox"};
+  args.insert(args.end(), berth_args.begin(), berth_args.end());
+  args.insert(args.end(), {"--timeout", "1s", "--", *env, "--ignore-signal=TERM", SANDBOX_PROBE,
+                           "daemon", token});
+  RunResult result = test.Run(args);
+  EXPECT_EQ(result.exit_code, 124) << result.Describe();
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(token, kLeftoverWait))
+      << "processes outlived berth: " << testing::PrintToString(ProcessesWithArgument(token))
+      << "\n"
+      << result.Describe();
+  for (pid_t pid : ProcessesWithArgument(token)) kill(pid, SIGKILL);
+}
+
+// Tests of the default tier where the host offers it: user, mount, pid and network
+// namespaces plus Landlock and seccomp.
+class NamespacesTierTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    RunResult probe = Probe({"exit", "0"}, {"--tier", "namespaces"});
+    if (probe.exit_code == 69) {
+      RequireFeature(false, "the namespaces tier is unavailable (user namespaces?): " + probe.err);
+      return;
+    }
+    ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
+  }
+
+  // Binds a UDP socket on `address` (an address of this machine) and checks that a datagram
+  // the probe sends to it from inside never arrives, while one sent from outside does.
+  void ExpectUdpNotDelivered(const std::string& address) {
+    Result<BoundSocket> socket = BindUdp(address);
+    ASSERT_TRUE(socket) << socket.error().ToString();
+    std::string port = std::to_string(socket->port);
+    ASSERT_TRUE(Reports(ProbeOutside({"udp-send", address, port}), "udp-send ok"));
+    ASSERT_EQ(ReceiveDatagram(socket->fd.get(), kLeftoverWait), "probe") << "control";
+
+    // Inside, 127.0.0.1 is the sandbox's own loopback, so the send itself may succeed.
+    EXPECT_TRUE(ReportsOneOf(Probe({"udp-send", address, port}),
+                             {"udp-send ok", "udp-send errno=101 ENETUNREACH"}));
+    // The sender has exited and loopback delivery is synchronous: nothing more can arrive.
+    EXPECT_EQ(ReceiveDatagram(socket->fd.get(), std::chrono::milliseconds(0)), std::nullopt)
+        << "a datagram from inside the sandbox reached " << address << ":" << port;
+  }
+};
+
+// Tests of `--tier landlock --allow-weaker`: Landlock and seccomp without namespaces.
+class LandlockTierTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    int abi = LandlockAbi();
+    RequireFeature(abi >= 6, "Landlock ABI " + std::to_string(abi) +
+                                 " < 6: TCP rules need ABI 4, signal and abstract socket "
+                                 "scoping ABI 6 (Linux 6.12)");
+  }
+};
+
+// --- Files ----------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, WritesOutsideTheWorkspaceFailWithReadOnlyFilesystem) {
+  // Control: outside the sandbox the caller may write in HOME and in the test root.
+  ASSERT_TRUE(ReportsOk(ProbeOutside({"write", home() + "/control"})));
+  ASSERT_TRUE(ReportsOk(ProbeOutside({"write", root() + "/control"})));
+
+  std::string etc_file = "/etc/" + UniqueName("x");
+  RemoveAfterTest(etc_file);
+  EXPECT_TRUE(Reports(Probe({"write", home() + "/x"}), "write errno=30 EROFS"));
+  EXPECT_TRUE(Reports(Probe({"write", root() + "/x"}), "write errno=30 EROFS"));
+  EXPECT_TRUE(Reports(Probe({"write", etc_file}), "write errno=30 EROFS"));
+  EXPECT_FALSE(PathExists(home() + "/x"));
+  EXPECT_FALSE(PathExists(root() + "/x"));
+  EXPECT_FALSE(PathExists(etc_file));
+}
+
+TEST_F(NamespacesTierTest, TmpIsPrivateSoWritesNeverReachTheHostTmp) {
+  std::string tmp_file = "/tmp/" + UniqueName("tmpfile");
+  RemoveAfterTest(tmp_file);
+  EXPECT_TRUE(Reports(Probe({"write", tmp_file}), "write ok"));
+  EXPECT_FALSE(PathExists(tmp_file)) << tmp_file << " leaked from the sandbox's /tmp to the host";
+}
+
+TEST_F(NamespacesTierTest, WritesInTheWorkspaceReachTheHost) {
+  EXPECT_TRUE(Reports(Probe({"write", ws() + "/made-inside"}), "write ok"));
+  EXPECT_EQ(ReadText(ws() + "/made-inside"), "probe\n");
+}
+
+TEST_F(NamespacesTierTest, SymlinkInTheWorkspaceCannotWriteOutsideIt) {
+  std::string control_target = root() + "/control-target";
+  ASSERT_TRUE(WriteText(control_target, "original\n"));
+  ASSERT_TRUE(Reports(ProbeOutside({"symlink-write", control_target, ws() + "/control-link"}),
+                      "symlink-write ok"));
+  ASSERT_EQ(ReadText(control_target), "probe\n");
+
+  std::string target = root() + "/outside";
+  ASSERT_TRUE(WriteText(target, "original\n"));
+  EXPECT_TRUE(
+      Reports(Probe({"symlink-write", target, ws() + "/link"}), "symlink-write errno=30 EROFS"));
+  EXPECT_EQ(ReadText(target), "original\n");
+}
+
+TEST_F(NamespacesTierTest, HardlinkInTheWorkspaceCannotWriteOutsideIt) {
+  std::string control_target = root() + "/control-target";
+  ASSERT_TRUE(WriteText(control_target, "original\n"));
+  ASSERT_TRUE(Reports(ProbeOutside({"hardlink-write", control_target, ws() + "/control-link"}),
+                      "hardlink-write ok"));
+  ASSERT_EQ(ReadText(control_target), "original\nprobe\n");
+
+  std::string target = root() + "/outside";
+  ASSERT_TRUE(WriteText(target, "original\n"));
+  EXPECT_TRUE(ReportsOneOf(Probe({"hardlink-write", target, ws() + "/link"}),
+                           {"hardlink-write errno=18 EXDEV", "hardlink-write errno=30 EROFS",
+                            "hardlink-write errno=1 EPERM"}));
+  EXPECT_EQ(ReadText(target), "original\n");
+}
+
+// --- Hidden credentials ---------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, CredentialFilesAreHiddenByDefault) {
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/.ssh/id_rsa"}), "read ok bytes=11"));
+
+  for (const char* path : {"/.ssh/id_rsa", "/.ssh", "/.aws/credentials", "/.netrc"}) {
+    RunResult result = Probe({"read", home() + path});
+    EXPECT_TRUE(Reports(result, "read errno=13 EACCES")) << path;
+    EXPECT_FALSE(Contains(result.out + result.err, "SECRET-KEY")) << result.Describe();
+  }
+}
+
+TEST_F(NamespacesTierTest, CredentialsBehindRelativeSymlinksStayHidden) {
+  ASSERT_NO_FATAL_FAILURE(MoveCredentialsBehindSymlinks(root(), home(), LinkStyle::kRelative));
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/.aws/credentials"}), "read ok bytes=11"));
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/.netrc"}), "read ok bytes=11"));
+
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.aws/credentials"})));
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.netrc"})));
+}
+
+TEST_F(NamespacesTierTest, CredentialsBehindAbsoluteSymlinksStayHidden) {
+  ASSERT_NO_FATAL_FAILURE(MoveCredentialsBehindSymlinks(root(), home(), LinkStyle::kAbsolute));
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/.aws/credentials"}), "read ok bytes=11"));
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/.netrc"}), "read ok bytes=11"));
+
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.aws/credentials"})));
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.netrc"})));
+  EXPECT_TRUE(Reports(Probe({"write", ws() + "/x"}), "write ok"))
+      << "a symlinked credential must not stop the sandbox from starting";
+}
+
+TEST_F(NamespacesTierTest, CredentialsInsideTheWorkspaceStayHidden) {
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.ssh/id_rsa"}, {"--workspace", home()})));
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.netrc"}, {"--workspace", home()})));
+}
+
+TEST_F(NamespacesTierTest, ReadGrantUnhidesACredentialDirectory) {
+  EXPECT_TRUE(Reports(Probe({"read", home() + "/.ssh/id_rsa"}, {"--read", home() + "/.ssh"}),
+                      "read ok bytes=11"));
+  EXPECT_TRUE(Reports(Probe({"read", home() + "/.ssh/id_rsa"}, {"--grant", "read:~/.ssh"}),
+                      "read ok bytes=11"));
+  // Un-hiding one directory leaves the others hidden.
+  EXPECT_TRUE(Reports(Probe({"read", home() + "/.netrc"}, {"--read", home() + "/.ssh"}),
+                      "read errno=13 EACCES"));
+}
+
+TEST_F(NamespacesTierTest, UserConfigHidesMorePaths) {
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+  ASSERT_TRUE(sys::MakeDirs(home() + "/private", 0755));
+  ASSERT_TRUE(
+      WriteText(home() + "/.config/berth/config.toml", "[sandbox]\nhide = [\"~/private\"]\n"));
+  ASSERT_TRUE(WriteText(home() + "/private/f", "private\n"));
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/private/f"}), "read ok bytes=8"));
+
+  EXPECT_TRUE(Reports(Probe({"read", home() + "/private/f"}), "read errno=13 EACCES"));
+}
+
+// --- Network --------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, TcpToAHostLoopbackListenerIsRefused) {
+  Result<BoundSocket> listener = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  std::string port = std::to_string(listener->port);
+  ASSERT_TRUE(Reports(ProbeOutside({"tcp-connect", "127.0.0.1", port}), "tcp-connect ok"));
+
+  EXPECT_TRUE(
+      ReportsOneOf(Probe({"tcp-connect", "127.0.0.1", port}),
+                   {"tcp-connect errno=111 ECONNREFUSED", "tcp-connect errno=101 ENETUNREACH"}));
+}
+
+TEST_F(NamespacesTierTest, TcpToTheHostsInterfaceAddressIsUnreachable) {
+  std::optional<std::string> address = HostIpv4Address();
+  if (!address) GTEST_SKIP() << "SKIPPED LOUDLY: this host has no non-loopback IPv4 address";
+  Result<BoundSocket> listener = ListenTcp(*address);
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  std::string port = std::to_string(listener->port);
+  ASSERT_TRUE(Reports(ProbeOutside({"tcp-connect", *address, port}), "tcp-connect ok"));
+
+  EXPECT_TRUE(
+      ReportsOneOf(Probe({"tcp-connect", *address, port}),
+                   {"tcp-connect errno=111 ECONNREFUSED", "tcp-connect errno=101 ENETUNREACH"}));
+}
+
+TEST_F(NamespacesTierTest, UdpToAHostLoopbackSocketIsNotDelivered) {
+  ASSERT_NO_FATAL_FAILURE(ExpectUdpNotDelivered("127.0.0.1"));
+}
+
+TEST_F(NamespacesTierTest, UdpToTheHostsInterfaceAddressIsNotDelivered) {
+  std::optional<std::string> address = HostIpv4Address();
+  if (!address) GTEST_SKIP() << "SKIPPED LOUDLY: this host has no non-loopback IPv4 address";
+  ASSERT_NO_FATAL_FAILURE(ExpectUdpNotDelivered(*address));
+}
+
+TEST_F(NamespacesTierTest, DnsLookupFails) {
+  RunResult result = Probe({"dns", "example.com"});
+  EXPECT_TRUE(StartsWith(result.out, "dns eai=") && result.exit_code == 1) << result.Describe();
+}
+
+TEST_F(NamespacesTierTest, RawAndPacketSocketsAreDenied) {
+  EXPECT_TRUE(Reports(Probe({"raw-socket"}), "raw-socket errno=1 EPERM"));
+  EXPECT_TRUE(Reports(Probe({"packet-socket"}), "packet-socket errno=1 EPERM"));
+}
+
+// --- Unix sockets ---------------------------------------------------------------------------
+
+class UnixSocketTest : public NamespacesTierTest {
+ protected:
+  // A listening socket at a path in the host's /tmp, which the sandbox replaces.
+  void ListenInHostTmp() {
+    Result<std::string> dir = sys::MakeTempDir("/tmp", "berth-e2e-sock-");
+    ASSERT_TRUE(dir) << dir.error().ToString();
+    RemoveAfterTest(*dir);
+    socket_path_ = *dir + "/socket";
+    Result<BoundSocket> listener = ListenUnix(socket_path_);
+    ASSERT_TRUE(listener) << listener.error().ToString();
+    listener_ = std::move(*listener);
+    ASSERT_TRUE(Reports(ProbeOutside({"unix-connect", socket_path_}), "unix-connect ok"));
+  }
+
+  std::string socket_path_;
+  BoundSocket listener_;
+};
+
+TEST_F(UnixSocketTest, HostUnixSocketInTmpIsInvisible) {
+  ASSERT_NO_FATAL_FAILURE(ListenInHostTmp());
+  EXPECT_TRUE(Reports(Probe({"unix-connect", socket_path_}), "unix-connect errno=2 ENOENT"));
+}
+
+TEST_F(UnixSocketTest, SocketGrantReachesAHostUnixSocket) {
+  ASSERT_NO_FATAL_FAILURE(ListenInHostTmp());
+  EXPECT_TRUE(Reports(Probe({"unix-connect", socket_path_}, {"--grant", "socket:" + socket_path_}),
+                      "unix-connect ok"));
+}
+
+TEST_F(NamespacesTierTest, HostAbstractSocketIsUnreachable) {
+  std::string name = "berth-e2e-" + std::to_string(getpid());
+  Result<BoundSocket> listener = ListenAbstract(name);
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  ASSERT_TRUE(Reports(ProbeOutside({"abstract-connect", name}), "abstract-connect ok"));
+
+  EXPECT_TRUE(
+      Reports(Probe({"abstract-connect", name}), "abstract-connect errno=111 ECONNREFUSED"));
+}
+
+// --- Processes ------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, HostProcessesAreInvisible) {
+  pid_t pid = StartPausedProcess();
+  ASSERT_GT(pid, 0);
+  std::string target = std::to_string(pid);
+  ASSERT_TRUE(Reports(ProbeOutside({"kill", target, "0"}), "kill ok"));
+  ASSERT_TRUE(ReportsOk(ProbeOutside({"proc-read", target})));
+
+  EXPECT_TRUE(
+      ReportsOneOf(Probe({"kill", target, "0"}), {"kill errno=3 ESRCH", "kill errno=1 EPERM"}));
+  EXPECT_TRUE(
+      ReportsOneOf(Probe({"ptrace", target}), {"ptrace errno=3 ESRCH", "ptrace errno=1 EPERM"}));
+  EXPECT_TRUE(Reports(Probe({"proc-read", target}), "proc-read errno=2 ENOENT"));
+}
+
+TEST_F(NamespacesTierTest, CommandRunsUnderBerthsInitInAFreshPidNamespace) {
+  EXPECT_TRUE(Reports(Probe({"pid"}), "pid ok pid=2 ppid=1"));
+}
+
+// --- Kernel surface -------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, MountIsDenied) {
+  EXPECT_TRUE(Reports(Probe({"mount", ws()}), "mount errno=1 EPERM"));
+}
+
+TEST_F(NamespacesTierTest, NestedUserNamespacesNeedTheBrowserGrant) {
+  EXPECT_TRUE(Reports(Probe({"userns"}), "userns errno=1 EPERM"));
+  EXPECT_TRUE(Reports(Probe({"userns-clone"}), "userns-clone errno=1 EPERM"));
+  EXPECT_TRUE(Reports(Probe({"userns"}, {"--grant", "browser"}), "userns ok"));
+}
+
+TEST_F(NamespacesTierTest, DangerousKernelInterfacesAreDenied) {
+  for (const char* op : {"io-uring", "bpf", "perf", "keyctl", "open-by-handle"}) {
+    EXPECT_TRUE(Reports(Probe({op}), std::string(op) + " errno=1 EPERM"));
+  }
+}
+
+TEST_F(NamespacesTierTest, CommandHasNoCapabilitiesAndNoNewPrivileges) {
+  RunResult caps = Probe({"caps"});
+  ASSERT_TRUE(ReportsOk(caps));
+  EXPECT_EQ(Field(caps, "eff"), "0000000000000000") << caps.Describe();
+  EXPECT_EQ(Field(caps, "bnd"), "0000000000000000") << caps.Describe();
+
+  RunResult ids = Probe({"ids"});
+  ASSERT_TRUE(ReportsOk(ids));
+  EXPECT_EQ(Field(ids, "nnp"), "1") << ids.Describe();
+  EXPECT_EQ(Field(ids, "uid"), std::to_string(getuid())) << ids.Describe();
+}
+
+TEST_F(NamespacesTierTest, SetuidRootBinaryDoesNotEscalateInside) {
+  struct stat st {};
+  bool setuid_root =
+      stat(SANDBOX_PROBE_SUID, &st) == 0 && st.st_uid == 0 && (st.st_mode & S_ISUID) != 0;
+  REQUIRE_FEATURE(setuid_root, std::string(SANDBOX_PROBE_SUID) +
+                                   " is not a setuid-root binary: build the tree as root");
+  // Control: outside the sandbox the binary really runs with euid 0.
+  RunResult control = RunOutside({SANDBOX_PROBE_SUID, "ids"});
+  REQUIRE_FEATURE(Field(control, "euid") == "0",
+                  "setuid does not take effect here (nosuid mount?):\n" + control.Describe());
+
+  RunResult ids = Probe({"exec", SANDBOX_PROBE_SUID, "ids"});
+  ASSERT_TRUE(ReportsOk(ids));
+  EXPECT_EQ(Field(ids, "euid"), std::to_string(getuid())) << ids.Describe();
+  RunResult caps = Probe({"exec", SANDBOX_PROBE_SUID, "caps"});
+  ASSERT_TRUE(ReportsOk(caps));
+  EXPECT_EQ(Field(caps, "eff"), "0000000000000000") << caps.Describe();
+}
+
+// --- Limits ---------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, PidsLimitStopsAForkBomb) {
+  // The bomb stops by itself at 200 so that a broken limit cannot harm the host.
+  RunResult result = Probe({"forkbomb", "200"}, {"--pids", "40"});
+  ASSERT_TRUE(StartsWith(result.out, "forkbomb errno=11 EAGAIN ") && result.exit_code == 1)
+      << result.Describe();
+  EXPECT_LT(std::stoi(Field(result, "count")), 40) << result.Describe();
+}
+
+TEST_F(NamespacesTierTest, MemoryLimitStopsAMemoryHog) {
+  RunResult result = Probe({"memhog", "1024"}, {"--memory", "64MiB"});
+  bool out_of_memory = result.exit_code == 1 && StartsWith(result.out, "memhog errno=12 ENOMEM");
+  bool killed = result.exit_code == 137 && !StartsWith(result.out, "memhog ok");
+  EXPECT_TRUE(out_of_memory || killed) << result.Describe();
+}
+
+TEST_F(NamespacesTierTest, TimeoutEndsADaemonizedProcessTree) {
+  std::string token = UniqueName("daemon-token");
+  RunResult result = Probe({"daemon", token}, {"--timeout", "1s"});
+  EXPECT_EQ(result.exit_code, 124) << result.Describe();
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(token, kLeftoverWait))
+      << "processes outlived berth: " << testing::PrintToString(ProcessesWithArgument(token));
+  for (pid_t pid : ProcessesWithArgument(token)) kill(pid, SIGKILL);
+}
+
+TEST_F(NamespacesTierTest, TimeoutEndsATreeThatIgnoresSigterm) {
+  ExpectTimeoutEndsATreeIgnoringSigterm(*this, UniqueName("stubborn-token"), {});
+}
+
+// --- Exit status ----------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, ExitCodeOfTheCommandIsBerthsExitCode) {
+  EXPECT_EQ(Probe({"exit", "7"}).exit_code, 7);
+}
+
+TEST_F(NamespacesTierTest, CommandKilledBySignalExits128PlusSignal) {
+  RunResult sigkill = Probe({"raise", "9"});
+  EXPECT_EQ(sigkill.exit_code, 137) << sigkill.Describe();
+  RunResult sigterm = Probe({"raise", "15"});
+  EXPECT_EQ(sigterm.exit_code, 143) << sigterm.Describe();
+}
+
+TEST_F(NamespacesTierTest, MissingCommandExits127) {
+  RunResult result = Run({"sandbox", "--", ws() + "/no-such-command"});
+  EXPECT_EQ(result.exit_code, 127) << result.Describe();
+  EXPECT_TRUE(Contains(result.err, "cannot run")) << result.Describe();
+}
+
+TEST_F(NamespacesTierTest, CommandRunsInTheWorkspace) {
+  EXPECT_TRUE(Reports(Probe({"pwd"}), "pwd ok path=" + ws()));
+}
+
+// --- Environment ----------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, EnvironmentIsAnAllowlist) {
+  EnvVars caller = {{"GITHUB_TOKEN", "ghp_x"}, {"MY_VAR", "1"}};
+  RunResult plain = Probe({"env"}, {}, caller);
+  ASSERT_EQ(plain.exit_code, 0) << plain.Describe();
+  EXPECT_FALSE(HasLineStartingWith(plain, "GITHUB_TOKEN=")) << plain.Describe();
+  EXPECT_FALSE(HasLineStartingWith(plain, "MY_VAR=")) << plain.Describe();
+  EXPECT_TRUE(HasLine(plain, "TMPDIR=/tmp")) << plain.Describe();
+  EXPECT_TRUE(HasLine(plain, "PATH=/usr/local/bin:/usr/bin:/bin")) << plain.Describe();
+
+  RunResult passed = Probe({"env"}, {"--env", "MY_VAR", "--setenv", "A=B"}, caller);
+  ASSERT_EQ(passed.exit_code, 0) << passed.Describe();
+  EXPECT_TRUE(HasLine(passed, "MY_VAR=1")) << passed.Describe();
+  EXPECT_TRUE(HasLine(passed, "A=B")) << passed.Describe();
+  EXPECT_FALSE(HasLineStartingWith(passed, "GITHUB_TOKEN=")) << passed.Describe();
+}
+
+// --- Profiles -------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, ReadOnlyProfileMakesTheWorkspaceReadOnly) {
+  EXPECT_TRUE(
+      Reports(Probe({"write", ws() + "/x"}, {"--profile", "read-only"}), "write errno=30 EROFS"));
+  EXPECT_FALSE(PathExists(ws() + "/x"));
+}
+
+TEST_F(NamespacesTierTest, FullProfileNeedsFullAccess) {
+  RunResult result = Probe({"write", root() + "/x"}, {"--profile", "full"});
+  EXPECT_EQ(result.exit_code, 64) << result.Describe();
+  EXPECT_FALSE(PathExists(root() + "/x"));
+}
+
+TEST_F(NamespacesTierTest, FullProfileWithFullAccessWritesOutsideTheWorkspace) {
+  EXPECT_TRUE(
+      Reports(Probe({"write", root() + "/x"}, {"--profile", "full", "--full-access"}), "write ok"));
+  EXPECT_TRUE(PathExists(root() + "/x"));
+}
+
+TEST_F(NamespacesTierTest, OpenNetworkNeedsTheFullProfile) {
+  RunResult result = Probe({"pwd"}, {"--network", "open"});
+  EXPECT_EQ(result.exit_code, 64) << result.Describe();
+}
+
+// --- Grants ---------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, WriteGrantMakesADirectoryOutsideTheWorkspaceWritable) {
+  std::string dir = root() + "/extra";
+  ASSERT_TRUE(sys::MakeDirs(dir, 0755));
+  EXPECT_TRUE(Reports(Probe({"write", dir + "/f"}, {"--write", dir}), "write ok"));
+  EXPECT_EQ(ReadText(dir + "/f"), "probe\n");
+  // Only that directory: its parent stays read-only.
+  EXPECT_TRUE(Reports(Probe({"write", root() + "/f"}, {"--write", dir}), "write errno=30 EROFS"));
+}
+
+TEST_F(NamespacesTierTest, CacheGrantProvidesAWritableCacheAndItsVariable) {
+  std::string cache = state() + "/caches/npm";
+  RunResult env = Probe({"env"}, {"--grant", "cache:npm"});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  EXPECT_TRUE(HasLine(env, "npm_config_cache=" + cache)) << env.Describe();
+
+  EXPECT_TRUE(Reports(Probe({"write", cache + "/f"}, {"--grant", "cache:npm"}), "write ok"));
+  EXPECT_EQ(ReadText(cache + "/f"), "probe\n");
+}
+
+TEST_F(NamespacesTierTest, UnknownGrantIsAUsageError) {
+  RunResult result = Probe({"pwd"}, {"--grant", "no-such-grant"});
+  EXPECT_EQ(result.exit_code, 64) << result.Describe();
+  EXPECT_EQ(result.out, "") << result.Describe();
+}
+
+// --- Print spec -----------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, PrintSpecPrintsJsonAndRunsNothing) {
+  std::string socket_path = root() + "/socket";
+  Result<BoundSocket> listener = ListenUnix(socket_path);
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  std::string marker = ws() + "/marker";
+
+  RunResult result = Probe({"write", marker}, {"--print-spec", "--grant", "socket:" + socket_path});
+  ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  EXPECT_FALSE(PathExists(marker)) << "--print-spec ran the command";
+  nlohmann::json spec = nlohmann::json::parse(result.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(spec.is_object()) << "not a JSON object\n" << result.Describe();
+
+  EXPECT_TRUE(spec.contains("profile") && spec.at("profile") == "isolated-write") << spec.dump(2);
+  ASSERT_TRUE(spec.contains("hidden_paths") && spec.at("hidden_paths").is_array()) << spec.dump(2);
+  bool hides_ssh = false;
+  for (const nlohmann::json& path : spec.at("hidden_paths")) hides_ssh |= path == home() + "/.ssh";
+  EXPECT_TRUE(hides_ssh) << spec.dump(2);
+  ASSERT_TRUE(spec.contains("grants") && spec.at("grants").is_array() &&
+              spec.at("grants").size() == 1)
+      << spec.dump(2);
+  const nlohmann::json& grant = spec.at("grants").at(0);
+  EXPECT_TRUE(grant.is_object() && grant.contains("kind") && grant.at("kind") == "socket")
+      << spec.dump(2);
+}
+
+// --- Browser --------------------------------------------------------------------------------
+
+TEST_F(NamespacesTierTest, BrowserGrantRunsHeadlessChromiumWithItsOwnSandbox) {
+  std::optional<std::string> chromium = FindInPath("chromium");
+  if (!chromium) chromium = FindInPath("chromium-browser");
+  REQUIRE_FEATURE(chromium.has_value(), "chromium is not installed");
+  if (IsRoot()) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: chromium refuses to start its sandbox as root; the "
+                    "unprivileged run of this suite covers this test";
+  }
+  ASSERT_TRUE(WriteText(ws() + "/index.html", "<p id=x>hello-berth</p>\n"));
+  // No --no-sandbox: chromium must build its own namespace sandbox inside berth's.
+  RunResult result = Run({"sandbox", "--grant", "browser", "--", *chromium, "--headless",
+                          "--disable-gpu", "--dump-dom", "file://" + ws() + "/index.html"});
+  EXPECT_EQ(result.exit_code, 0) << result.Describe();
+  EXPECT_TRUE(Contains(result.out, "hello-berth")) << result.Describe();
+}
+
+TEST_F(NamespacesTierTest, ChromiumWithoutTheBrowserGrantIsRefused) {
+  std::optional<std::string> chromium = FindInPath("chromium");
+  if (!chromium) chromium = FindInPath("chromium-browser");
+  REQUIRE_FEATURE(chromium.has_value(), "chromium is not installed");
+  if (IsRoot()) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: chromium refuses to start its sandbox as root; the "
+                    "unprivileged run of this suite covers this test";
+  }
+  ASSERT_TRUE(WriteText(ws() + "/index.html", "<p id=x>hello-berth</p>\n"));
+  // A writable profile, so that the missing grant is the only thing that stops chromium.
+  RunResult result = Run({"sandbox", "--", *chromium, "--headless", "--disable-gpu",
+                          "--user-data-dir=" + ws() + "/profile", "--dump-dom",
+                          "file://" + ws() + "/index.html"});
+  EXPECT_NE(result.exit_code, 0) << result.Describe();
+  EXPECT_FALSE(Contains(result.out, "hello-berth")) << result.Describe();
+  // berth names the cause and the grant that would allow it.
+  EXPECT_TRUE(Contains(result.err, "tried to create a user namespace")) << result.Describe();
+  EXPECT_TRUE(Contains(result.err, "--grant browser")) << result.Describe();
+}
+
+// --- Landlock tier --------------------------------------------------------------------------
+
+TEST_F(LandlockTierTest, WritesOutsideTheWorkspaceFailWithAccessDenied) {
+  ASSERT_TRUE(ReportsOk(ProbeOutside({"write", root() + "/control"})));
+  EXPECT_TRUE(Reports(Probe({"write", root() + "/x"}, kLandlockTier), "write errno=13 EACCES"));
+  EXPECT_FALSE(PathExists(root() + "/x"));
+  EXPECT_TRUE(Reports(Probe({"write", ws() + "/x"}, kLandlockTier), "write ok"));
+  EXPECT_EQ(ReadText(ws() + "/x"), "probe\n");
+}
+
+TEST_F(LandlockTierTest, CredentialFilesAreHidden) {
+  RunResult result = Probe({"read", home() + "/.ssh/id_rsa"}, kLandlockTier);
+  EXPECT_TRUE(Reports(result, "read errno=13 EACCES"));
+  EXPECT_FALSE(Contains(result.out + result.err, "SECRET-KEY")) << result.Describe();
+}
+
+TEST_F(LandlockTierTest, CredentialsBehindSymlinksStayHidden) {
+  ASSERT_NO_FATAL_FAILURE(MoveCredentialsBehindSymlinks(root(), home(), LinkStyle::kRelative));
+  ASSERT_TRUE(Reports(ProbeOutside({"read", home() + "/.aws/credentials"}), "read ok bytes=11"));
+
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.aws/credentials"}, kLandlockTier)));
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", home() + "/.netrc"}, kLandlockTier)));
+}
+
+// Landlock can only add access: berth refuses to run rather than expose the credential.
+TEST_F(LandlockTierTest, CredentialsInsideTheWorkspaceStayHidden) {
+  std::vector<std::string> args = kLandlockTier;
+  args.insert(args.end(), {"--workspace", home()});
+  RunResult result = Probe({"read", home() + "/.ssh/id_rsa"}, args);
+  EXPECT_FALSE(Contains(result.out + result.err, "SECRET-KEY")) << result.Describe();
+  EXPECT_EQ(result.exit_code, 69) << result.Describe();
+  EXPECT_TRUE(Contains(result.err, "cannot hide")) << result.Describe();
+}
+
+TEST_F(LandlockTierTest, TcpConnectIsDenied) {
+  Result<BoundSocket> listener = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  std::string port = std::to_string(listener->port);
+  ASSERT_TRUE(Reports(ProbeOutside({"tcp-connect", "127.0.0.1", port}), "tcp-connect ok"));
+
+  EXPECT_TRUE(Reports(Probe({"tcp-connect", "127.0.0.1", port}, kLandlockTier),
+                      "tcp-connect errno=13 EACCES"));
+}
+
+TEST_F(LandlockTierTest, UdpIsDenied) {
+  Result<BoundSocket> socket = BindUdp("127.0.0.1");
+  ASSERT_TRUE(socket) << socket.error().ToString();
+  std::string port = std::to_string(socket->port);
+  EXPECT_TRUE(
+      Reports(Probe({"udp-send", "127.0.0.1", port}, kLandlockTier), "udp-send errno=1 EPERM"));
+  EXPECT_EQ(ReceiveDatagram(socket->fd.get(), std::chrono::milliseconds(0)), std::nullopt);
+}
+
+TEST_F(LandlockTierTest, AbstractSocketsOutsideTheSandboxAreDenied) {
+  std::string name = "berth-e2e-" + std::to_string(getpid());
+  Result<BoundSocket> listener = ListenAbstract(name);
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  ASSERT_TRUE(Reports(ProbeOutside({"abstract-connect", name}), "abstract-connect ok"));
+
+  EXPECT_TRUE(
+      Reports(Probe({"abstract-connect", name}, kLandlockTier), "abstract-connect errno=1 EPERM"));
+}
+
+TEST_F(LandlockTierTest, SignalsToProcessesOutsideTheSandboxAreDenied) {
+  pid_t pid = StartPausedProcess();
+  ASSERT_GT(pid, 0);
+  std::string target = std::to_string(pid);
+  ASSERT_TRUE(Reports(ProbeOutside({"kill", target, "0"}), "kill ok"));
+
+  EXPECT_TRUE(Reports(Probe({"kill", target, "0"}, kLandlockTier), "kill errno=1 EPERM"));
+}
+
+TEST_F(LandlockTierTest, TimeoutEndsADaemonizedProcessTree) {
+  std::string token = UniqueName("daemon-token");
+  std::vector<std::string> args = kLandlockTier;
+  args.insert(args.end(), {"--timeout", "1s"});
+  RunResult result = Probe({"daemon", token}, args);
+  EXPECT_EQ(result.exit_code, 124) << result.Describe();
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(token, kLeftoverWait))
+      << "processes outlived berth: " << testing::PrintToString(ProcessesWithArgument(token));
+  for (pid_t pid : ProcessesWithArgument(token)) kill(pid, SIGKILL);
+}
+
+TEST_F(LandlockTierTest, TimeoutEndsATreeThatIgnoresSigterm) {
+  ExpectTimeoutEndsATreeIgnoringSigterm(*this, UniqueName("stubborn-token"), kLandlockTier);
+}
+
+TEST_F(LandlockTierTest, LandlockTierNeedsAllowWeaker) {
+  RunResult result = Probe({"pwd"}, {"--tier", "landlock"});
+  EXPECT_EQ(result.exit_code, 69) << result.Describe();
+  EXPECT_TRUE(Contains(result.err, "allow-weaker")) << result.Describe();
+  EXPECT_EQ(result.out, "") << result.Describe();
+}
+
+}  // namespace
+}  // namespace berth::e2e
