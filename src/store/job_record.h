@@ -1,0 +1,86 @@
+// JobRecord: one job as the store keeps it, and the job states of PRODUCT.md §6.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace berth::store {
+
+enum class JobState {
+  kQueued,
+  kPreparing,
+  kRunning,
+  kCollecting,
+  kVerifying,
+  kCompleted,
+  kVerificationFailed,
+  kRefused,
+  kChildFailed,
+  kMalformedOutput,
+  kUnavailable,
+  kUnauthenticated,
+  kTimedOut,
+  kCancelled,
+  kStale,
+  kFailed,
+};
+
+const char* JobStateName(JobState state);
+std::optional<JobState> ParseJobState(const std::string& name);
+bool IsTerminal(JobState state);
+// Every live state, in lifecycle order.
+const std::vector<JobState>& LiveStates();
+
+// Who runs a job: the supervisor process, identified so that a reused pid is not mistaken
+// for a live owner.
+struct Owner {
+  std::string host;        // host id (/etc/machine-id, else the hostname)
+  int64_t pid = 0;
+  int64_t pid_start = 0;   // start time of pid in clock ticks since boot
+};
+
+struct JobRecord {
+  std::string id;
+  std::string repo;        // absolute path of the repository's working tree
+  std::string agent;
+  std::string provider;
+  JobState state = JobState::kQueued;
+  std::string state_reason;  // why the job is in its state (stale, failed, refused...)
+  std::string base;          // base commit id (40 hex)
+  std::string branch;        // job branch name, e.g. berth/<id>
+  std::optional<std::string> commit;  // job commit id, when one was made
+  std::optional<int> exit_code;       // berth's exit code for the job, once terminal
+  Owner owner;
+  int64_t lease_expires_at_ms = 0;    // wall clock, ms since the epoch
+  int64_t created_at_ms = 0;
+  std::optional<int64_t> started_at_ms;
+  std::optional<int64_t> ended_at_ms;
+  std::string job_dir;       // the job's directory under the state dir
+  std::string backend;       // workspace backend used: overlay or copy
+  int depth = 0;             // nesting depth (anti-recursion)
+  std::string policy_hash;   // sha256 of the policy file the job ran under ("" if none)
+  std::string request_json;  // the run request (argv, prompt file, grants...) as JSON
+  std::optional<std::string> receipt_json;  // set when the job ends
+  std::optional<int64_t> landed_at_ms;
+  std::optional<std::string> landed_commit;
+};
+
+struct Event {
+  std::string job_id;
+  int64_t seq = 0;
+  int64_t at_ms = 0;
+  std::string step;    // "queued", "workspace", "sandbox", "agent", "collect", "commit"...
+  std::string detail;  // human text
+};
+
+struct AuditEntry {
+  int64_t seq = 0;
+  int64_t at_ms = 0;
+  std::string job_id;
+  std::string action;       // "land", "discard", ...
+  std::string detail_json;
+};
+
+}  // namespace berth::store

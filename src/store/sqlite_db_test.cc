@@ -1,0 +1,103 @@
+#include "store/sqlite_db.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "store/sqlite_store.h"
+#include "store/store_test_util.h"
+
+namespace berth::store {
+namespace {
+
+using testing::RawDb;
+using testing::TempDir;
+
+class SqliteDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.path() + "/berth.db";
+    ASSERT_TRUE(OpenSqliteStore(path_).has_value());  // creates the schema
+  }
+
+  TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(SqliteDbTest, AWriteLockHeldTooLongIsReportedAsBusy) {
+  RawDb other(path_);
+  ASSERT_EQ(other.Exec("BEGIN IMMEDIATE"), SQLITE_OK) << other.error();
+
+  Result<SqliteDb> db = SqliteDb::Open(path_, /*busy_timeout_ms=*/50);
+  ASSERT_TRUE(db.has_value()) << db.error().ToString();  // readers are not blocked
+  Result<SqliteTransaction> blocked = SqliteTransaction::Begin(*db);
+  ASSERT_FALSE(blocked.has_value());
+  EXPECT_EQ(blocked.error().cause(), Cause::kBusy);
+  EXPECT_NE(blocked.error().message().find("busy"), std::string::npos);
+
+  Result<SqliteStatement> update = db->Prepare("UPDATE audit SET seq = seq WHERE 0");
+  ASSERT_TRUE(update.has_value());
+  Status ran = update->Run();
+  ASSERT_FALSE(ran.has_value());
+  EXPECT_EQ(ran.error().cause(), Cause::kBusy);
+
+  ASSERT_EQ(other.Exec("COMMIT"), SQLITE_OK);
+  Result<SqliteTransaction> free = SqliteTransaction::Begin(*db);
+  ASSERT_TRUE(free.has_value()) << free.error().ToString();
+  Status committed = free->Commit();
+  EXPECT_TRUE(committed.has_value()) << committed.error().ToString();
+}
+
+TEST_F(SqliteDbTest, ATransactionRollsBackUnlessCommitted) {
+  Result<SqliteDb> db = SqliteDb::Open(path_);
+  ASSERT_TRUE(db.has_value());
+  auto insert = [&](const char* action) {
+    Result<SqliteStatement> statement = db->Prepare(
+        "INSERT INTO audit (at_ms, job_id, action, detail_json) VALUES (1, 'j', ?1, '{}')");
+    CHECK(statement.has_value());
+    CHECK(statement->BindText(1, action).Run().has_value());
+  };
+  {
+    Result<SqliteTransaction> transaction = SqliteTransaction::Begin(*db);
+    ASSERT_TRUE(transaction.has_value());
+    insert("dropped");
+  }
+  {
+    Result<SqliteTransaction> transaction = SqliteTransaction::Begin(*db);
+    ASSERT_TRUE(transaction.has_value());
+    insert("kept");
+    ASSERT_TRUE(transaction->Commit().has_value());
+  }
+  RawDb raw(path_);
+  EXPECT_EQ(raw.QueryText("SELECT group_concat(action) FROM audit"), "kept");
+}
+
+TEST_F(SqliteDbTest, ValuesRoundTripThroughBindings) {
+  Result<SqliteDb> db = SqliteDb::Open(path_);
+  ASSERT_TRUE(db.has_value());
+  Result<SqliteStatement> select = db->Prepare("SELECT ?1, ?2, ?3, ?4");
+  ASSERT_TRUE(select.has_value());
+  std::string with_nul("a\0b'; DROP TABLE jobs; --", 26);
+  select->BindText(1, with_nul)
+      .BindInt(2, INT64_MIN)
+      .BindOptionalText(3, std::nullopt)
+      .BindOptionalInt(4, std::nullopt);
+  ASSERT_TRUE(*select->Step());
+  EXPECT_EQ(select->Text(0), with_nul);
+  EXPECT_EQ(select->Int(1), INT64_MIN);
+  EXPECT_FALSE(select->OptionalText(2).has_value());
+  EXPECT_FALSE(select->OptionalInt(3).has_value());
+}
+
+TEST_F(SqliteDbTest, ABadBindingIsReportedByStep) {
+  Result<SqliteDb> db = SqliteDb::Open(path_);
+  ASSERT_TRUE(db.has_value());
+  Result<SqliteStatement> select = db->Prepare("SELECT ?1");
+  ASSERT_TRUE(select.has_value());
+  Result<bool> stepped = select->BindInt(7, 1).Step();
+  ASSERT_FALSE(stepped.has_value());
+  EXPECT_NE(stepped.error().message().find("bind"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::store

@@ -1,0 +1,170 @@
+#include "store/sqlite_schema.h"
+
+#include <iterator>
+#include <string>
+
+#include "sys/process.h"
+
+namespace berth::store {
+
+namespace {
+
+constexpr char kCreateVersionTable[] = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  version       INTEGER PRIMARY KEY,
+  applied_at_ms INTEGER NOT NULL
+);
+)sql";
+
+// Migration 1: jobs, events and the audit log. The state lists in the triggers are spelled
+// out because a migration must mean the same thing forever, whatever the code says later.
+constexpr char kMigration1[] = R"sql(
+CREATE TABLE jobs (
+  id                  TEXT PRIMARY KEY NOT NULL,
+  repo                TEXT NOT NULL,
+  agent               TEXT NOT NULL,
+  provider            TEXT NOT NULL,
+  state               TEXT NOT NULL,
+  state_reason        TEXT NOT NULL DEFAULT '',
+  base                TEXT NOT NULL,
+  branch              TEXT NOT NULL,
+  commit_id           TEXT,
+  exit_code           INTEGER,
+  owner_host          TEXT NOT NULL DEFAULT '',
+  owner_pid           INTEGER NOT NULL DEFAULT 0,
+  owner_pid_start     INTEGER NOT NULL DEFAULT 0,
+  lease_expires_at_ms INTEGER NOT NULL DEFAULT 0,
+  created_at_ms       INTEGER NOT NULL,
+  started_at_ms       INTEGER,
+  ended_at_ms         INTEGER,
+  job_dir             TEXT NOT NULL,
+  backend             TEXT NOT NULL,
+  depth               INTEGER NOT NULL DEFAULT 0,
+  policy_hash         TEXT NOT NULL,
+  request_json        TEXT NOT NULL,
+  receipt_json        TEXT,
+  landed_at_ms        INTEGER,
+  landed_commit       TEXT
+);
+CREATE INDEX jobs_by_repo_state ON jobs (repo, state);
+CREATE INDEX jobs_by_created ON jobs (created_at_ms);
+
+-- Invariant 7, second wall: the outcome of a terminal job (state, reason, exit code, end
+-- time) never changes, whatever SQL a writer sends. The store's compare-and-set is the first.
+CREATE TRIGGER jobs_terminal_is_final
+BEFORE UPDATE ON jobs
+WHEN OLD.state NOT IN ('queued', 'preparing', 'running', 'collecting', 'verifying')
+  AND (NEW.state IS NOT OLD.state OR NEW.state_reason IS NOT OLD.state_reason
+       OR NEW.exit_code IS NOT OLD.exit_code OR NEW.ended_at_ms IS NOT OLD.ended_at_ms)
+BEGIN
+  SELECT RAISE(ABORT, 'the terminal state of a job is final');
+END;
+-- INSERT OR REPLACE and UPDATE OR REPLACE delete the row they collide with without firing
+-- delete triggers, which would replace a finished job wholesale. Ids are fixed and unique.
+CREATE TRIGGER jobs_no_replace
+BEFORE INSERT ON jobs
+WHEN EXISTS (SELECT 1 FROM jobs WHERE id = NEW.id)
+BEGIN
+  SELECT RAISE(ABORT, 'a job id is never reused');
+END;
+CREATE TRIGGER jobs_id_is_fixed
+BEFORE UPDATE OF id ON jobs
+WHEN NEW.id IS NOT OLD.id
+BEGIN
+  SELECT RAISE(ABORT, 'a job id never changes');
+END;
+
+CREATE TABLE events (
+  job_id TEXT NOT NULL REFERENCES jobs (id),
+  seq    INTEGER NOT NULL,
+  at_ms  INTEGER NOT NULL,
+  step   TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq)
+);
+CREATE TRIGGER events_no_replace BEFORE INSERT ON events
+WHEN EXISTS (SELECT 1 FROM events WHERE job_id = NEW.job_id AND seq = NEW.seq)
+BEGIN
+  SELECT RAISE(ABORT, 'job events are append-only');
+END;
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN
+  SELECT RAISE(ABORT, 'job events are append-only');
+END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN
+  SELECT RAISE(ABORT, 'job events are append-only');
+END;
+
+CREATE TABLE audit (
+  seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_ms       INTEGER NOT NULL,
+  job_id      TEXT NOT NULL,
+  action      TEXT NOT NULL,
+  detail_json TEXT NOT NULL
+);
+CREATE INDEX audit_by_job ON audit (job_id, seq);
+CREATE TRIGGER audit_no_replace BEFORE INSERT ON audit
+WHEN EXISTS (SELECT 1 FROM audit WHERE seq = NEW.seq)
+BEGIN
+  SELECT RAISE(ABORT, 'the audit log is append-only');
+END;
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN
+  SELECT RAISE(ABORT, 'the audit log is append-only');
+END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN
+  SELECT RAISE(ABORT, 'the audit log is append-only');
+END;
+)sql";
+
+// Append only. Entry i takes the schema from version i to version i + 1.
+constexpr const char* kMigrations[] = {
+    kMigration1,
+};
+
+Status RefuseNewer(SqliteDb& db, int version) {
+  if (version <= SqliteSchemaVersion()) return {};
+  return Error(Cause::kUnavailable,
+               "job store " + db.path() + " has schema version " + std::to_string(version) +
+                   ", but this berth knows versions up to " + std::to_string(SqliteSchemaVersion()),
+               0, "a newer berth wrote this store; upgrade berth to use it");
+}
+
+}  // namespace
+
+int SqliteSchemaVersion() { return static_cast<int>(std::size(kMigrations)); }
+
+Result<int> ReadSchemaVersion(SqliteDb& db) {
+  SqliteStatement exists = TRY(db.Prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"));
+  if (!TRY(exists.Step()) || exists.Int(0) == 0) return 0;
+  SqliteStatement max = TRY(db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_version"));
+  if (!TRY(max.Step())) return 0;
+  return static_cast<int>(max.Int(0));
+}
+
+Status MigrateSqlite(SqliteDb& db) {
+  int version = TRY(ReadSchemaVersion(db));
+  TRY(RefuseNewer(db, version));
+  while (version < SqliteSchemaVersion()) {
+    // The write lock is taken before the version is read again, so two processes opening a
+    // new store at once apply each migration exactly once.
+    SqliteTransaction transaction = TRY(SqliteTransaction::Begin(db));
+    TRY(db.Exec(kCreateVersionTable));
+    version = TRY(ReadSchemaVersion(db));
+    TRY(RefuseNewer(db, version));
+    if (version == SqliteSchemaVersion()) break;  // another process finished the job
+    int next = version + 1;
+    TRY_CTX(db.Exec(kMigrations[version]), "migrating to schema version " + std::to_string(next));
+    SqliteStatement record =
+        TRY(db.Prepare("INSERT INTO schema_version (version, applied_at_ms) VALUES (?1, ?2)"));
+    TRY(record.BindInt(1, next).BindInt(2, sys::WallMillis()).Run());
+    TRY(transaction.Commit());
+    version = next;
+  }
+  return {};
+}
+
+}  // namespace berth::store

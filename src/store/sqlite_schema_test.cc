@@ -1,0 +1,117 @@
+#include "store/sqlite_schema.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "store/job_record.h"
+#include "store/sqlite_store.h"
+#include "store/store_test_util.h"
+
+namespace berth::store {
+namespace {
+
+using testing::RawDb;
+using testing::TempDir;
+
+std::string SqlList(const std::vector<JobState>& states) {
+  std::string out = "(";
+  for (size_t i = 0; i < states.size(); ++i) {
+    out += (i == 0 ? "'" : ", '") + std::string(JobStateName(states[i])) + "'";
+  }
+  return out + ")";
+}
+
+TEST(SqliteSchema, StateListsMatchTheCode) {
+  EXPECT_EQ(kLiveStatesSql, SqlList(LiveStates()));
+  std::vector<JobState> slot_states(LiveStates().begin() + 1, LiveStates().end());
+  EXPECT_EQ(kSlotStatesSql, SqlList(slot_states));
+}
+
+TEST(SqliteSchema, ANewStoreIsAtTheCurrentVersion) {
+  TempDir dir;
+  std::string path = dir.path() + "/berth.db";
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  RawDb raw(path);
+  EXPECT_EQ(raw.QueryText("SELECT MAX(version) FROM schema_version"),
+            std::to_string(SqliteSchemaVersion()));
+  EXPECT_EQ(raw.QueryText("SELECT count(*) FROM schema_version"),
+            std::to_string(SqliteSchemaVersion()));
+  // Reopening applies nothing again.
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  EXPECT_EQ(raw.QueryText("SELECT count(*) FROM schema_version"),
+            std::to_string(SqliteSchemaVersion()));
+}
+
+TEST(SqliteSchema, AStoreFromANewerBerthIsRefused) {
+  TempDir dir;
+  std::string path = dir.path() + "/berth.db";
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.Exec("INSERT INTO schema_version (version, applied_at_ms) VALUES (999, 0)"),
+              SQLITE_OK)
+        << raw.error();
+  }
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().cause(), Cause::kUnavailable);
+  EXPECT_NE(store.error().message().find("schema version 999"), std::string::npos)
+      << store.error().message();
+  EXPECT_NE(store.error().hint().find("upgrade berth"), std::string::npos);
+  RawDb raw(path);
+  EXPECT_EQ(raw.QueryText("SELECT MAX(version) FROM schema_version"), "999");
+}
+
+TEST(SqliteSchema, AFileThatIsNotADatabaseIsAnError) {
+  TempDir dir;
+  std::string path = dir.path() + "/berth.db";
+  FILE* file = ::fopen(path.c_str(), "w");
+  ASSERT_NE(file, nullptr);
+  ::fputs(
+      "this is not a database, but it is long enough to have a header of a hundred bytes "
+      "........................................................",
+      file);
+  ::fclose(file);
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_NE(store.error().hint(), "");
+}
+
+// Several processes opening a new store at once apply each migration exactly once.
+TEST(SqliteSchema, ConcurrentFirstOpensMigrateOnce) {
+  TempDir dir;
+  std::string path = dir.path() + "/state/berth.db";
+  Result<sys::Pipe> start = sys::MakePipe();
+  ASSERT_TRUE(start.has_value());
+  constexpr int kChildren = 6;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kChildren; ++i) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      start->write.Reset();
+      char byte;
+      if (::read(start->read.get(), &byte, 1) != 0) ::_exit(2);  // EOF: everyone starts
+      Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+      ::_exit(store.has_value() ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  start->write.Reset();
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  RawDb raw(path);
+  EXPECT_EQ(raw.QueryText("SELECT count(*) FROM schema_version"),
+            std::to_string(SqliteSchemaVersion()));
+}
+
+}  // namespace
+}  // namespace berth::store
