@@ -1,0 +1,139 @@
+// ExplainPolicy: the human summary printed by `berth policy check`.
+#include <array>
+#include <string_view>
+
+#include "base/strings.h"
+#include "policy/policy.h"
+
+namespace berth::policy {
+
+namespace {
+
+constexpr std::array<std::string_view, 5> kBuiltinProviders = {"codex", "claude", "gemini", "grok",
+                                                               "command"};
+
+// 2700000 -> "45m", 5400000 -> "1h30m", 1500 -> "1s500ms".
+std::string FormatDuration(int64_t ms) {
+  struct Unit {
+    const char* name;
+    int64_t ms;
+  };
+  static constexpr Unit kUnits[] = {
+      {"d", 24 * 3600 * 1000}, {"h", 3600 * 1000}, {"m", 60 * 1000}, {"s", 1000}, {"ms", 1}};
+  if (ms <= 0) return "0s";
+  std::string text;
+  for (const Unit& unit : kUnits) {
+    if (ms >= unit.ms) {
+      text += std::to_string(ms / unit.ms) + unit.name;
+      ms %= unit.ms;
+    }
+  }
+  return text;
+}
+
+std::string List(const std::vector<std::string>& items, std::string_view empty = "(none)") {
+  if (items.empty()) return std::string(empty);
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+std::string Argv(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const std::string& arg : argv) {
+    bool plain = !arg.empty() && arg.find_first_of(" \t\"'\\$`") == std::string::npos;
+    text += (text.empty() ? "" : " ") + (plain ? arg : "\"" + arg + "\"");
+  }
+  return text;
+}
+
+void Line(std::string* out, int indent, std::string_view label, const std::string& value) {
+  std::string line(static_cast<size_t>(indent), ' ');
+  line += label;
+  if (line.size() < 24)
+    line.resize(24, ' ');
+  else
+    line += ' ';
+  *out += line + value + "\n";
+}
+
+void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out) {
+  bool builtin = false;
+  for (std::string_view name : kBuiltinProviders) builtin |= agent.provider == name;
+  *out += "  " + agent.name + "\n";
+  Line(out, 4, "capability",
+       agent.capability == Capability::kWrite ? "write (changes outside writable are refused)"
+                                              : "read (the workspace is read-only)");
+  Line(out, 4, "provider",
+       agent.provider + (builtin ? "" : " (not built in: must be defined in your user config)"));
+  if (!agent.model.empty()) Line(out, 4, "model", agent.model);
+  if (!agent.effort.empty()) Line(out, 4, "effort", agent.effort);
+  if (agent.provider == "command")
+    Line(out, 4, "argv",
+         agent.argv.empty() ? "(not set: berth run AGENT -- CMD ARGS...)" : Argv(agent.argv));
+  if (agent.capability == Capability::kWrite)
+    Line(out, 4, "writable", List(agent.writable.patterns()) + " (the last matching entry wins)");
+  Line(out, 4, "grants", List(agent.grants));
+  Line(out, 4, "access",
+       agent.access == Access::kFull
+           ? "full (only when the run asks with --full-access; bounded otherwise)"
+           : "bounded (berth's sandbox)");
+  Line(out, 4, "deadline",
+       FormatDuration(agent.deadline_ms.value_or(defaults.deadline_ms)) +
+           (agent.deadline_ms ? "" : " (default)"));
+  Line(out, 4, "network",
+       std::string(NetworkModeName(agent.network.value_or(defaults.network))) +
+           (agent.network ? "" : " (default)"));
+}
+
+}  // namespace
+
+std::string ExplainPolicy(const Policy& policy) {
+  std::string out = "policy version " + std::to_string(policy.version);
+  if (!policy.sha256.empty()) out += " (sha256 " + policy.sha256 + ")";
+  out += "\n\ndefaults\n";
+  const Defaults& d = policy.defaults;
+  Line(&out, 2, "max_concurrent_jobs", std::to_string(d.max_concurrent_jobs));
+  Line(&out, 2, "deadline", FormatDuration(d.deadline_ms));
+  Line(&out, 2, "output_limit", FormatBytes(d.output_limit_bytes));
+  Line(&out, 2, "network", NetworkModeName(d.network));
+  Line(&out, 2, "workspace", BackendName(d.workspace));
+  Line(&out, 2, "branch", d.branch_template);
+  Line(&out, 2, "max_depth",
+       std::to_string(d.max_depth) + (d.max_depth == 0 ? " (jobs cannot start jobs)" : ""));
+
+  out += "\nagents\n";
+  if (policy.agents.empty()) out += "  (none: only `berth sandbox` and ad-hoc read runs)\n";
+  for (const auto& [name, agent] : policy.agents) ExplainAgent(agent, d, &out);
+
+  out += "\nchecks (in order, on the committed tree, no network, no credentials)\n";
+  if (policy.verify.empty()) out += "  (none: jobs complete without verification)\n";
+  for (const Check& check : policy.verify) {
+    std::string detail = Argv(check.argv) + "  [" + (check.required ? "required" : "optional") +
+                         ", timeout " + FormatDuration(check.timeout_ms) + ", expect exit " +
+                         std::to_string(check.expect_exit);
+    if (!check.grants.empty()) detail += ", grants " + List(check.grants);
+    Line(&out, 2, check.name, detail + "]");
+  }
+
+  out += "\nenvironment\n";
+  Line(&out, 2, "pass", List(policy.env.pass));
+  std::vector<std::string> set;
+  for (const auto& [name, value] : policy.env.set) set.push_back(name + "=" + value);
+  Line(&out, 2, "set", List(set));
+
+  out += "\ninclude (ignored files copied into workspaces)\n";
+  Line(&out, 2, "paths", List(policy.include.paths));
+  Line(&out, 2, "secrets", policy.include.secrets ? "copied when listed" : "never copied");
+
+  out += "\nlanding\n";
+  const Landing& l = policy.landing;
+  Line(&out, 2, "auto", l.auto_land ? "yes, after every required check passes" : "no (berth land)");
+  Line(&out, 2, "target", l.target.empty() ? "(the current branch)" : l.target);
+  Line(&out, 2, "allow_unverified",
+       l.allow_unverified ? "yes: `berth land` may land jobs whose checks failed"
+                          : "no: only jobs that passed every required check land");
+  return out;
+}
+
+}  // namespace berth::policy

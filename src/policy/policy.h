@@ -1,0 +1,101 @@
+// The repository's policy: .berth/policy.toml (docs/policy.md).
+//
+// Strict, versioned and fail-closed: any unknown key, wrong type or bad value is an error
+// naming the key path and its line. A missing or invalid policy denies every write agent;
+// read agents still run (with the built-in defaults).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "policy/glob.h"
+
+namespace berth::policy {
+
+inline constexpr int kPolicyVersion = 1;
+
+enum class Capability { kRead, kWrite };
+enum class Access { kBounded, kFull };
+enum class WorkspaceBackend { kAuto, kOverlay, kCopy };
+enum class NetworkMode { kNone, kProvider, kAllowlist, kOpen };
+
+struct Defaults {
+  int max_concurrent_jobs = 4;
+  int64_t deadline_ms = 45 * 60 * 1000;
+  uint64_t output_limit_bytes = 8ull << 20;
+  NetworkMode network = NetworkMode::kNone;  // `provider` is the default once providers exist
+  WorkspaceBackend workspace = WorkspaceBackend::kAuto;
+  std::string branch_template = "berth/{id}";  // {id} and {agent} are substituted
+  int max_depth = 0;
+};
+
+struct Agent {
+  std::string name;
+  Capability capability = Capability::kRead;
+  std::string provider = "command";
+  std::string model;
+  std::string effort;
+  std::vector<std::string> argv;    // command provider only
+  GlobSet writable;                 // write agents only
+  std::vector<std::string> grants;  // sandbox grant strings, validated
+  Access access = Access::kBounded;
+  std::optional<int64_t> deadline_ms;  // overrides defaults
+  std::optional<NetworkMode> network;  // overrides defaults
+};
+
+struct Check {
+  std::string name;
+  std::vector<std::string> argv;
+  bool required = true;
+  int64_t timeout_ms = 10 * 60 * 1000;
+  int expect_exit = 0;
+  std::vector<std::string> grants;  // e.g. cache:npm, applied while verifying
+};
+
+struct EnvPolicy {
+  std::vector<std::string> pass;           // names passed from berth's environment
+  std::map<std::string, std::string> set;  // NAME = VALUE
+};
+
+struct Include {
+  std::vector<std::string> paths;  // repository-relative ignored files copied into workspaces
+  bool secrets = false;            // also copy files that look like secrets
+};
+
+struct Landing {
+  bool auto_land = false;  // key "auto"
+  std::string target;      // branch; "" means the current branch
+  bool allow_unverified = false;
+};
+
+struct Policy {
+  int version = kPolicyVersion;
+  Defaults defaults;
+  std::map<std::string, Agent> agents;
+  std::vector<Check> verify;
+  EnvPolicy env;
+  Include include;
+  Landing landing;
+  std::string sha256;  // of the file's bytes, recorded with every job
+};
+
+// Parses and validates policy text. `source_name` appears in error messages
+// ("policy.toml:12: agents.implement.writable[2]: ...").
+Result<Policy> ParsePolicy(const std::string& text, const std::string& source_name);
+// Loads <repo>/.berth/policy.toml. kNotFound when the file is missing.
+Result<Policy> LoadPolicy(const std::string& repo_root);
+// The built-in policy used for read agents when the file is missing or invalid.
+Policy DefaultPolicy();
+
+const char* CapabilityName(Capability c);
+const char* BackendName(WorkspaceBackend b);
+const char* NetworkModeName(NetworkMode n);
+
+// A human explanation of a valid policy, for `berth policy check`.
+std::string ExplainPolicy(const Policy& policy);
+
+}  // namespace berth::policy

@@ -1,0 +1,577 @@
+#include "policy/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "policy/sha256.h"
+#include "sys/fs.h"
+
+namespace berth::policy {
+namespace {
+
+constexpr const char* kExample = R"(version = 1
+[defaults]
+max_concurrent_jobs = 4
+deadline = "45m"
+output_limit = "8MiB"
+[agents.implement]
+capability = "write"
+provider = "command"
+argv = ["./scripts/agent.sh"]
+writable = ["src/**", "tests/**", "!src/generated/**"]
+grants = ["cache:npm"]
+[agents.explore]
+capability = "read"
+provider = "command"
+[[verify]]
+name = "unit"
+argv = ["make", "test"]
+required = true
+timeout = "10m"
+)";
+
+Result<Policy> Parse(const std::string& text) { return ParsePolicy(text, "p.toml"); }
+
+// Expects `text` to be rejected with "p.toml:LINE: PATH: ..." containing `fragment`.
+void ExpectFails(const std::string& text, int line, const std::string& path,
+                 const std::string& fragment) {
+  Result<Policy> policy = Parse(text);
+  ASSERT_FALSE(policy.has_value()) << "accepted:\n" << text;
+  const std::string& message = policy.error().message();
+  std::string prefix = "p.toml:" + std::to_string(line) + ": " + path + ": ";
+  EXPECT_EQ(message.substr(0, prefix.size()), prefix) << message;
+  EXPECT_NE(message.find(fragment), std::string::npos) << message;
+  EXPECT_EQ(policy.error().cause(), Cause::kInvalidArgument);
+}
+
+// An agent table at line 2 of a policy, with `body` from line 3 on.
+std::string WriteAgent(const std::string& body) {
+  return "version = 1\n[agents.a]\ncapability = \"write\"\n" + body;
+}
+
+void ExpectAccepted(const std::string& text) {
+  Result<Policy> policy = Parse(text);
+  EXPECT_TRUE(policy.has_value()) << policy.error().ToString() << "\n" << text;
+}
+
+TEST(ParsePolicy, ExampleFromTheIssue) {
+  Result<Policy> policy = Parse(kExample);
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  EXPECT_EQ(policy->version, 1);
+  EXPECT_EQ(policy->defaults.max_concurrent_jobs, 4);
+  EXPECT_EQ(policy->defaults.deadline_ms, 45 * 60 * 1000);
+  EXPECT_EQ(policy->defaults.output_limit_bytes, 8u << 20);
+  ASSERT_EQ(policy->agents.size(), 2u);
+  const Agent& implement = policy->agents.at("implement");
+  EXPECT_EQ(implement.name, "implement");
+  EXPECT_EQ(implement.capability, Capability::kWrite);
+  EXPECT_EQ(implement.provider, "command");
+  EXPECT_EQ(implement.argv, (std::vector<std::string>{"./scripts/agent.sh"}));
+  EXPECT_TRUE(implement.writable.Matches("src/main.c"));
+  EXPECT_TRUE(implement.writable.Matches("tests/a/b_test.c"));
+  EXPECT_FALSE(implement.writable.Matches("src/generated/x.c"));
+  EXPECT_FALSE(implement.writable.Matches("README.md"));
+  EXPECT_EQ(implement.grants, (std::vector<std::string>{"cache:npm"}));
+  EXPECT_EQ(implement.access, Access::kBounded);
+  EXPECT_FALSE(implement.deadline_ms.has_value());
+  const Agent& explore = policy->agents.at("explore");
+  EXPECT_EQ(explore.capability, Capability::kRead);
+  EXPECT_TRUE(explore.writable.patterns().empty());
+  ASSERT_EQ(policy->verify.size(), 1u);
+  EXPECT_EQ(policy->verify[0].name, "unit");
+  EXPECT_EQ(policy->verify[0].argv, (std::vector<std::string>{"make", "test"}));
+  EXPECT_TRUE(policy->verify[0].required);
+  EXPECT_EQ(policy->verify[0].timeout_ms, 10 * 60 * 1000);
+  EXPECT_EQ(policy->verify[0].expect_exit, 0);
+  EXPECT_EQ(policy->sha256, Sha256Hex(kExample));
+}
+
+TEST(ParsePolicy, EveryKeyAtOnce) {
+  Result<Policy> policy = Parse(R"(version = 1
+[defaults]
+max_concurrent_jobs = 256
+deadline = "1h30m"
+output_limit = "4KiB"
+network = "allowlist"
+workspace = "copy"
+branch = "agents/{agent}/{id}"
+max_depth = 8
+[agents.fix-1]
+capability = "write"
+provider = "claude"
+model = "opus"
+effort = "high"
+writable = ["**", "!.git", "!.git/**", "!.berth", "!.berth/**"]
+grants = ["write:/tmp/x", "read:~/.config/gh", "socket:/run/user/1000/bus", "docker", "browser",
+          "net:api.example.com", "net:*.example.org:443", "net:10.0.0.1:8080", "net:[::1]:80"]
+access = "full"
+deadline = "2h"
+network = "open"
+[agents.custom]
+capability = "read"
+provider = "my-llm"
+[[verify]]
+name = "lint"
+argv = ["make", "lint"]
+required = false
+timeout = "30s"
+expect_exit = 3
+grants = ["cache:go", "cache:cargo"]
+[[verify]]
+name = "unit"
+argv = ["make", "test"]
+[env]
+pass = ["RUST_LOG", "_X1"]
+set = { CI = "1", EMPTY = "" }
+[include]
+paths = [".env.example", "config/*.local", "!config/prod.local"]
+secrets = true
+[landing]
+auto = true
+target = "release/v1"
+allow_unverified = false
+)");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  const Policy& p = *policy;
+  EXPECT_EQ(p.defaults.deadline_ms, 90 * 60 * 1000);
+  EXPECT_EQ(p.defaults.output_limit_bytes, 4096u);
+  EXPECT_EQ(p.defaults.network, NetworkMode::kAllowlist);
+  EXPECT_EQ(p.defaults.workspace, WorkspaceBackend::kCopy);
+  EXPECT_EQ(p.defaults.branch_template, "agents/{agent}/{id}");
+  EXPECT_EQ(p.defaults.max_depth, 8);
+  const Agent& fix = p.agents.at("fix-1");
+  EXPECT_EQ(fix.model, "opus");
+  EXPECT_EQ(fix.effort, "high");
+  EXPECT_EQ(fix.access, Access::kFull);
+  EXPECT_EQ(fix.deadline_ms, 2 * 3600 * 1000);
+  EXPECT_EQ(fix.network, NetworkMode::kOpen);
+  EXPECT_EQ(fix.grants.size(), 9u);
+  EXPECT_TRUE(fix.writable.Matches("anything/here.c"));
+  EXPECT_FALSE(fix.writable.Matches(".git/config"));
+  EXPECT_FALSE(fix.writable.Matches(".berth/policy.toml"));
+  EXPECT_EQ(p.agents.at("custom").provider, "my-llm");
+  ASSERT_EQ(p.verify.size(), 2u);
+  EXPECT_EQ(p.verify[0].name, "lint");  // file order is kept
+  EXPECT_FALSE(p.verify[0].required);
+  EXPECT_EQ(p.verify[0].timeout_ms, 30000);
+  EXPECT_EQ(p.verify[0].expect_exit, 3);
+  EXPECT_EQ(p.verify[1].timeout_ms, 10 * 60 * 1000);
+  EXPECT_EQ(p.env.pass, (std::vector<std::string>{"RUST_LOG", "_X1"}));
+  EXPECT_EQ(p.env.set.at("CI"), "1");
+  EXPECT_EQ(p.env.set.at("EMPTY"), "");
+  EXPECT_EQ(p.include.paths.size(), 3u);
+  EXPECT_TRUE(p.include.secrets);
+  EXPECT_TRUE(p.landing.auto_land);
+  EXPECT_EQ(p.landing.target, "release/v1");
+}
+
+TEST(ParsePolicy, VersionAloneGivesTheDefaults) {
+  Result<Policy> policy = Parse("version = 1\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  Policy defaults = DefaultPolicy();
+  EXPECT_EQ(policy->defaults.max_concurrent_jobs, defaults.defaults.max_concurrent_jobs);
+  EXPECT_EQ(policy->defaults.deadline_ms, defaults.defaults.deadline_ms);
+  EXPECT_EQ(policy->defaults.branch_template, "berth/{id}");
+  EXPECT_TRUE(policy->agents.empty());
+  EXPECT_TRUE(policy->verify.empty());
+  EXPECT_FALSE(policy->sha256.empty());
+}
+
+TEST(ParsePolicy, Version) {
+  ExpectFails("", 1, "version", "this berth reads policy version 1");
+  ExpectFails("[defaults]\nmax_depth = 1\n", 1, "version", "missing");
+  ExpectFails("\nversion = 2\n", 2, "version",
+              "policy version 2 is not supported; this berth reads "
+              "policy version 1");
+  ExpectFails("version = \"1\"\n", 1, "version", "expected an integer, got a string");
+  // An unsupported version is reported before keys that version might have added.
+  ExpectFails("version = 2\nnew_thing = 1\n", 1, "version", "not supported");
+}
+
+TEST(ParsePolicy, TomlSyntaxErrorsNameTheLine) {
+  Result<Policy> policy = Parse("version = 1\n[defaults\n");
+  ASSERT_FALSE(policy.has_value());
+  EXPECT_EQ(policy.error().message().substr(0, 9), "p.toml:2:") << policy.error().message();
+  EXPECT_FALSE(Parse("version = 1\nversion = 1\n").has_value());
+}
+
+// Regression: toml++ 3.3.0 asserted (debug) or assumed (release) a precondition these table
+// headers break (marzer/tomlplusplus#301); found by policy_fuzz. See toml_noexcept.h.
+TEST(ParsePolicy, MalformedTableHeadersAreErrorsNotAborts) {
+  for (const char* text : {"[[[1]]]", "[[[a]]]", "[[[]]", "[[=", "version = 1\n[\x02]\n",
+                           "version = 1\n[ \x7f]\n", "version = 1\n[[ {]]\n"}) {
+    Result<Policy> policy = Parse(text);
+    ASSERT_FALSE(policy.has_value()) << text;
+    EXPECT_EQ(policy.error().message().rfind("p.toml:", 0), 0u) << policy.error().message();
+  }
+}
+
+TEST(ParsePolicy, UnknownKeysAnywhere) {
+  ExpectFails("version = 1\nagent = 3\n", 2, "agent", "unknown key");
+  ExpectFails("version = 1\n[defaults]\ndeadlines = \"1m\"\n", 3, "defaults.deadlines",
+              "unknown key");
+  ExpectFails("version = 1\n[defaults.extra]\n", 2, "defaults.extra", "unknown key");
+  ExpectFails(WriteAgent("writable = [\"src/**\"]\nwriteable = []\n"), 5, "agents.a.writeable",
+              "unknown key (known here: capability, provider");
+  ExpectFails("version = 1\n[[verify]]\nname = \"x\"\nargv = [\"x\"]\ncommand = \"x\"\n", 5,
+              "verify[0].command", "unknown key");
+  ExpectFails("version = 1\n[env]\nset = {}\nunset = []\n", 4, "env.unset", "unknown key");
+  ExpectFails("version = 1\n[include]\nfiles = []\n", 3, "include.files", "unknown key");
+  ExpectFails("version = 1\n[landing]\nautomatic = true\n", 3, "landing.automatic", "unknown key");
+}
+
+TEST(ParsePolicy, SectionsHaveTheirTypes) {
+  ExpectFails("version = 1\ndefaults = 3\n", 2, "defaults", "expected a table, got an integer");
+  ExpectFails("version = 1\nagents = []\n", 2, "agents", "expected a table, got an array");
+  ExpectFails("version = 1\nagents = { a = 1 }\n", 2, "agents.a", "expected a table");
+  ExpectFails("version = 1\nenv = \"x\"\n", 2, "env", "expected a table");
+  ExpectFails("version = 1\ninclude = 1\n", 2, "include", "expected a table");
+  ExpectFails("version = 1\nlanding = 1\n", 2, "landing", "expected a table");
+  ExpectFails("version = 1\nverify = 1\n", 2, "verify", "expected an array of tables");
+  ExpectFails("version = 1\n[verify]\nname = \"x\"\n", 2, "verify", "write [[verify]]");
+  ExpectFails("version = 1\nverify = [1]\n", 2, "verify[0]", "expected a table, got an integer");
+}
+
+TEST(ParsePolicy, Defaults) {
+  auto defaults = [](const std::string& line) { return "version = 1\n[defaults]\n" + line + "\n"; };
+  ExpectFails(defaults("max_concurrent_jobs = 0"), 3, "defaults.max_concurrent_jobs",
+              "expected an integer from 1 to 256, got 0");
+  ExpectFails(defaults("max_concurrent_jobs = 257"), 3, "defaults.max_concurrent_jobs", "got 257");
+  ExpectFails(defaults("max_concurrent_jobs = \"4\""), 3, "defaults.max_concurrent_jobs",
+              "expected an integer, got a string");
+  ExpectFails(defaults("max_concurrent_jobs = 4.0"), 3, "defaults.max_concurrent_jobs",
+              "got a floating-point number");
+  ExpectFails(defaults("deadline = \"soon\""), 3, "defaults.deadline", "invalid duration 'soon'");
+  ExpectFails(defaults("deadline = 45"), 3, "defaults.deadline", "expected a string");
+  ExpectFails(defaults("deadline = \"0s\""), 3, "defaults.deadline", "longer than zero");
+  ExpectFails(defaults("output_limit = \"1KiB\""), 3, "defaults.output_limit",
+              "expected at least 4KiB, got \"1KiB\"");
+  ExpectFails(defaults("output_limit = \"lots\""), 3, "defaults.output_limit", "invalid size");
+  ExpectFails(defaults("network = \"wifi\""), 3, "defaults.network",
+              "expected one of \"none\", \"provider\", \"allowlist\", \"open\", got \"wifi\"");
+  ExpectFails(defaults("workspace = \"zfs\""), 3, "defaults.workspace",
+              "expected one of \"auto\", \"overlay\", \"copy\", got \"zfs\"");
+  ExpectFails(defaults("max_depth = 9"), 3, "defaults.max_depth", "from 0 to 8, got 9");
+  ExpectFails(defaults("max_depth = -1"), 3, "defaults.max_depth", "got -1");
+  ExpectFails(defaults("max_depth = true"), 3, "defaults.max_depth", "got a boolean");
+}
+
+TEST(ParsePolicy, BranchTemplate) {
+  auto branch = [](const std::string& value) {
+    return "version = 1\n[defaults]\nbranch = \"" + value + "\"\n";
+  };
+  ExpectAccepted(branch("berth/{id}"));
+  ExpectAccepted(branch("ai/{agent}-{id}"));
+  ExpectFails(branch("berth/job"), 3, "defaults.branch", "must contain {id}");
+  ExpectFails(branch("berth/{name}"), 3, "defaults.branch", "unknown placeholder");
+  ExpectFails(branch("berth/{id"), 3, "defaults.branch", "unknown placeholder");
+  ExpectFails(branch("my job/{id}"), 3, "defaults.branch", "must not contain spaces");
+  ExpectFails(branch("a..b/{id}"), 3, "defaults.branch", "'..'");
+  ExpectFails(branch("a~/{id}"), 3, "defaults.branch", "'~'");
+  ExpectFails(branch("a^{id}"), 3, "defaults.branch", "'^'");
+  ExpectFails(branch("a:{id}"), 3, "defaults.branch", "':'");
+  ExpectFails(branch("a?{id}"), 3, "defaults.branch", "'?'");
+  ExpectFails(branch("a*{id}"), 3, "defaults.branch", "'*'");
+  ExpectFails(branch("a[{id}"), 3, "defaults.branch", "'['");
+  ExpectFails(branch("a\\\\{id}"), 3, "defaults.branch", "'\\'");
+  ExpectFails(branch("-{id}"), 3, "defaults.branch", "must not start with '-'");
+  ExpectFails(branch("{id}/"), 3, "defaults.branch", "must not end with '/'");
+  ExpectFails(branch("{id}.lock"), 3, "defaults.branch", ".lock");
+  ExpectFails(branch("a//{id}"), 3, "defaults.branch", "empty component");
+  ExpectFails(branch("/{id}"), 3, "defaults.branch", "empty component");
+  ExpectFails(branch("a/.{id}"), 3, "defaults.branch", "start with '.'");
+}
+
+TEST(ParsePolicy, AgentNames) {
+  ExpectAccepted("version = 1\n[agents.a_1-b]\ncapability = \"read\"\n");
+  ExpectFails("version = 1\n[agents.Implement]\ncapability = \"read\"\n", 2, "agents.Implement",
+              "lower-case");
+  ExpectFails("version = 1\n[agents._x]\ncapability = \"read\"\n", 2, "agents._x", "lower-case");
+  ExpectFails("version = 1\n[agents.\"a b\"]\ncapability = \"read\"\n", 2, "agents.a b",
+              "lower-case");
+  std::string long_name(65, 'a');
+  ExpectFails("version = 1\n[agents." + long_name + "]\ncapability = \"read\"\n", 2,
+              "agents." + long_name, "at most 64");
+}
+
+TEST(ParsePolicy, AgentCapabilityAndProvider) {
+  ExpectFails("version = 1\n[agents.a]\nprovider = \"codex\"\n", 2, "agents.a.capability",
+              "missing");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"admin\"\n", 3, "agents.a.capability",
+              "expected \"read\" or \"write\", got \"admin\"");
+  ExpectFails("version = 1\n[agents.a]\ncapability = 1\n", 3, "agents.a.capability",
+              "expected a string");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nprovider = \"My LLM\"\n", 4,
+              "agents.a.provider", "expected a provider name");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nprovider = 3\n", 4,
+              "agents.a.provider", "expected a string");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nmodel = \"\"\n", 4, "agents.a.model",
+              "must not be empty");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\neffort = []\n", 4, "agents.a.effort",
+              "expected a string, got an array");
+  for (const char* provider : {"codex", "claude", "gemini", "grok", "command", "my-llm"}) {
+    ExpectAccepted("version = 1\n[agents.a]\ncapability = \"read\"\nprovider = \"" +
+                   std::string(provider) + "\"\n");
+  }
+}
+
+TEST(ParsePolicy, AgentArgv) {
+  ExpectFails(
+      "version = 1\n[agents.a]\ncapability = \"read\"\nprovider = \"codex\"\n"
+      "argv = [\"x\"]\n",
+      5, "agents.a.argv", "only the \"command\" provider takes an argv");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nargv = \"./agent.sh --fast\"\n", 4,
+              "agents.a.argv", "write argv = [\"./agent.sh\", \"--fast\"]");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nargv = []\n", 4, "agents.a.argv",
+              "must name a program");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nargv = [\"x\",\n  \"\"]\n", 5,
+              "agents.a.argv[1]", "must not be empty");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nargv = [\"x\", 2]\n", 4,
+              "agents.a.argv[1]", "expected a string, got an integer");
+}
+
+TEST(ParsePolicy, WritableIsForWriteAgentsAndRequiredThere) {
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nwritable = [\"src/**\"]\n", 4,
+              "agents.a.writable", "only write agents");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"write\"\n", 2, "agents.a.writable",
+              "a write agent must say where it may write");
+  ExpectFails(WriteAgent("writable = []\n"), 4, "agents.a.writable", "is empty");
+  ExpectFails(WriteAgent("writable = [\"!src/**\"]\n"), 4, "agents.a.writable", "only exclusions");
+  ExpectFails(WriteAgent("writable = \"src/**\"\n"), 4, "agents.a.writable",
+              "write writable = [\"src/**\"]");
+  ExpectFails(WriteAgent("writable = [\n  \"src/**\",\n  \"src/[a\",\n]\n"), 6,
+              "agents.a.writable[1]", "glob 'src/[a': unterminated '['");
+  ExpectFails(WriteAgent("writable = [\"/etc/**\"]\n"), 4, "agents.a.writable[0]", "relative");
+  ExpectFails(WriteAgent("writable = [\"../x/**\"]\n"), 4, "agents.a.writable[0]", "'..'");
+  ExpectFails(WriteAgent("writable = [\"src\\\\x\"]\n"), 4, "agents.a.writable[0]", "backslash");
+}
+
+TEST(ParsePolicy, GitAndBerthAreNeverWritable) {
+  const char* rejected[] = {
+      "[\"**\"]",
+      "[\"*\"]",
+      "[\".*\"]",
+      "[\".git/hooks/**\"]",
+      "[\".git/hooks/**\", \"!.git/**\"]",  // literal .git/ is refused even if excluded later
+      "[\".git\"]",
+      "[\".berth/**\"]",
+      "[\".berth/policy.toml\"]",
+      "[\".g*/refs/**\"]",
+      "[\".gi?/refs/tags/*\"]",
+      "[\"[.]git/objects/**\"]",
+      "[\"**/hooks/*\"]",
+      "[\"**/config\"]",
+      "[\"*/refs/heads/*\"]",
+      "[\".b*/**\"]",
+      "[\"**\", \"!.git/**\"]",
+      "[\"**\", \"!.git/**\", \"!.berth/**\", \".git/config\"]",
+      "[\"src/**\", \"**/*.toml\"]",
+  };
+  for (const char* list : rejected) {
+    SCOPED_TRACE(list);
+    Result<Policy> policy = Parse(WriteAgent("writable = " + std::string(list) + "\n"));
+    ASSERT_FALSE(policy.has_value());
+    const std::string& message = policy.error().message();
+    EXPECT_NE(message.find("p.toml:4: agents.a.writable["), std::string::npos) << message;
+    EXPECT_NE(message.find(".git/** and .berth/** can never be writable"), std::string::npos)
+        << message;
+  }
+  const char* accepted[] = {
+      "[\"src/**\"]", "[\".github/**\", \".gitignore\", \".gitattributes\", \".berthignore\"]",
+      "[\"**\", \"!.git\", \"!.git/**\", \"!.berth\", \"!.berth/**\"]",
+      // `!dir/**` also excludes `dir` itself (see glob_test), so this is enough.
+      "[\"**\", \"!.git/**\", \"!.berth/**\"]", "[\"*.md\", \"!.*\"]",
+      "[\"src/.git/**\"]",  // nested paths are ordinary files to the job's tree
+  };
+  for (const char* list : accepted)
+    ExpectAccepted(WriteAgent("writable = " + std::string(list) + "\n"));
+}
+
+TEST(ParsePolicy, ProtectionErrorPointsAtTheDecidingPattern) {
+  ExpectFails(WriteAgent("writable = [\n  \"src/**\",\n  \"*\",\n]\n"), 6, "agents.a.writable[1]",
+              "\"*\" would make .git writable");
+}
+
+TEST(ParsePolicy, AgentGrants) {
+  auto grants = [](const std::string& list) {
+    return "version = 1\n[agents.a]\ncapability = \"read\"\ngrants = " + list + "\n";
+  };
+  ExpectFails(grants("[\"cache:bogus\"]"), 4, "agents.a.grants[0]", "unknown cache 'bogus'");
+  ExpectFails(grants("[\"sudo\"]"), 4, "agents.a.grants[0]", "unknown grant 'sudo'");
+  ExpectFails(grants("[\"write:relative/dir\"]"), 4, "agents.a.grants[0]", "must be absolute");
+  ExpectFails(grants("[\"net:*\"]"), 4, "agents.a.grants[0]", "network = \"open\"");
+  ExpectFails(grants("[\"net:host:99999\"]"), 4, "agents.a.grants[0]", "port");
+  ExpectFails(grants("\"cache:npm\""), 4, "agents.a.grants", "expected an array of strings");
+  ExpectFails(grants("[\"cache:npm\", 1]"), 4, "agents.a.grants[1]", "expected a string");
+}
+
+TEST(ParsePolicy, AgentAccessDeadlineNetwork) {
+  auto read = [](const std::string& line) {
+    return "version = 1\n[agents.a]\ncapability = \"read\"\n" + line + "\n";
+  };
+  ExpectFails(read("access = \"full\""), 4, "agents.a.access", "only for write agents");
+  ExpectFails(read("access = \"root\""), 4, "agents.a.access",
+              "expected \"bounded\" or \"full\", got \"root\"");
+  ExpectAccepted(read("access = \"bounded\""));
+  ExpectFails(read("deadline = \"forever\""), 4, "agents.a.deadline", "invalid duration");
+  ExpectFails(read("network = \"some\""), 4, "agents.a.network", "got \"some\"");
+}
+
+TEST(ParsePolicy, Verify) {
+  auto check = [](const std::string& body) { return "version = 1\n[[verify]]\n" + body; };
+  ExpectFails(check("argv = [\"make\"]\n"), 2, "verify[0].name", "missing");
+  ExpectFails(check("name = \"x\"\n"), 2, "verify[0].argv", "missing");
+  ExpectFails(check("name = \"\"\nargv = [\"make\"]\n"), 3, "verify[0].name", "must not be empty");
+  ExpectFails(check("name = \"x\"\nargv = \"make test\"\n"), 4, "verify[0].argv",
+              "expected an array of strings, got a string; write argv = [\"make\", \"test\"]");
+  ExpectFails(check("name = \"x\"\nargv = []\n"), 4, "verify[0].argv", "must name a program");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\", \"\"]\n"), 4, "verify[0].argv[1]",
+              "must not be empty");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\"]\nrequired = \"yes\"\n"), 5,
+              "verify[0].required", "expected a boolean");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ntimeout = \"10 minutes\"\n"), 5,
+              "verify[0].timeout", "invalid duration");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\"]\nexpect_exit = 256\n"), 5,
+              "verify[0].expect_exit", "from 0 to 255, got 256");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ngrants = [\"net:example.com\"]\n"), 5,
+              "verify[0].grants[0]", "only use cache: grants");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ngrants = [\"cache:apt\"]\n"), 5,
+              "verify[0].grants[0]", "unknown cache 'apt'");
+  ExpectFails(
+      "version = 1\n[[verify]]\nname = \"x\"\nargv = [\"a\"]\n[[verify]]\nname = \"y\"\n"
+      "argv = [\"b\"]\n[[verify]]\nname = \"x\"\nargv = [\"c\"]\n",
+      9, "verify[2].name", "duplicate check name \"x\" (also verify[0])");
+}
+
+TEST(ParsePolicy, Env) {
+  auto env = [](const std::string& body) { return "version = 1\n[env]\n" + body; };
+  ExpectFails(env("pass = [\"1X\"]\n"), 3, "env.pass[0]", "not a variable name");
+  ExpectFails(env("pass = [\"A-B\"]\n"), 3, "env.pass[0]", "not a variable name");
+  ExpectFails(env("pass = [\"BERTH_JOB_DEPTH\"]\n"), 3, "env.pass[0]", "reserved");
+  ExpectFails(env("pass = [\"A\", \"A\"]\n"), 3, "env.pass[1]", "listed twice");
+  ExpectFails(env("pass = \"A\"\n"), 3, "env.pass", "expected an array of strings");
+  ExpectFails(env("[env.set]\nX = 1\n"), 4, "env.set.X", "expected a string, got an integer");
+  ExpectFails(env("[env.set]\n\"A-B\" = \"1\"\n"), 4, "env.set.A-B", "not a variable name");
+  ExpectFails(env("[env.set]\nBERTH_JOB_ID = \"x\"\n"), 4, "env.set.BERTH_JOB_ID", "reserved");
+  ExpectFails(env("set = []\n"), 3, "env.set", "expected a table");
+  ExpectFails(env("pass = [\"A\"]\n[env.set]\nA = \"1\"\n"), 5, "env.set.A", "also in env.pass");
+}
+
+TEST(ParsePolicy, Include) {
+  auto include = [](const std::string& body) { return "version = 1\n[include]\n" + body; };
+  ExpectAccepted(include("paths = [\".env.example\", \"fixtures/**/*.bin\"]\n"));
+  ExpectFails(include("paths = [\"/etc/passwd\"]\n"), 3, "include.paths[0]", "relative");
+  ExpectFails(include("paths = [\"../other/.env\"]\n"), 3, "include.paths[0]", "'..'");
+  ExpectFails(include("paths = [\".git/config\"]\n"), 3, "include.paths[0]", ".git/");
+  ExpectFails(include("paths = \".env\"\n"), 3, "include.paths", "expected an array of strings");
+  ExpectFails(include("secrets = \"yes\"\n"), 3, "include.secrets", "expected a boolean");
+}
+
+TEST(ParsePolicy, Landing) {
+  auto landing = [](const std::string& body) { return "version = 1\n[landing]\n" + body; };
+  ExpectFails(landing("auto = \"true\"\n"), 3, "landing.auto",
+              "expected a boolean (true or false), got a string");
+  ExpectFails(landing("target = \"my branch\"\n"), 3, "landing.target", "must not contain spaces");
+  ExpectFails(landing("target = \"\"\n"), 3, "landing.target", "must not be empty");
+  ExpectFails(landing("target = \"main.lock\"\n"), 3, "landing.target", ".lock");
+  ExpectFails(landing("target = \"x@{y}\"\n"), 3, "landing.target", "'@{'");
+  ExpectFails(landing("allow_unverified = 1\n"), 3, "landing.allow_unverified",
+              "expected a boolean");
+}
+
+TEST(ParsePolicy, ErrorsCarryAHint) {
+  Result<Policy> policy = Parse("version = 1\nbogus = 1\n");
+  ASSERT_FALSE(policy.has_value());
+  EXPECT_NE(policy.error().hint().find("docs/policy.md"), std::string::npos);
+}
+
+TEST(ParsePolicy, RefusesHugeFiles) {
+  std::string text = "version = 1\n" + std::string(2 << 20, '#');
+  EXPECT_FALSE(Parse(text).has_value());
+}
+
+TEST(ParsePolicy, ShaIsOfTheExactBytes) {
+  Result<Policy> a = Parse("version = 1\n");
+  Result<Policy> b = Parse("version = 1\n\n");
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_NE(a->sha256, b->sha256);
+  EXPECT_EQ(a->sha256.size(), 64u);
+}
+
+class LoadPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::string> dir = sys::MakeTempDir(::testing::TempDir(), "policy_test");
+    ASSERT_TRUE(dir.has_value()) << dir.error().ToString();
+    root_ = *dir;
+  }
+  void TearDown() override { (void)sys::RemoveTree(root_); }
+  void Write(const std::string& text) {
+    ASSERT_TRUE(sys::MakeDirs(root_ + "/.berth", 0755).has_value());
+    std::ofstream(root_ + "/.berth/policy.toml") << text;
+  }
+  std::string root_;
+};
+
+TEST_F(LoadPolicyTest, MissingIsNotFoundWithAHint) {
+  Result<Policy> policy = LoadPolicy(root_);
+  ASSERT_FALSE(policy.has_value());
+  EXPECT_EQ(policy.error().cause(), Cause::kNotFound);
+  EXPECT_EQ(policy.error().message(), "no policy at .berth/policy.toml");
+  EXPECT_EQ(policy.error().hint(), "run `berth init` to write a starter policy");
+}
+
+TEST_F(LoadPolicyTest, ReadsAndNamesTheFile) {
+  Write(kExample);
+  Result<Policy> policy = LoadPolicy(root_);
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  EXPECT_EQ(policy->agents.size(), 2u);
+  EXPECT_EQ(policy->sha256, Sha256Hex(kExample));
+
+  Write("version = 1\nbad = 1\n");
+  Result<Policy> invalid = LoadPolicy(root_);
+  ASSERT_FALSE(invalid.has_value());
+  EXPECT_EQ(invalid.error().message().substr(0, 21), ".berth/policy.toml:2:")
+      << invalid.error().message();
+}
+
+TEST_F(LoadPolicyTest, UnreadableIsAnErrorButNotNotFound) {
+  ASSERT_TRUE(sys::MakeDirs(root_ + "/.berth/policy.toml", 0755).has_value());
+  Result<Policy> policy = LoadPolicy(root_);
+  ASSERT_FALSE(policy.has_value());
+  EXPECT_NE(policy.error().cause(), Cause::kNotFound);
+  EXPECT_NE(policy.error().message().find(".berth/policy.toml"), std::string::npos);
+}
+
+TEST(DefaultPolicy, HasNoAgentsAndNoChecks) {
+  Policy policy = DefaultPolicy();
+  EXPECT_EQ(policy.version, kPolicyVersion);
+  EXPECT_TRUE(policy.agents.empty());
+  EXPECT_TRUE(policy.verify.empty());
+  EXPECT_EQ(policy.defaults.max_depth, 0);
+}
+
+TEST(Names, AreStable) {
+  EXPECT_STREQ(CapabilityName(Capability::kWrite), "write");
+  EXPECT_STREQ(BackendName(WorkspaceBackend::kOverlay), "overlay");
+  EXPECT_STREQ(NetworkModeName(NetworkMode::kAllowlist), "allowlist");
+}
+
+TEST(ExplainPolicy, SummarisesEverySection) {
+  Result<Policy> policy = Parse(std::string(kExample) +
+                                "[agents.other]\ncapability = \"read\"\nprovider = \"my-llm\"\n"
+                                "[env]\npass = [\"RUST_LOG\"]\n[landing]\ntarget = \"main\"\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  std::string text = ExplainPolicy(*policy);
+  for (const char* expected :
+       {"policy version 1", "max_concurrent_jobs", "45m", "8MiB", "implement", "explore", "write",
+        "src/**, tests/**, !src/generated/**", "cache:npm", "bounded", "unit", "make test",
+        "required", "10m", "RUST_LOG", "main", "not built in", "./scripts/agent.sh"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+  EXPECT_NE(ExplainPolicy(DefaultPolicy()).find("(none"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::policy
