@@ -1,0 +1,241 @@
+// Repository::CommitChanges and Repository::CommitWorkingTree: new commits that update no ref.
+#include <git2.h>
+#include <git2/sys/repository.h>
+
+#include <map>
+
+#include "base/strings.h"
+#include "git/handles.h"
+#include "git/repository.h"
+
+namespace berth::git {
+
+namespace {
+
+git_repository* Raw(const Repository& repository) {
+  return static_cast<git_repository*>(repository.raw());
+}
+
+// The changes below one directory, keyed by entry name. A node is a file change (`change`
+// set, no children) or a directory reached by deeper changes (children; `change` may hold a
+// delete of the file that used to be there).
+struct ChangeNode {
+  const Change* change = nullptr;
+  std::map<std::string, ChangeNode> children;
+};
+
+Status ValidateChangePath(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.back() == '/' ||
+      path.find('\0') != std::string::npos)
+    return Error(Cause::kInvalidArgument, "invalid path '" + path + "' in the change set");
+  for (const std::string& part : Split(path, '/')) {
+    if (part.empty() || part == "." || part == "..")
+      return Error(Cause::kInvalidArgument, "invalid path '" + path + "' in the change set");
+  }
+  return {};
+}
+
+bool HasUpsertBelow(const ChangeNode& node) {
+  for (const auto& [name, child] : node.children) {
+    if (child.change != nullptr && child.change->kind == Change::Kind::kUpsert) return true;
+    if (HasUpsertBelow(child)) return true;
+  }
+  return false;
+}
+
+// Builds the trie; the last change of a path wins. Deletes beneath a path that becomes a file
+// are implied by that upsert and dropped; upserts beneath it contradict it.
+Result<ChangeNode> BuildChangeTree(const std::vector<Change>& changes) {
+  ChangeNode root;
+  for (const Change& change : changes) {
+    TRY(ValidateChangePath(change.path));
+    ChangeNode* node = &root;
+    for (const std::string& part : Split(change.path, '/')) node = &node->children[part];
+    node->change = &change;
+  }
+  // Resolve file-versus-directory nodes.
+  std::vector<std::pair<std::string, ChangeNode*>> stack = {{"", &root}};
+  while (!stack.empty()) {
+    auto [path, node] = stack.back();
+    stack.pop_back();
+    if (node->change != nullptr && node->change->kind == Change::Kind::kUpsert &&
+        !node->children.empty()) {
+      if (HasUpsertBelow(*node))
+        return Error(Cause::kInvalidArgument,
+                     "'" + path + "' is both a file and a directory in the change set");
+      node->children.clear();
+    }
+    for (auto& [name, child] : node->children)
+      stack.emplace_back(path.empty() ? name : path + "/" + name, &child);
+  }
+  return root;
+}
+
+git_filemode_t FileMode(Change::Mode mode) {
+  switch (mode) {
+    case Change::Mode::kRegular:
+      return GIT_FILEMODE_BLOB;
+    case Change::Mode::kExecutable:
+      return GIT_FILEMODE_BLOB_EXECUTABLE;
+    case Change::Mode::kSymlink:
+      return GIT_FILEMODE_LINK;
+  }
+  return GIT_FILEMODE_BLOB;
+}
+
+// Applies the changes below one directory with a tree builder seeded from `base` (null when
+// the directory is new). Returns nullopt when the directory ends up empty (git has no empty
+// trees). Only directories on the path of a change are read or written.
+class TreeUpdater {
+ public:
+  explicit TreeUpdater(git_repository* repo) : repo_(repo) {}
+
+  Result<std::optional<git_oid>> Apply(const git_tree* base, const ChangeNode& node,
+                                       const std::string& prefix) {
+    git_treebuilder* raw = nullptr;
+    if (int code = git_treebuilder_new(&raw, repo_, base); code < 0)
+      return Git2Error("start tree " + prefix, code);
+    TreeBuilderPtr builder(raw);
+    for (const auto& [name, child] : node.children) {
+      std::string path = prefix + name;
+      const git_tree_entry* existing = git_treebuilder_get(builder.get(), name.c_str());
+      if (child.children.empty()) {
+        if (child.change->kind == Change::Kind::kUpsert) {
+          git_oid blob;
+          const std::string& data = child.change->data;
+          if (int code = git_blob_create_from_buffer(&blob, repo_, data.data(), data.size());
+              code < 0)
+            return Git2Error("write blob for " + path, code);
+          if (int code = git_treebuilder_insert(nullptr, builder.get(), name.c_str(), &blob,
+                                                FileMode(child.change->mode));
+              code < 0)
+            return Git2Error("put " + path + " in its tree", code);
+        } else if (existing != nullptr) {
+          if (int code = git_treebuilder_remove(builder.get(), name.c_str()); code < 0)
+            return Git2Error("remove " + path + " from its tree", code);
+        }
+        continue;
+      }
+      TreePtr subtree;
+      if (existing != nullptr && git_tree_entry_type(existing) == GIT_OBJECT_TREE) {
+        git_tree* raw_subtree = nullptr;
+        if (int code = git_tree_lookup(&raw_subtree, repo_, git_tree_entry_id(existing)); code < 0)
+          return Git2Error("read tree " + path, code);
+        subtree.reset(raw_subtree);
+      }
+      std::optional<git_oid> oid = TRY(Apply(subtree.get(), child, path + "/"));
+      if (oid) {
+        if (int code = git_treebuilder_insert(nullptr, builder.get(), name.c_str(), &*oid,
+                                              GIT_FILEMODE_TREE);
+            code < 0)
+          return Git2Error("put " + path + " in its tree", code);
+      } else if (existing != nullptr) {
+        if (int code = git_treebuilder_remove(builder.get(), name.c_str()); code < 0)
+          return Git2Error("remove " + path + " from its tree", code);
+      }
+    }
+    if (!prefix.empty() && git_treebuilder_entrycount(builder.get()) == 0)
+      return std::optional<git_oid>();
+    git_oid oid;
+    if (int code = git_treebuilder_write(&oid, builder.get()); code < 0)
+      return Git2Error("write tree " + (prefix.empty() ? std::string("/") : prefix), code);
+    return std::optional<git_oid>(oid);
+  }
+
+ private:
+  git_repository* repo_;
+};
+
+std::string WithFinalNewline(const std::string& message) {
+  if (!message.empty() && message.back() == '\n') return message;
+  return message + "\n";
+}
+
+Result<std::string> CreateCommit(git_repository* repo, const git_oid& tree_id,
+                                 const git_commit* parent, const std::string& message,
+                                 const Signature& author) {
+  git_tree* raw_tree = nullptr;
+  if (int code = git_tree_lookup(&raw_tree, repo, &tree_id); code < 0)
+    return Git2Error("read the new tree", code);
+  TreePtr tree(raw_tree);
+  git_signature* raw_signature = nullptr;
+  if (int code = git_signature_now(&raw_signature, author.name.c_str(), author.email.c_str());
+      code < 0)
+    return Git2Error("signature '" + author.name + " <" + author.email + ">'", code);
+  SignaturePtr signature(raw_signature);
+  const git_commit* parents[] = {parent};
+  git_oid commit_id;
+  std::string text = WithFinalNewline(message);
+  if (int code = git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, signature.get(),
+                                   signature.get(), /*message_encoding=*/nullptr, text.c_str(),
+                                   tree.get(), 1, parents);
+      code < 0)
+    return Git2Error("create the commit", code);
+  return OidHex(commit_id);
+}
+
+// Detaches an index installed with git_repository_set_index when the scope ends, so the
+// repository goes back to reading .git/index from disk.
+class IndexOverride {
+ public:
+  IndexOverride(git_repository* repo, git_index* index) : repo_(repo) {
+    git_repository_set_index(repo_, index);
+  }
+  IndexOverride(const IndexOverride&) = delete;
+  IndexOverride& operator=(const IndexOverride&) = delete;
+  ~IndexOverride() { git_repository_set_index(repo_, nullptr); }
+
+ private:
+  git_repository* repo_;
+};
+
+}  // namespace
+
+Result<std::string> Repository::CommitChanges(const std::string& parent,
+                                              const std::vector<Change>& changes,
+                                              const std::string& message, const Signature& author) {
+  CommitPtr parent_commit = TRY(LookupCommit(Raw(*this), parent));
+  git_tree* raw_base = nullptr;
+  if (int code = git_commit_tree(&raw_base, parent_commit.get()); code < 0)
+    return Git2Error("tree of commit " + parent, code);
+  TreePtr base(raw_base);
+  ChangeNode root = TRY(BuildChangeTree(changes));
+  std::optional<git_oid> tree_id = TRY(TreeUpdater(Raw(*this)).Apply(base.get(), root, ""));
+  return CreateCommit(Raw(*this), *tree_id, parent_commit.get(), message, author);
+}
+
+Result<std::string> Repository::CommitWorkingTree(const std::string& message,
+                                                  const Signature& author) {
+  git_repository* repo = Raw(*this);
+  git_reference* raw_head = nullptr;
+  if (int code = git_repository_head(&raw_head, repo); code < 0)
+    return Git2Error("read HEAD (the repository needs a first commit)", code);
+  ReferencePtr head(raw_head);
+  git_object* raw_commit = nullptr;
+  if (int code = git_reference_peel(&raw_commit, head.get(), GIT_OBJECT_COMMIT); code < 0)
+    return Git2Error("resolve HEAD to a commit", code);
+  CommitPtr head_commit(reinterpret_cast<git_commit*>(raw_commit));
+
+  // A private copy of the index in memory: git_index_open reads .git/index, and nothing here
+  // calls git_index_write, so the file on disk stays byte-identical. Installing it as the
+  // repository's index gives add_all the work tree it needs.
+  std::string index_path = gitdir_ + "/index";
+  git_index* raw_index = nullptr;
+  if (int code = git_index_open(&raw_index, index_path.c_str()); code < 0)
+    return Git2Error("read the index " + index_path, code);
+  IndexPtr index(raw_index);
+  IndexOverride override(repo, index.get());
+  // Adds modified and untracked files (ignored ones stay out), then drops deleted ones.
+  if (int code = git_index_add_all(index.get(), /*pathspec=*/nullptr, GIT_INDEX_ADD_DEFAULT,
+                                   nullptr, nullptr);
+      code < 0)
+    return Git2Error("collect the working tree", code);
+  if (int code = git_index_update_all(index.get(), nullptr, nullptr, nullptr); code < 0)
+    return Git2Error("collect deletions from the working tree", code);
+  git_oid tree_id;
+  if (int code = git_index_write_tree_to(&tree_id, index.get(), repo); code < 0)
+    return Git2Error("write the working tree", code);
+  return CreateCommit(repo, tree_id, head_commit.get(), message, author);
+}
+
+}  // namespace berth::git
