@@ -1,0 +1,387 @@
+// Collect: a job's changes against its base, read from the workspace as data.
+//
+// Overlay: only the upper directory is walked (whiteouts and opaque directories stand for
+// deletions), so the cost follows the number of changed paths. Copy: the whole copy is walked
+// and compared with the base tree, trusting stat data equal to the snapshot's.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "sys/dir.h"
+#include "sys/overlay.h"
+#include "workspace/ignore_rules.h"
+#include "workspace/paths.h"
+#include "workspace/workspace.h"
+
+namespace berth::workspace {
+
+namespace {
+
+constexpr uint32_t kTreeMode = 040000;
+constexpr uint32_t kBlobMode = 0100644;
+constexpr uint32_t kExecutableMode = 0100755;
+constexpr uint32_t kLinkMode = 0120000;
+constexpr uint32_t kGitlinkMode = 0160000;
+
+struct BaseEntry {
+  uint32_t mode;
+  std::string oid;
+  bool is_tree() const { return mode == kTreeMode; }
+};
+
+// The base commit's tree as collection asks about it.
+class BaseTree {
+ public:
+  // Looks paths up in the object store one at a time: cost per changed path (overlay).
+  static BaseTree Lazy(git::Repository& repo, const std::string& commit) {
+    return BaseTree(repo, commit);
+  }
+  // Lists the whole tree once: the copy backend walks the whole workspace anyway.
+  static Result<BaseTree> Listed(git::Repository& repo, const std::string& commit) {
+    BaseTree base(repo, commit);
+    base.listed_ = true;
+    base.files_ = TRY(repo.ListTree(commit));
+    for (const git::TreeEntry& entry : base.files_) {
+      for (size_t slash = entry.path.find('/'); slash != std::string::npos;
+           slash = entry.path.find('/', slash + 1))
+        base.dirs_.insert(entry.path.substr(0, slash));
+    }
+    return base;
+  }
+
+  Result<std::optional<BaseEntry>> Find(const std::string& path) {
+    if (!listed_) {
+      std::optional<git::TreeEntry> entry = TRY(repo_->FindEntry(commit_, path));
+      if (!entry) return std::optional<BaseEntry>();
+      return std::optional<BaseEntry>(BaseEntry{entry->mode, entry->oid});
+    }
+    auto it = std::lower_bound(
+        files_.begin(), files_.end(), path,
+        [](const git::TreeEntry& entry, const std::string& p) { return entry.path < p; });
+    if (it != files_.end() && it->path == path)
+      return std::optional<BaseEntry>(BaseEntry{it->mode, it->oid});
+    if (dirs_.count(path) != 0) return std::optional<BaseEntry>(BaseEntry{kTreeMode, ""});
+    return std::optional<BaseEntry>();
+  }
+
+  // Every blob and submodule entry beneath the directory `dir`.
+  Result<std::vector<git::TreeEntry>> Under(const std::string& dir) {
+    if (!listed_) return repo_->ListTreeUnder(commit_, dir);
+    std::string prefix = dir + "/";
+    auto it = std::lower_bound(
+        files_.begin(), files_.end(), prefix,
+        [](const git::TreeEntry& entry, const std::string& p) { return entry.path < p; });
+    std::vector<git::TreeEntry> out;
+    for (; it != files_.end() && it->path.compare(0, prefix.size(), prefix) == 0; ++it)
+      out.push_back(*it);
+    return out;
+  }
+
+  const std::vector<git::TreeEntry>& files() const { return files_; }
+
+ private:
+  BaseTree(git::Repository& repo, const std::string& commit) : repo_(&repo), commit_(commit) {}
+
+  git::Repository* repo_;
+  std::string commit_;
+  bool listed_ = false;
+  std::vector<git::TreeEntry> files_;  // sorted by path (listed only)
+  std::set<std::string> dirs_;         // (listed only)
+};
+
+enum class Layer { kOverlayUpper, kFullCopy };
+
+uint32_t GitMode(git::Change::Mode mode) {
+  switch (mode) {
+    case git::Change::Mode::kRegular:
+      return kBlobMode;
+    case git::Change::Mode::kExecutable:
+      return kExecutableMode;
+    case git::Change::Mode::kSymlink:
+      return kLinkMode;
+  }
+  return kBlobMode;
+}
+
+const char* SpecialKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "of an unknown type";
+}
+
+bool SameStat(const struct stat& a, const struct stat& b) {
+  return a.st_mode == b.st_mode && a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+// Walks one layer (an overlay upper dir or a full copy) and sorts what it finds into changes,
+// refusals and ignored paths. Every rule is applied to a path only once it is known to differ
+// from the base, so touching a file without changing it is never a change nor a refusal.
+class Collector {
+ public:
+  Collector(Layer layer, BaseTree& base, IgnoreRules& ignore, const policy::GlobSet& writable,
+            const sys::Dir* snapshot_tree)
+      : layer_(layer),
+        base_(base),
+        ignore_(ignore),
+        writable_(writable),
+        snapshot_tree_(snapshot_tree) {}
+
+  Status Walk(const sys::Dir& dir, const std::string& prefix) {
+    for (const std::string& name : TRY(dir.List())) {
+      std::string path = prefix + name;
+      struct stat st = TRY(dir.Stat(name));
+      if (prefix.empty() && name == ".git") {
+        TRY(TopLevelGit(dir, st));
+        continue;
+      }
+      if (layer_ == Layer::kOverlayUpper && sys::IsWhiteout(st)) {
+        TRY(Whiteout(path));
+        continue;
+      }
+      present_.insert(path);
+      if (name == ".git") {  // a nested repository: never part of a commit
+        Refuse(path, ProtectedReason(path));
+        continue;
+      }
+      std::optional<BaseEntry> base = TRY(base_.Find(path));
+      if (S_ISDIR(st.st_mode)) {
+        TRY(Directory(dir, name, path, base));
+        continue;
+      }
+      if (base && base->is_tree()) TRY(DeleteUnder(path));  // a directory became a file
+      if (S_ISREG(st.st_mode)) {
+        TRY(RegularFile(dir, name, path, base, st));
+      } else if (S_ISLNK(st.st_mode)) {
+        TRY(Symlink(dir, name, path, base));
+      } else {
+        TRY(Special(path, base, st));
+      }
+    }
+    return {};
+  }
+
+  // Copy backend: base files that the walk did not meet were deleted.
+  Status DeleteUnseen() {
+    for (const git::TreeEntry& entry : base_.files()) {
+      if (present_.count(entry.path) == 0) TRY(NoteDelete(entry.path));
+    }
+    return {};
+  }
+
+  ChangeSet Finish() && {
+    ChangeSet set;
+    for (const std::string& path : deletes_) {
+      if (upserts_.count(path) == 0)
+        set.changes.push_back(
+            git::Change{git::Change::Kind::kDelete, path, git::Change::Mode::kRegular, ""});
+    }
+    for (auto& [path, change] : upserts_) set.changes.push_back(std::move(change));
+    std::sort(set.changes.begin(), set.changes.end(),
+              [](const git::Change& a, const git::Change& b) { return a.path < b.path; });
+    for (auto& [path, reason] : refusals_) set.refusals.push_back(Refusal{path, reason});
+    set.ignored.assign(ignored_.begin(), ignored_.end());
+    return set;
+  }
+
+ private:
+  // The mount point of the private git dir: empty unless something wrote around the mount.
+  Status TopLevelGit(const sys::Dir& dir, const struct stat& st) {
+    if (!S_ISDIR(st.st_mode)) {
+      Refuse(".git", "replaces the mount point of the private git dir");
+      return {};
+    }
+    sys::Dir git = TRY(dir.OpenDir(".git"));
+    for (const std::string& name : TRY(git.List())) Refuse(".git/" + name, ProtectedReason(".git"));
+    return {};
+  }
+
+  Status Whiteout(const std::string& path) {
+    std::optional<BaseEntry> base = TRY(base_.Find(path));
+    if (!base) return {};
+    if (base->is_tree()) return DeleteUnder(path);
+    return NoteDelete(path);
+  }
+
+  Status Directory(const sys::Dir& dir, const std::string& name, const std::string& path,
+                   const std::optional<BaseEntry>& base) {
+    sys::Dir child = TRY(dir.OpenDir(name));
+    if (base && base->mode == kGitlinkMode) {
+      // A submodule's files belong to the submodule's own repository.
+      if (!TRY(child.List()).empty()) ignored_.insert(path + "/");
+      return {};
+    }
+    if (base && !base->is_tree()) TRY(NoteDelete(path));  // a file became a directory
+    bool tracked_below = base && base->is_tree();
+    if (!tracked_below && TRY(ignore_.IsIgnored(path, IgnoreRules::Kind::kDirectory))) {
+      ignored_.insert(path + "/");
+      return {};
+    }
+    bool opaque = false;
+    if (layer_ == Layer::kOverlayUpper) {
+      if (TRY(sys::HasRedirect(child))) {
+        Refuse(path, "a directory renamed by overlayfs (redirect), which berth cannot read");
+        return {};
+      }
+      opaque = TRY(sys::IsOpaqueDir(child));
+    }
+    TRY(Walk(child, path + "/"));
+    if (opaque && tracked_below) {
+      // The lower directory is hidden: whatever of it the upper one does not hold is gone.
+      for (const git::TreeEntry& entry : TRY(base_.Under(path))) {
+        if (present_.count(entry.path) == 0) TRY(NoteDelete(entry.path));
+      }
+    }
+    return {};
+  }
+
+  Status RegularFile(const sys::Dir& dir, const std::string& name, const std::string& path,
+                     const std::optional<BaseEntry>& base, const struct stat& st) {
+    bool base_is_file = base && !base->is_tree();
+    bool tracked = base && (base->mode == kBlobMode || base->mode == kExecutableMode);
+    if (layer_ == Layer::kFullCopy && tracked) {
+      std::optional<struct stat> original = TRY(snapshot_tree_->StatIfExists(path));
+      if (original && SameStat(*original, st)) return {};
+    }
+    if (!base_is_file && TRY(ignore_.IsIgnored(path, IgnoreRules::Kind::kFile))) {
+      ignored_.insert(path);
+      return {};
+    }
+    Result<sys::FileData> file = dir.ReadRegularFile(name);
+    if (!file) {
+      Refuse(path, "could not be read as a regular file (" + file.error().ToString() + ")");
+      return {};
+    }
+    git::Change::Mode mode =
+        (file->st.st_mode & S_IXUSR) ? git::Change::Mode::kExecutable : git::Change::Mode::kRegular;
+    if (tracked && base->mode == GitMode(mode) &&
+        git::Repository::HashBlob(file->data) == base->oid)
+      return {};
+    if (file->st.st_nlink > 1) {
+      Refuse(path, "hard-linked (" + std::to_string(file->st.st_nlink) +
+                       " links): berth cannot prove every link lies inside the workspace");
+      return {};
+    }
+    if (layer_ == Layer::kOverlayUpper && TRY(sys::IsMetacopy(dir, name))) {
+      Refuse(path, "an overlayfs metadata-only copy, which berth cannot read");
+      return {};
+    }
+    Propose(git::Change{git::Change::Kind::kUpsert, path, mode, std::move(file->data)});
+    return {};
+  }
+
+  Status Symlink(const sys::Dir& dir, const std::string& name, const std::string& path,
+                 const std::optional<BaseEntry>& base) {
+    std::string target = TRY(dir.ReadLink(name));
+    if (base && base->mode == kLinkMode && git::Repository::HashBlob(target) == base->oid)
+      return {};
+    bool base_is_file = base && !base->is_tree();
+    if (!base_is_file && TRY(ignore_.IsIgnored(path, IgnoreRules::Kind::kFile))) {
+      ignored_.insert(path);
+      return {};
+    }
+    switch (CheckSymlink(path, target)) {
+      case SymlinkVerdict::kAbsolute:
+        Refuse(path, "a symlink to an absolute path (" + target + ")");
+        return {};
+      case SymlinkVerdict::kLeaves:
+        Refuse(path, "a symlink that leads out of the workspace (" + target + ")");
+        return {};
+      case SymlinkVerdict::kInside:
+        break;
+    }
+    Propose(git::Change{git::Change::Kind::kUpsert, path, git::Change::Mode::kSymlink, target});
+    return {};
+  }
+
+  Status Special(const std::string& path, const std::optional<BaseEntry>& base,
+                 const struct stat& st) {
+    bool base_is_file = base && !base->is_tree();
+    if (!base_is_file && TRY(ignore_.IsIgnored(path, IgnoreRules::Kind::kFile))) {
+      ignored_.insert(path);
+      return {};
+    }
+    Refuse(path, std::string("a special file (") + SpecialKind(st.st_mode) + ")");
+    return {};
+  }
+
+  Status DeleteUnder(const std::string& dir) {
+    for (const git::TreeEntry& entry : TRY(base_.Under(dir))) TRY(NoteDelete(entry.path));
+    return {};
+  }
+
+  Status NoteDelete(const std::string& path) {
+    if (Admissible(path)) deletes_.insert(path);
+    return {};
+  }
+
+  void Propose(git::Change change) {
+    if (Admissible(change.path)) upserts_[change.path] = std::move(change);
+  }
+
+  // The checks every change passes: protected paths, then the writable globs.
+  bool Admissible(const std::string& path) {
+    if (std::string reason = ProtectedReason(path); !reason.empty()) {
+      Refuse(path, reason);
+      return false;
+    }
+    if (!writable_.Matches(path)) {
+      std::string decider = writable_.Decider(path);
+      Refuse(path, decider.empty() ? "outside the writable globs (no pattern matches)"
+                                   : "outside the writable globs (decided by " + decider + ")");
+      return false;
+    }
+    return true;
+  }
+
+  void Refuse(const std::string& path, const std::string& reason) {
+    refusals_.emplace(path, reason);  // the first reason found for a path stands
+  }
+
+  Layer layer_;
+  BaseTree& base_;
+  IgnoreRules& ignore_;
+  const policy::GlobSet& writable_;
+  const sys::Dir* snapshot_tree_;  // copy only
+
+  std::unordered_set<std::string> present_;  // paths found in the layer (not whiteouts)
+  std::map<std::string, git::Change> upserts_;
+  std::set<std::string> deletes_;
+  std::map<std::string, std::string> refusals_;
+  std::set<std::string> ignored_;
+};
+
+}  // namespace
+
+Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapshot,
+                          git::Repository& repo, const policy::GlobSet& writable) {
+  IgnoreRules ignore = TRY(IgnoreRules::Open(snapshot));
+  switch (workspace.backend) {
+    case Backend::kOverlay: {
+      BaseTree base = BaseTree::Lazy(repo, snapshot.commit);
+      sys::Dir upper = TRY(sys::Dir::Open(workspace.upper));
+      Collector collector(Layer::kOverlayUpper, base, ignore, writable, nullptr);
+      TRY_CTX(collector.Walk(upper, ""), "collect the changes in " + workspace.upper);
+      return std::move(collector).Finish();
+    }
+    case Backend::kCopy: {
+      BaseTree base = TRY(BaseTree::Listed(repo, snapshot.commit));
+      sys::Dir copy = TRY(sys::Dir::Open(workspace.copy));
+      sys::Dir tree = TRY(sys::Dir::Open(snapshot.tree));
+      Collector collector(Layer::kFullCopy, base, ignore, writable, &tree);
+      TRY_CTX(collector.Walk(copy, ""), "collect the changes in " + workspace.copy);
+      TRY(collector.DeleteUnseen());
+      return std::move(collector).Finish();
+    }
+    case Backend::kAuto:
+      break;
+  }
+  return Error(Cause::kInvalidArgument, "a workspace's backend is overlay or copy, not auto");
+}
+
+}  // namespace berth::workspace

@@ -1,0 +1,95 @@
+// Job workspaces (PRODUCT.md §5): snapshots of a base commit, the overlay and copy backends,
+// the private git directory, and change collection.
+//
+// Layout under the state directory:
+//   snapshots/<commit>/tree/      the base commit's files, raw blobs, plus an empty .git/
+//   snapshots/<commit>/index      a git index with the stat data of tree/
+//   snapshots/<commit>/ignore/    a berth-owned git dir whose worktree is tree/ (ignore rules)
+//   snapshots/<commit>/users/<job-id>   one empty file per job using the snapshot (GC)
+//   jobs/<id>/upper/ jobs/<id>/work/   overlay backend
+//   jobs/<id>/copy/                    copy backend
+//   jobs/<id>/git/                     the private git dir, seen as <workspace>/.git
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "git/repository.h"
+#include "policy/glob.h"
+
+namespace berth::workspace {
+
+enum class Backend { kAuto, kOverlay, kCopy };
+const char* BackendName(Backend backend);
+
+struct Snapshot {
+  std::string commit;
+  std::string dir;         // .../snapshots/<commit>
+  std::string tree;        // dir + "/tree"
+  std::string index_path;  // dir + "/index"
+};
+
+// Returns the snapshot of `commit`, creating it once (under an flock, so concurrent jobs on
+// one base share it; creation writes to a temporary directory renamed into place).
+Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_dir,
+                                const std::string& commit);
+
+// Whether this host can mount overlayfs inside an unprivileged user namespace with the
+// state directory's filesystem as upper (probed once per state dir and cached).
+bool OverlayAvailable(const std::string& state_dir);
+
+// An `[include]` path that CreateWorkspace did not copy, and why.
+struct SkippedInclude {
+  std::string path;
+  std::string reason;
+};
+
+struct JobWorkspace {
+  Backend backend = Backend::kOverlay;
+  std::string job_dir;  // <state>/jobs/<id>
+  std::string lower;    // overlay: the snapshot tree
+  std::string upper;    // overlay: the job's changes
+  std::string work;     // overlay: overlayfs work dir
+  std::string copy;     // copy: the job's full tree
+  std::string git_dir;  // the private git dir
+  std::string target;   // where the agent sees the workspace: the repository's own path
+  std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths
+};
+
+struct CreateOptions {
+  Backend backend = Backend::kAuto;
+  std::vector<std::string> include_paths;  // repository-relative ignored files to copy in
+  bool include_secrets = false;
+  // Where the agent's git finds the user's objects (objects/info/alternates). Inside the
+  // sandbox the user's .git is covered by the workspace, so the job binds the object store at
+  // a path of its own; empty means the user's objects directory itself.
+  std::string objects_alternate;
+};
+
+// Prepares the job's directories and private git dir. Overlay: no cost proportional to the
+// repository. Copy: a full copy of the snapshot (reflinked where the filesystem can).
+// Registers the job as a user of the snapshot.
+Result<JobWorkspace> CreateWorkspace(git::Repository& repo, const Snapshot& snapshot,
+                                     const std::string& job_id, const std::string& job_dir,
+                                     const CreateOptions& options);
+
+struct Refusal {
+  std::string path;
+  std::string reason;
+};
+
+struct ChangeSet {
+  std::vector<git::Change> changes;  // what to commit when nothing is refused
+  std::vector<Refusal> refusals;
+  std::vector<std::string> ignored;  // changed paths skipped by the base's .gitignore rules
+};
+
+// Computes the job's changes against the base snapshot, reading files as data (no git
+// command, no workspace config). Overlay: walks only the upper directory. Refuses paths
+// outside `writable`, symlinks leaving the workspace, hard-linked files, devices, FIFOs,
+// sockets, and anything under .git or .berth.
+Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapshot,
+                          git::Repository& repo, const policy::GlobSet& writable);
+
+}  // namespace berth::workspace
