@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "cli/jobs_commands.h"
+#include "cli/policy_commands.h"
+#include "cli/run_command.h"
 #include "cli/sandbox_command.h"
 
 #ifndef BERTH_VERSION
@@ -33,6 +36,14 @@ int main(int argc, char** argv) {
       ->envname("BERTH_STATE_DIR");
   SandboxOptions sandbox;
   AddSandboxCommand(app, &sandbox);
+  RunOptions run;
+  AddRunCommand(app, &run);
+  JobsOptions jobs;
+  AddJobsCommands(app, &jobs);
+  PolicyOptions policy;
+  AddPolicyCommands(app, &policy);
+  std::string supervised_job;
+  AddSuperviseCommand(app, &supervised_job);
   app.add_subcommand("version", "Print berth's version");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -47,8 +58,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (app.got_subcommand("sandbox")) return RunSandboxCommand(global, sandbox, command);
+  if (app.got_subcommand("run")) return RunRunCommand(global, run, command);
+  if (app.got_subcommand("supervise")) return RunSuperviseCommand(global, supervised_job);
+  if (app.got_subcommand("init")) return RunInitCommand(global, policy);
+  if (app.got_subcommand("policy")) return RunPolicyCheckCommand(global);
+  for (const char* name : {"ls", "show", "logs", "cancel", "diff"})
+    if (app.got_subcommand(name)) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {
-    fmt::print(stderr, "berth: error: only `sandbox` takes a command after --\n");
+    fmt::print(stderr, "berth: error: only `sandbox` and `run` take a command after --\n");
     return kExitUsage;
   }
   return kExitUsage;

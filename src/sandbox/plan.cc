@@ -106,7 +106,9 @@ class PlanBuilder {
       case Overlay::Kind::kProc: EmitProc(); break;
       case Overlay::Kind::kBindWrite:
       case Overlay::Kind::kBindRead:
-        MakeMountPoint(o.path, false);
+        // A file is bound onto a file, a directory onto a directory.
+        MakeMountPoint(o.path, sys::TypeOfFollowing(o.source.empty() ? o.path : o.source) !=
+                                   sys::FileType::kDirectory);
         Bind(source, target, o.origin + " " + o.path);
         if (o.kind == Overlay::Kind::kBindRead) ReadOnly(target, false, o.origin + " " + o.path);
         break;

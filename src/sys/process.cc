@@ -145,7 +145,14 @@ std::string HostId() {
 
 bool ProcessAlive(pid_t pid, uint64_t start_time) {
   if (pid <= 0) return false;
-  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  Result<std::string> stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return false;
+  // "PID (COMM) STATE ...": a zombie (Z) or dead (X) process is gone even while nobody has
+  // reaped it yet (a container's pid 1 may never reap).
+  size_t close = stat->rfind(')');
+  if (close == std::string::npos || close + 2 >= stat->size()) return false;
+  char state = (*stat)[close + 2];
+  if (state == 'Z' || state == 'X') return false;
   std::optional<uint64_t> actual = ProcessStartTime(pid);
   return actual && *actual == start_time;
 }

@@ -1,0 +1,264 @@
+#include "cli/jobs_commands.h"
+
+#include <fmt/core.h>
+#include <poll.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/output.h"
+#include "git/repository.h"
+#include "job/job_json.h"
+#include "job/outcome.h"
+#include "job/receipt.h"
+#include "job/stale.h"
+#include "store/sqlite_store.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+
+namespace berth::cli {
+
+namespace {
+
+std::string Age(int64_t ms) {
+  int64_t s = (sys::WallMillis() - ms) / 1000;
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m";
+  if (s < 86400) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+class Session {
+ public:
+  static Result<Session> Open(const GlobalOptions& global) {
+    Session s;
+    s.ctx_ = TRY(MakeJobContext(global));
+    s.store_ = TRY(store::OpenSqliteStore(s.ctx_.db_path));
+    TRY(job::ReapStaleJobs(*s.store_));
+    return s;
+  }
+  store::Store& store() { return *store_; }
+  const job::JobContext& ctx() const { return ctx_; }
+
+ private:
+  job::JobContext ctx_;
+  std::unique_ptr<store::Store> store_;
+};
+
+int Fail(const Error& e) {
+  PrintError(e);
+  return ExitCodeFor(e);
+}
+
+int List(Session& s, const JobsOptions& o) {
+  std::string repo;
+  if (!o.all) {
+    git::InitLibgit2();
+    if (Result<git::Repository> r = git::Repository::Discover(s.ctx().cwd); r) repo = r->workdir();
+  }
+  Result<std::vector<store::JobRecord>> jobs = s.store().ListJobs(repo, false, o.all ? 100000 : 20);
+  if (!jobs) return Fail(jobs.error());
+  if (o.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const store::JobRecord& j : *jobs) out.push_back(job::JobToJson(j));
+    fmt::print("{}\n", job::DumpJson(out, 2));
+    return 0;
+  }
+  if (jobs->empty()) {
+    fmt::print("no jobs{}\n", repo.empty() ? "" : " in " + repo + " (berth ls --all shows every repository)");
+    return 0;
+  }
+  fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", "ID", "STATE", "AGENT", "AGE", "RESULT");
+  for (const store::JobRecord& j : *jobs) {
+    std::string result = j.commit ? j.branch + " @ " + j.commit->substr(0, 10) : j.state_reason;
+    if (result.size() > 70) result = result.substr(0, 67) + "...";
+    fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, store::JobStateName(j.state), j.agent,
+               Age(j.created_at_ms), result);
+  }
+  return 0;
+}
+
+int Show(Session& s, const JobsOptions& o) {
+  Result<store::JobRecord> j = s.store().FindJob(o.job);
+  if (!j) return Fail(j.error());
+  if (o.json) {
+    fmt::print("{}\n", job::DumpJson(job::JobToJson(*j), 2));
+    return 0;
+  }
+  fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
+             j->state_reason.empty() ? "" : " (" + j->state_reason + ")");
+  fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
+  fmt::print("branch   {}\ncommit   {}\n", j->branch, j->commit.value_or("none"));
+  fmt::print("created  {}\n", job::IsoTime(j->created_at_ms));
+  if (j->ended_at_ms) fmt::print("ended    {}\n", job::IsoTime(*j->ended_at_ms));
+  fmt::print("owner    {} pid {}\nworkdir  {} ({})\n", j->owner.host, j->owner.pid, j->job_dir,
+             j->backend.empty() ? "no workspace yet" : j->backend);
+  Result<std::vector<store::Event>> events = s.store().ListEvents(j->id, 0);
+  if (events && !events->empty()) {
+    fmt::print("events\n");
+    for (const store::Event& e : *events)
+      fmt::print("  {}  {:<10} {}\n", job::IsoTime(e.at_ms), e.step, e.detail);
+  }
+  if (j->receipt_json) {
+    nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
+    if (r.is_object()) {
+      const nlohmann::json& t = r["timings"];
+      const nlohmann::json& sb = r["sandbox"];
+      if (sb.is_object() && sb.contains("tier"))
+        fmt::print("sandbox  {} tier, {} profile, network {}\n", sb.value("tier", "?"),
+                   sb.value("profile", "?"), sb.value("network", "?"));
+      if (t.is_object())
+        fmt::print("timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
+                   "commit {} ms\n",
+                   t.value("queue_ms", 0), t.value("workspace_ms", 0), t.value("sandbox_ms", 0),
+                   t.value("agent_ms", 0), t.value("collect_ms", 0), t.value("commit_ms", 0));
+      fmt::print("receipt  {}/receipt.json\n", j->job_dir);
+      for (const auto& f : r["changes"]["files"])
+        fmt::print("  {} {}\n", f["kind"] == "delete" ? "-" : "+", f["path"].get<std::string>());
+      for (const auto& f : r["changes"]["refusals"])
+        fmt::print("  refused {}: {}\n", f["path"].get<std::string>(), f["reason"].get<std::string>());
+    }
+  }
+  return 0;
+}
+
+// Copies what was added to `path` since `*offset` to `out`.
+void Drain(const std::string& path, long* offset, FILE* out) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return;
+  if (std::fseek(f, *offset, SEEK_SET) == 0) {
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
+      std::fwrite(buffer, 1, n, out);
+      *offset += static_cast<long>(n);
+    }
+  }
+  std::fclose(f);
+  std::fflush(out);
+}
+
+int Logs(Session& s, const JobsOptions& o) {
+  Result<store::JobRecord> j = s.store().FindJob(o.job);
+  if (!j) return Fail(j.error());
+  int64_t seq = 0;
+  long out_offset = 0, err_offset = 0;
+  while (true) {
+    Result<std::vector<store::Event>> events = s.store().ListEvents(j->id, seq);
+    if (events) {
+      for (const store::Event& e : *events) {
+        fmt::print(stderr, "[berth {}] {:<10} {}\n", job::IsoTime(e.at_ms), e.step, e.detail);
+        seq = e.seq;
+      }
+    }
+    Drain(j->job_dir + "/stdout", &out_offset, stdout);
+    Drain(j->job_dir + "/stderr", &err_offset, stderr);
+    Result<std::optional<store::JobRecord>> now = s.store().GetJob(j->id);
+    bool ended = !now || !*now || store::IsTerminal((*now)->state);
+    if (!o.follow || ended) {
+      if (o.follow) {  // the tail of a bounded output is written when the stream ends
+        Drain(j->job_dir + "/stdout", &out_offset, stdout);
+        Drain(j->job_dir + "/stderr", &err_offset, stderr);
+      }
+      return 0;
+    }
+    ::poll(nullptr, 0, 200);
+    (void)job::ReapStaleJobs(s.store());
+  }
+}
+
+int Cancel(Session& s, const JobsOptions& o) {
+  Result<store::JobRecord> j = s.store().FindJob(o.job);
+  if (!j) return Fail(j.error());
+  std::string who = s.ctx().identity.user;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (store::IsTerminal(j->state)) {
+      PrintError(Error(Cause::kInvalidArgument, "job " + j->id + " already ended: " +
+                                                    store::JobStateName(j->state)));
+      return 1;
+    }
+    Result<bool> moved = s.store().Transition(j->id, j->state, store::JobState::kCancelled,
+                                              "cancelled by " + who + "; workspace kept",
+                                              job::kExitCancelled);
+    if (!moved) return Fail(moved.error());
+    if (*moved) break;
+    Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
+    if (!fresh || !*fresh) return Fail(Error(Cause::kNotFound, "job vanished"));
+    j = **fresh;
+  }
+  (void)s.store().AppendEvent(j->id, "cancel", "cancelled by " + who);
+  // The supervisor ends the agent's whole tree and writes the receipt.
+  bool signalled = false;
+  if (j->owner.host == sys::HostId() &&
+      sys::ProcessAlive(static_cast<pid_t>(j->owner.pid), static_cast<uint64_t>(j->owner.pid_start))) {
+    signalled = ::kill(static_cast<pid_t>(j->owner.pid), SIGTERM) == 0;
+  }
+  if (!signalled) {
+    Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
+    if (fresh && *fresh) (void)job::SaveRecordOnlyReceipt(s.store(), **fresh);
+  }
+  fmt::print("berth: job {} cancelled{}\n", j->id,
+             signalled ? "; its process tree is being ended" : "");
+  return 0;
+}
+
+int Diff(Session& s, const JobsOptions& o) {
+  Result<store::JobRecord> j = s.store().FindJob(o.job);
+  if (!j) return Fail(j.error());
+  if (!j->commit) {
+    fmt::print(stderr, "berth: job {} has no commit ({}{})\n", j->id, store::JobStateName(j->state),
+               j->state_reason.empty() ? "" : ": " + j->state_reason);
+    if (j->receipt_json) {
+      nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
+      if (r.is_object()) {
+        for (const auto& f : r["changes"]["files"])
+          fmt::print("  {} {}\n", f["kind"] == "delete" ? "-" : "+", f["path"].get<std::string>());
+        for (const auto& f : r["changes"]["refusals"])
+          fmt::print("  refused {}: {}\n", f["path"].get<std::string>(),
+                     f["reason"].get<std::string>());
+      }
+    }
+    return 0;
+  }
+  git::InitLibgit2();
+  Result<git::Repository> repo = git::Repository::Discover(j->repo);
+  if (!repo) return Fail(repo.error());
+  Result<std::string> text = o.stat ? repo->DiffStat(j->base, *j->commit)
+                                    : repo->DiffPatch(j->base, *j->commit);
+  if (!text) return Fail(text.error());
+  fmt::print("{}", *text);
+  return 0;
+}
+
+}  // namespace
+
+void AddJobsCommands(CLI::App& app, JobsOptions* o) {
+  CLI::App* ls = app.add_subcommand("ls", "List jobs (this repository's newest 20; --all: every job)");
+  ls->add_flag("--all", o->all, "every job of every repository");
+  ls->add_flag("--json", o->json, "an array of job objects");
+  CLI::App* show = app.add_subcommand("show", "Show a job: state, timings, changes, receipt");
+  show->add_option("job", o->job, "job id or unique prefix")->required();
+  show->add_flag("--json", o->json, "the job object");
+  CLI::App* logs = app.add_subcommand("logs", "Print a job's events and output");
+  logs->add_option("job", o->job, "job id or unique prefix")->required();
+  logs->add_flag("-f,--follow", o->follow, "keep following until the job ends");
+  CLI::App* cancel = app.add_subcommand("cancel", "Cancel a live job; its workspace is kept");
+  cancel->add_option("job", o->job, "job id or unique prefix")->required();
+  CLI::App* diff = app.add_subcommand("diff", "Show a job's changes against its base");
+  diff->add_option("job", o->job, "job id or unique prefix")->required();
+  diff->add_flag("--stat", o->stat, "a diffstat instead of the patch");
+}
+
+int RunJobsCommand(const std::string& name, const GlobalOptions& global, const JobsOptions& o) {
+  Result<Session> s = Session::Open(global);
+  if (!s) return Fail(s.error());
+  if (name == "ls") return List(*s, o);
+  if (name == "show") return Show(*s, o);
+  if (name == "logs") return Logs(*s, o);
+  if (name == "cancel") return Cancel(*s, o);
+  if (name == "diff") return Diff(*s, o);
+  return job::kExitUsage;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,80 @@
+#include "cli/policy_commands.h"
+
+#include <fmt/core.h>
+
+#include "cli/output.h"
+#include "git/repository.h"
+#include "job/outcome.h"
+#include "policy/policy.h"
+#include "policy/starter.h"
+#include "sys/atomic_file.h"
+#include "sys/fs.h"
+
+namespace berth::cli {
+
+namespace {
+
+Result<std::string> RepoRoot() {
+  git::InitLibgit2();
+  std::string cwd = TRY(sys::CurrentDir());
+  git::Repository repo = TRY(git::Repository::Discover(cwd));
+  return repo.workdir();
+}
+
+}  // namespace
+
+void AddPolicyCommands(CLI::App& app, PolicyOptions* o) {
+  CLI::App* init = app.add_subcommand("init", "Write a starter .berth/policy.toml for this repository");
+  init->add_flag("--force", o->force, "overwrite an existing policy");
+  CLI::App* policy = app.add_subcommand("policy", "Work with the repository's policy");
+  policy->require_subcommand(1);
+  policy->add_subcommand("check", "Validate .berth/policy.toml and explain it");
+}
+
+int RunInitCommand(const GlobalOptions&, const PolicyOptions& options) {
+  Result<std::string> root = RepoRoot();
+  if (!root) {
+    PrintError(root.error());
+    return ExitCodeFor(root.error());
+  }
+  std::string path = *root + "/.berth/policy.toml";
+  if (sys::Exists(path) && !options.force) {
+    PrintError(Error(Cause::kInvalidArgument, path + " already exists", 0,
+                     "pass --force to overwrite it"));
+    return 1;
+  }
+  policy::RepoFacts facts = policy::DetectRepo(*root);
+  std::string text = policy::StarterPolicy(facts);
+  if (Status made = sys::MakeDirs(*root + "/.berth", 0755); !made) {
+    PrintError(made.error());
+    return 1;
+  }
+  if (Status written = sys::WriteFileAtomic(path, text, 0644); !written) {
+    PrintError(written.error());
+    return 1;
+  }
+  std::string detected;
+  for (const std::string& b : facts.build_systems) detected += (detected.empty() ? "" : ", ") + b;
+  fmt::print("berth: wrote {}{}\n  next     review it, then `berth policy check`\n", path,
+             detected.empty() ? "" : " (detected: " + detected + ")");
+  return 0;
+}
+
+int RunPolicyCheckCommand(const GlobalOptions&) {
+  Result<std::string> root = RepoRoot();
+  if (!root) {
+    PrintError(root.error());
+    return ExitCodeFor(root.error());
+  }
+  Result<policy::Policy> loaded = policy::LoadPolicy(*root);
+  if (!loaded) {
+    PrintError(loaded.error());
+    fmt::print(stderr, "berth: write agents are denied until the policy is valid\n");
+    return job::kExitPolicy;
+  }
+  fmt::print("{}: valid (sha256 {})\n{}", *root + "/.berth/policy.toml", loaded->sha256.substr(0, 16),
+             policy::ExplainPolicy(*loaded));
+  return 0;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,19 @@
+// The machine-readable job object of `berth show --json`, `berth ls --json` and
+// `berth run --json` (docs/cli.md), and JSON output helpers.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "store/job_record.h"
+
+namespace berth::job {
+
+nlohmann::json JobToJson(const store::JobRecord& job);
+// ISO 8601 UTC with milliseconds, e.g. 2026-11-29T11:45:06.123Z.
+std::string IsoTime(int64_t ms_since_epoch);
+// Serialises without ever aborting: invalid UTF-8 from agent output is replaced.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+}  // namespace berth::job

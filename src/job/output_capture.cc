@@ -1,0 +1,88 @@
+#include "job/output_capture.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "sys/retry.h"
+
+namespace berth::job {
+
+Result<std::unique_ptr<OutputCapture>> OutputCapture::Start(sys::UniqueFd read_end,
+                                                            const std::string& path,
+                                                            uint64_t limit) {
+  std::unique_ptr<OutputCapture> capture(new OutputCapture());
+  capture->pipe_ = std::move(read_end);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Error::FromErrno("create " + path, errno);
+  capture->file_ = sys::UniqueFd(fd);
+  capture->head_limit_ = limit / 2;
+  capture->tail_limit_ = limit - limit / 2;
+  capture->thread_ = std::thread([c = capture.get()] { c->Run(); });
+  return capture;
+}
+
+OutputCapture::~OutputCapture() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void OutputCapture::Run() {
+  char buffer[65536];
+  while (true) {
+    ssize_t n = sys::RetryEintr([&] { return ::read(pipe_.get(), buffer, sizeof buffer); });
+    if (n <= 0) break;
+    Consume(buffer, static_cast<size_t>(n));
+  }
+  std::string trailer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stats_.elided > 0)
+      trailer = "\n[berth: " + std::to_string(stats_.elided) + " bytes elided]\n";
+  }
+  trailer += tail_;
+  (void)sys::RetryEintr([&] { return ::write(file_.get(), trailer.data(), trailer.size()); });
+  file_.Reset();
+  pipe_.Reset();
+}
+
+void OutputCapture::Consume(const char* data, size_t size) {
+  uint64_t written;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    written = stats_.bytes - stats_.elided - tail_.size();
+    stats_.bytes += size;
+    // Last non-empty line, for the live status display.
+    size_t end = size;
+    while (end > 0 && (data[end - 1] == '\n' || data[end - 1] == '\r')) --end;
+    if (end > 0) {
+      size_t start = end;
+      while (start > 0 && data[start - 1] != '\n' && data[start - 1] != '\r') --start;
+      if (start > 0 || end - start > 0) stats_.last_line.assign(data + start, end - start);
+    }
+  }
+  size_t to_head = 0;
+  if (written < head_limit_) to_head = std::min<uint64_t>(size, head_limit_ - written);
+  if (to_head > 0)
+    (void)sys::RetryEintr([&] { return ::write(file_.get(), data, to_head); });
+  tail_.append(data + to_head, size - to_head);
+  if (tail_.size() > tail_limit_) {
+    size_t drop = tail_.size() - tail_limit_;
+    tail_.erase(0, drop);
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.elided += drop;
+  }
+}
+
+OutputCapture::Stats OutputCapture::Finish() {
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+OutputCapture::Stats OutputCapture::Current() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace berth::job

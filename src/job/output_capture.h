@@ -1,0 +1,51 @@
+// OutputCapture: a job's stdout or stderr, kept as a raw file bounded by `limit` bytes.
+//
+// The first limit/2 bytes are written as they arrive (so `berth logs -f` can follow them);
+// after that only the last limit/2 bytes are kept in memory and appended when the stream
+// ends, preceded by a line stating how many bytes were elided. A reader thread owns the
+// pipe; Stats() may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/result.h"
+#include "sys/unique_fd.h"
+
+namespace berth::job {
+
+class OutputCapture {
+ public:
+  struct Stats {
+    uint64_t bytes = 0;    // everything the command wrote
+    uint64_t elided = 0;   // bytes dropped between head and tail
+    std::string last_line;
+  };
+
+  // Starts reading `read_end` on a thread, writing to `path` (created 0600).
+  static Result<std::unique_ptr<OutputCapture>> Start(sys::UniqueFd read_end,
+                                                      const std::string& path, uint64_t limit);
+  ~OutputCapture();
+  // Waits for EOF on the pipe and finishes the file.
+  Stats Finish();
+  Stats Current() const;
+
+ private:
+  OutputCapture() = default;
+  void Run();
+  void Consume(const char* data, size_t size);
+
+  sys::UniqueFd pipe_;
+  sys::UniqueFd file_;
+  uint64_t head_limit_ = 0;
+  uint64_t tail_limit_ = 0;
+  std::string tail_;  // ring contents, in order, at most tail_limit_ bytes
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  Stats stats_;  // guarded by mutex_
+  bool finished_ = false;
+};
+
+}  // namespace berth::job

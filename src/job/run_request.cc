@@ -1,0 +1,64 @@
+#include "job/run_request.h"
+
+#include <nlohmann/json.hpp>
+
+namespace berth::job {
+
+nlohmann::json RunRequest::ToJson() const {
+  // Passed-through variable values are kept (the supervisor needs them) but never printed:
+  // receipts and `show` use their names only.
+  return nlohmann::json{
+      {"agent", agent},           {"provider", provider},
+      {"write", write},           {"policy_present", policy_present},
+      {"argv", argv},             {"writable", writable},
+      {"grants", grants},         {"env_pass", env_pass},
+      {"env_set", env_set},       {"env_values", env_values},
+      {"backend", backend},       {"include_paths", include_paths},
+      {"include_secrets", include_secrets}, {"deadline_ms", deadline_ms},
+      {"output_limit", output_limit}, {"max_concurrent", max_concurrent},
+      {"base_revision", base_revision}, {"with_uncommitted", with_uncommitted},
+      {"prompt_file", prompt_file}, {"has_prompt", has_prompt},
+      {"state_dir", state_dir},   {"extra_hidden", extra_hidden},
+  };
+}
+
+Result<RunRequest> RunRequest::FromJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return Error(Cause::kInternal, "the job's stored request is not valid JSON");
+  RunRequest r;
+  // The request was written by this code; a missing field means a newer or older berth.
+  auto get = [&](const char* key, auto* out) {
+    auto it = j.find(key);
+    if (it == j.end()) return false;
+    it->get_to(*out);
+    return true;
+  };
+  bool ok = true;
+  ok &= get("agent", &r.agent);
+  ok &= get("provider", &r.provider);
+  ok &= get("write", &r.write);
+  ok &= get("policy_present", &r.policy_present);
+  ok &= get("argv", &r.argv);
+  ok &= get("writable", &r.writable);
+  ok &= get("grants", &r.grants);
+  ok &= get("env_pass", &r.env_pass);
+  ok &= get("env_set", &r.env_set);
+  ok &= get("env_values", &r.env_values);
+  ok &= get("backend", &r.backend);
+  ok &= get("include_paths", &r.include_paths);
+  ok &= get("include_secrets", &r.include_secrets);
+  ok &= get("deadline_ms", &r.deadline_ms);
+  ok &= get("output_limit", &r.output_limit);
+  ok &= get("max_concurrent", &r.max_concurrent);
+  ok &= get("base_revision", &r.base_revision);
+  ok &= get("with_uncommitted", &r.with_uncommitted);
+  ok &= get("prompt_file", &r.prompt_file);
+  ok &= get("has_prompt", &r.has_prompt);
+  ok &= get("state_dir", &r.state_dir);
+  ok &= get("extra_hidden", &r.extra_hidden);
+  if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
+  return r;
+}
+
+}  // namespace berth::job

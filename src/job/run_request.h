@@ -1,0 +1,47 @@
+// RunRequest: everything a job's supervisor needs, resolved once when the job is submitted.
+//
+// The policy is read at submission; the request records the resolved agent (capability,
+// argv, writable globs, grants, limits) so that the supervisor, possibly started later in
+// the background, runs exactly what was accepted even if the policy file changes meanwhile.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/result.h"
+
+namespace berth::job {
+
+struct RunRequest {
+  std::string agent;
+  std::string provider = "command";
+  bool write = false;                       // capability
+  bool policy_present = false;              // false: no valid policy, read-only run
+  std::vector<std::string> argv;
+  std::vector<std::string> writable;        // glob patterns
+  std::vector<std::string> grants;          // policy grants plus --grant
+  std::vector<std::string> env_pass;        // names from berth's environment
+  std::map<std::string, std::string> env_set;
+  std::map<std::string, std::string> env_values;  // captured values of env_pass names
+  std::string backend = "auto";             // auto, overlay, copy
+  std::vector<std::string> include_paths;
+  bool include_secrets = false;
+  int64_t deadline_ms = 45 * 60 * 1000;
+  uint64_t output_limit = 8ull << 20;
+  int max_concurrent = 4;
+  std::string base_revision;                // as the user wrote it
+  bool with_uncommitted = false;
+  std::string prompt_file;                  // the job's copy of the prompt, "" if none
+  bool has_prompt = false;
+  std::string state_dir;
+  std::vector<std::string> extra_hidden;    // from the user's config
+
+  nlohmann::json ToJson() const;
+  static Result<RunRequest> FromJson(const std::string& text);
+};
+
+}  // namespace berth::job

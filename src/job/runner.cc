@@ -1,0 +1,387 @@
+#include "job/runner.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <memory>
+
+#include "git/repository.h"
+#include "job/job_json.h"
+#include "job/lease.h"
+#include "job/outcome.h"
+#include "job/output_capture.h"
+#include "job/receipt.h"
+#include "job/run_request.h"
+#include "policy/glob.h"
+#include "sandbox/launcher.h"
+#include "sandbox/request.h"
+#include "store/sqlite_store.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+#include "workspace/workspace.h"
+
+namespace berth::job {
+
+namespace {
+
+using store::JobState;
+
+constexpr const char* kPromptPath = "/run/berth/prompt.txt";
+// The user's object store, read-only, for the agent's git (the user's .git is covered).
+constexpr const char* kObjectsPath = "/run/berth/objects";
+constexpr size_t kMaxPromptInEnv = 64 * 1024;
+
+// One job's run, as a list of named steps sharing this state.
+class JobRun {
+ public:
+  JobRun(const JobContext& ctx, store::Store& store, store::JobRecord job, RunRequest request,
+         Progress* progress)
+      : ctx_(ctx), store_(store), job_(std::move(job)), request_(std::move(request)),
+        progress_(progress) {
+    receipt_.write = request_.write;
+    receipt_.argv = request_.argv;
+  }
+
+  store::JobRecord Run();
+
+ private:
+  void Step(const std::string& step, const std::string& detail) {
+    (void)store_.AppendEvent(job_.id, step, detail);
+    if (progress_ != nullptr) progress_->SetStep(step, sys::MonotonicMillis());
+  }
+  // Moves the job to `to` if it is still in `state_`; false when another writer (cancel,
+  // stale) got there first, in which case the job's state is reloaded.
+  bool Advance(JobState to, const std::string& reason = {}, std::optional<int> exit = {}) {
+    Result<bool> moved = store_.Transition(job_.id, job_.state, to, reason, exit);
+    if (moved && *moved) {
+      job_.state = to;
+      job_.state_reason = reason;
+      return true;
+    }
+    Reload();
+    return false;
+  }
+  void Reload() {
+    Result<std::optional<store::JobRecord>> fresh = store_.GetJob(job_.id);
+    if (fresh && *fresh) job_ = **fresh;
+  }
+  // Ends the job in `to` (unless someone else ended it first) and writes its receipt.
+  store::JobRecord Finish(JobState to, const std::string& reason,
+                          std::optional<ReceiptError> error = std::nullopt,
+                          std::optional<int> exit_code = std::nullopt);
+
+  bool WaitForSlot();
+  Status PrepareWorkspace();
+  Result<sandbox::SandboxSpec> BuildSpec();
+  Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
+  store::JobRecord CollectAndCommit();
+
+  const JobContext& ctx_;
+  store::Store& store_;
+  store::JobRecord job_;
+  RunRequest request_;
+  Progress* progress_;
+  Receipt receipt_;
+  sys::UniqueFd lost_;  // eventfd: the lease was lost or the job was ended elsewhere
+  std::optional<git::Repository> repo_;
+  std::optional<workspace::Snapshot> snapshot_;
+  std::optional<workspace::JobWorkspace> workspace_;
+};
+
+store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
+                                std::optional<ReceiptError> error, std::optional<int> exit_code) {
+  // If a cancel or a stale mark won the race, that state stands (compare-and-set).
+  if (!IsTerminal(job_.state)) (void)Advance(to, reason, exit_code.value_or(ExitCodeForState(to)));
+  Reload();
+  receipt_.job = job_;
+  if (error) receipt_.error = std::move(error);
+  if (!receipt_.error && job_.state != JobState::kCompleted) {
+    receipt_.error = ReceiptError{job_.state_reason, store::JobStateName(job_.state), "", ""};
+  }
+  (void)SaveReceipt(store_, job_, receipt_.ToJson());
+  Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
+                      (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
+  Reload();
+  return job_;
+}
+
+bool JobRun::WaitForSlot() {
+  if (job_.state == JobState::kPreparing) return true;  // `berth run --no-wait` took the slot
+  int last_position = -1;
+  while (true) {
+    Result<store::SlotResult> slot =
+        store_.TryAcquireSlot(job_.id, job_.repo, request_.max_concurrent);
+    if (slot && slot->granted) {
+      job_.state = JobState::kPreparing;
+      return true;
+    }
+    Reload();
+    if (job_.state != JobState::kQueued) return false;  // cancelled or marked stale
+    if (slot && slot->position != last_position) {
+      last_position = slot->position;
+      Step("queued", "waiting for a free slot: position " + std::to_string(slot->position));
+    }
+    struct pollfd fd = {lost_.get(), POLLIN, 0};
+    if (::poll(&fd, 1, 200) > 0) return false;
+  }
+}
+
+Status JobRun::PrepareWorkspace() {
+  git::InitLibgit2();
+  repo_.emplace(TRY_CTX(git::Repository::Discover(job_.repo), "opening the repository"));
+  snapshot_ = TRY_CTX(workspace::EnsureSnapshot(*repo_, request_.state_dir, job_.base),
+                      "preparing the base snapshot");
+  workspace::CreateOptions options;
+  options.backend = request_.backend == "overlay" ? workspace::Backend::kOverlay
+                    : request_.backend == "copy"  ? workspace::Backend::kCopy
+                                                  : workspace::Backend::kAuto;
+  options.include_paths = request_.include_paths;
+  options.include_secrets = request_.include_secrets;
+  options.objects_alternate = kObjectsPath;
+  workspace_ = TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
+                       "creating the workspace");
+  receipt_.backend = workspace::BackendName(workspace_->backend);
+  (void)store_.SetWorkspace(job_.id, receipt_.backend);
+  return {};
+}
+
+Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
+  sandbox::SandboxRequest req;
+  req.profile = request_.write ? "isolated-write" : "read-only";
+  req.workspace = job_.repo;
+  req.grants = request_.grants;
+  req.argv = request_.argv;
+  if (request_.deadline_ms > 0) req.timeout = std::to_string(request_.deadline_ms) + "ms";
+  auto setenv = [&](const std::string& name, const std::string& value) {
+    req.setenv.push_back(name + "=" + value);
+  };
+  for (const auto& [name, value] : request_.env_values) setenv(name, value);
+  for (const auto& [name, value] : request_.env_set) setenv(name, value);
+  setenv("BERTH_JOB_ID", job_.id);
+  setenv("BERTH_JOB_DEPTH", std::to_string(job_.depth));
+  if (request_.has_prompt) {
+    setenv("BERTH_PROMPT_FILE", kPromptPath);
+    Result<std::string> prompt = sys::ReadFile(request_.prompt_file);
+    if (prompt && prompt->size() <= kMaxPromptInEnv && prompt->find('\0') == std::string::npos)
+      setenv("BERTH_PROMPT", *prompt);
+  }
+
+  sandbox::HostContext host;
+  host.identity = ctx_.identity;
+  host.cwd = job_.repo;
+  host.state_dir = request_.state_dir;
+  host.extra_hidden = request_.extra_hidden;
+  // Other jobs' workspaces, prompts and the store are no business of this job.
+  host.extra_hidden.push_back(request_.state_dir);
+  host.environ = ctx_.environ;
+  sandbox::SandboxSpec spec = TRY(sandbox::BuildSpec(req, host));
+
+  // The workspace replaces the user's checkout at the repository's own path.
+  spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
+                                  [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
+                   spec.paths.end());
+  using Access = sandbox::PathGrant::Access;
+  const workspace::JobWorkspace& ws = *workspace_;
+  if (!request_.write) {
+    sandbox::PathGrant tree{Access::kReadOnly, job_.repo, "workspace"};
+    tree.source = snapshot_->tree;
+    spec.paths.push_back(tree);
+  } else if (ws.backend == workspace::Backend::kOverlay) {
+    spec.overlay = sandbox::OverlayWorkspace{ws.lower, ws.upper, ws.work, job_.repo};
+  } else {
+    sandbox::PathGrant copy{Access::kReadWrite, job_.repo, "workspace"};
+    copy.source = ws.copy;
+    spec.paths.push_back(copy);
+  }
+  sandbox::PathGrant git{request_.write ? Access::kReadWrite : Access::kReadOnly,
+                         job_.repo + "/.git", "private git"};
+  git.source = ws.git_dir;
+  spec.paths.push_back(git);
+  sandbox::PathGrant objects{Access::kReadOnly, kObjectsPath, "user objects"};
+  objects.source = repo_->objects_dir();
+  spec.paths.push_back(objects);
+  if (request_.has_prompt) {
+    sandbox::PathGrant prompt{Access::kReadOnly, kPromptPath, "prompt"};
+    prompt.source = request_.prompt_file;
+    spec.paths.push_back(prompt);
+  }
+  TRY(spec.Validate());
+  return spec;
+}
+
+Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec) {
+  sys::Pipe out = TRY(sys::MakePipe());
+  sys::Pipe err = TRY(sys::MakePipe());
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return Error::FromErrno("open /dev/null", errno);
+  sys::UniqueFd null_in(null_fd);
+  std::unique_ptr<OutputCapture> stdout_capture = TRY(
+      OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit));
+  std::unique_ptr<OutputCapture> stderr_capture = TRY(
+      OutputCapture::Start(std::move(err.read), job_.job_dir + "/stderr", request_.output_limit));
+  if (progress_ != nullptr) {
+    progress_->SetOutputSource([&](uint64_t* bytes, std::string* last) {
+      OutputCapture::Stats o = stdout_capture->Current();
+      OutputCapture::Stats e = stderr_capture->Current();
+      *bytes = o.bytes + e.bytes;
+      *last = !e.last_line.empty() && e.bytes > 0 && o.last_line.empty() ? e.last_line : o.last_line;
+    });
+  }
+  sandbox::LaunchOptions options;
+  options.stdio[0] = null_in.get();
+  options.stdio[1] = out.write.get();
+  options.stdio[2] = err.write.get();
+  options.stop_fd = lost_.get();
+  Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
+  out.write.Reset();
+  err.write.Reset();
+  null_in.Reset();
+  if (progress_ != nullptr) progress_->SetOutputSource(nullptr);
+  OutputCapture::Stats o = stdout_capture->Finish();
+  OutputCapture::Stats e = stderr_capture->Finish();
+  receipt_.output = {{"stdout", {{"bytes", o.bytes}, {"elided", o.elided}}},
+                     {"stderr", {{"bytes", e.bytes}, {"elided", e.elided}}}};
+  return result;
+}
+
+store::JobRecord JobRun::CollectAndCommit() {
+  int64_t start = sys::MonotonicMillis();
+  Result<policy::GlobSet> writable = policy::GlobSet::Create(request_.writable);
+  if (!writable)
+    return Finish(JobState::kFailed, "the writable globs are invalid: " + writable.error().ToString());
+  Result<workspace::ChangeSet> changes =
+      workspace::Collect(*workspace_, *snapshot_, *repo_, *writable);
+  receipt_.timings.collect_ms = sys::MonotonicMillis() - start;
+  if (!changes) return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
+  receipt_.ignored = changes->ignored.size();
+  for (const workspace::Refusal& r : changes->refusals) receipt_.refusals.push_back({r.path, r.reason});
+  for (const git::Change& c : changes->changes)
+    receipt_.changes.push_back({c.path, c.kind == git::Change::Kind::kDelete ? "delete" : "upsert"});
+  if (!changes->refusals.empty()) {
+    const workspace::Refusal& first = changes->refusals.front();
+    std::string reason = std::to_string(changes->refusals.size()) +
+                         " change(s) refused, first " + first.path + ": " + first.reason +
+                         "; nothing committed, workspace kept";
+    Step("collect", reason);
+    return Finish(JobState::kRefused, reason,
+                  ReceiptError{reason, "refused", "adjust the agent's writable globs or its work",
+                               first.path + ": " + first.reason});
+  }
+  Step("collect", std::to_string(changes->changes.size()) + " changed file(s)");
+  if (changes->changes.empty()) return Finish(JobState::kCompleted, "no changes");
+
+  start = sys::MonotonicMillis();
+  Step("commit", "committing to " + job_.branch);
+  std::string message = "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " +
+                        job_.id + "\n";
+  Result<std::string> commit =
+      repo_->CommitChanges(job_.base, changes->changes, message, git::Signature{});
+  if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());
+  if (Status branch = repo_->CreateBranch(job_.branch, *commit, "berth: job " + job_.id); !branch)
+    return Finish(JobState::kFailed, "creating the job branch: " + branch.error().ToString());
+  (void)store_.SetCommit(job_.id, *commit);
+  job_.commit = *commit;
+  receipt_.timings.commit_ms = sys::MonotonicMillis() - start;
+  return Finish(JobState::kCompleted, std::to_string(changes->changes.size()) +
+                                          " file(s) committed to " + job_.branch);
+}
+
+store::JobRecord JobRun::Run() {
+  const int64_t started = sys::MonotonicMillis();
+  if (progress_ != nullptr) progress_->SetJob(job_.id, started);
+  int fd = ::eventfd(0, EFD_CLOEXEC);
+  if (fd < 0) return Finish(JobState::kFailed, "eventfd: " + std::string(strerror(errno)));
+  lost_ = sys::UniqueFd(fd);
+  store::Owner owner = SelfOwner();
+  (void)store_.SetOwner(job_.id, owner, sys::WallMillis() + kLeaseMillis);
+  job_.owner = owner;
+  LeaseKeeper lease(ctx_.db_path, job_.id, owner, lost_.get());
+
+  if (!WaitForSlot()) return Finish(job_.state, job_.state_reason);
+  receipt_.timings.queue_ms = sys::MonotonicMillis() - started;
+  (void)store_.SetStarted(job_.id, sys::WallMillis());
+  Step("workspace", "preparing the workspace on " + job_.base.substr(0, 12));
+
+  int64_t t = sys::MonotonicMillis();
+  if (Status prepared = PrepareWorkspace(); !prepared) {
+    const Error& e = prepared.error();
+    return Finish(JobState::kFailed, e.ToString(),
+                  ReceiptError{e.ToString(), "workspace", e.hint(), ""}, kExitWorkspace);
+  }
+  receipt_.timings.workspace_ms = sys::MonotonicMillis() - t;
+
+  Result<sandbox::SandboxSpec> spec = BuildSpec();
+  if (!spec) {
+    const Error& e = spec.error();
+    return Finish(e.cause() == Cause::kUnavailable ? JobState::kUnavailable : JobState::kFailed,
+                  e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
+  }
+  receipt_.sandbox = {{"profile", sandbox::ProfileName(spec->profile)},
+                      {"network", sandbox::NetworkName(spec->network)},
+                      {"grants", spec->ToJson()["grants"]}};
+  if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
+  Step("agent", "running " + request_.argv[0] + " in the sandbox");
+
+  Result<sandbox::LaunchResult> launched = RunAgent(*spec);
+  if (!launched) {
+    const Error& e = launched.error();
+    bool unavailable = e.cause() == Cause::kUnavailable;
+    bool missing = e.message().rfind("cannot run", 0) == 0;
+    return Finish(unavailable ? JobState::kUnavailable : missing ? JobState::kChildFailed
+                                                                 : JobState::kFailed,
+                  e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
+  }
+  const sandbox::LaunchResult& run = *launched;
+  receipt_.sandbox["tier"] = run.tier;
+  receipt_.sandbox["layers"] = run.layers;
+  receipt_.sandbox["limits"] = run.limits;
+  receipt_.sandbox["warnings"] = run.warnings;
+  receipt_.timings.sandbox_ms = run.setup_ms;
+  receipt_.timings.agent_ms = run.run_ms;
+  if (run.status.signaled) receipt_.child_signal = run.status.signal;
+  else receipt_.child_exit = run.status.code;
+
+  Reload();
+  if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);
+  if (run.timed_out)
+    return Finish(JobState::kTimedOut,
+                  "the deadline of " + std::to_string(request_.deadline_ms / 1000) +
+                      "s passed; the agent's process tree was ended; workspace kept");
+  if (run.stopped) return Finish(JobState::kCancelled, "stopped by a signal to the supervisor");
+  if (run.status.signaled || run.status.code != 0) {
+    std::string how = run.status.signaled ? "was killed by signal " + std::to_string(run.status.signal)
+                                          : "exited with status " + std::to_string(run.status.code);
+    return Finish(JobState::kChildFailed, "the agent " + how + "; nothing collected, workspace kept",
+                  ReceiptError{"the agent " + how, "child-failed",
+                               "see `berth logs " + job_.id + "`", ""});
+  }
+  if (!Advance(JobState::kCollecting)) return Finish(job_.state, job_.state_reason);
+  if (!request_.write) return Finish(JobState::kCompleted, "read agent finished");
+  return CollectAndCommit();
+}
+
+}  // namespace
+
+Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id,
+                                Progress* progress) {
+  // Signals that end a job are read by the launcher's signalfd, never by default actions
+  // on whichever thread the kernel picks.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  std::unique_ptr<store::Store> store = TRY(store::OpenSqliteStore(ctx.db_path));
+  std::optional<store::JobRecord> job = TRY(store->GetJob(job_id));
+  if (!job) return Error(Cause::kNotFound, "no job " + job_id);
+  RunRequest request = TRY(RunRequest::FromJson(job->request_json));
+  JobRun run(ctx, *store, std::move(*job), std::move(request), progress);
+  return run.Run();
+}
+
+}  // namespace berth::job

@@ -1,0 +1,35 @@
+#include "job/stale.h"
+
+#include "job/job_json.h"
+#include "job/receipt.h"
+#include "sys/process.h"
+
+namespace berth::job {
+
+Status ReapStaleJobs(store::Store& store) {
+  std::vector<store::JobRecord> live = TRY(store.ListJobs("", /*live_only=*/true, 10000));
+  const std::string host = sys::HostId();
+  const int64_t now = sys::WallMillis();
+  for (const store::JobRecord& job : live) {
+    std::string reason;
+    if (job.owner.host == host &&
+        !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
+                           static_cast<uint64_t>(job.owner.pid_start))) {
+      reason = "its supervisor (pid " + std::to_string(job.owner.pid) + ") is gone";
+    } else if (job.lease_expires_at_ms > 0 && now > job.lease_expires_at_ms) {
+      reason = "its lease expired at " + IsoTime(job.lease_expires_at_ms) + " (owner " +
+               job.owner.host + " pid " + std::to_string(job.owner.pid) + ")";
+    }
+    if (reason.empty()) continue;
+    // Compare-and-set: a job that just ended keeps its terminal state.
+    Result<bool> changed = store.Transition(job.id, job.state, store::JobState::kStale,
+                                            reason + "; workspace kept at " + job.job_dir);
+    if (!changed || !*changed) continue;
+    (void)store.AppendEvent(job.id, "stale", reason);
+    Result<std::optional<store::JobRecord>> now_stale = store.GetJob(job.id);
+    if (now_stale && *now_stale) (void)SaveRecordOnlyReceipt(store, **now_stale);
+  }
+  return {};
+}
+
+}  // namespace berth::job

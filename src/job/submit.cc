@@ -1,0 +1,190 @@
+#include "job/submit.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "git/repository.h"
+#include "job/lease.h"
+#include "job/run_request.h"
+#include "policy/policy.h"
+#include "store/job_id.h"
+#include "sys/atomic_file.h"
+#include "sys/fs.h"
+
+namespace berth::job {
+
+namespace {
+
+Error Denied(std::string message, std::string hint) {
+  return Error(Cause::kPolicyDenied, std::move(message), 0, std::move(hint));
+}
+
+std::string Getenv(const JobContext& ctx, const std::string& name, bool* found) {
+  for (const auto& [key, value] : ctx.environ) {
+    if (key == name) {
+      *found = true;
+      return value;
+    }
+  }
+  *found = false;
+  return {};
+}
+
+// The agent as the policy defines it; without a valid policy every agent is a read agent.
+Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_root,
+                                const SubmitOptions& options, std::string* policy_hash) {
+  RunRequest r;
+  r.agent = options.agent;
+  Result<policy::Policy> loaded = policy::LoadPolicy(repo_root);
+  policy::Policy pol = loaded ? *loaded : policy::DefaultPolicy();
+  r.policy_present = loaded.has_value();
+  *policy_hash = loaded ? loaded->sha256 : "";
+  auto it = pol.agents.find(options.agent);
+  if (!loaded) {
+    // Fail closed: without a valid policy no write agent runs.
+    if (!options.read_only) {
+      return Denied("no write agent may run: " + loaded.error().ToString(),
+                    loaded.error().cause() == Cause::kNotFound
+                        ? "run `berth init` to write a policy, or pass --read-only for a read "
+                          "job"
+                        : "fix .berth/policy.toml (`berth policy check` explains), or pass "
+                          "--read-only for a read job");
+    }
+  } else if (it == pol.agents.end() && !options.read_only) {
+    std::string names;
+    for (const auto& [name, agent] : pol.agents) names += (names.empty() ? "" : ", ") + name;
+    return Denied("the policy defines no agent '" + options.agent + "'",
+                  names.empty() ? "add an [agents." + options.agent + "] table"
+                                : "agents defined: " + names);
+  } else if (it != pol.agents.end()) {
+    const policy::Agent& agent = it->second;
+    r.write = agent.capability == policy::Capability::kWrite && !options.read_only;
+    r.provider = agent.provider;
+    r.argv = agent.argv;
+    if (r.write) r.writable = agent.writable.patterns();
+    r.grants = agent.grants;
+    if (agent.access == policy::Access::kFull)
+      return Denied("agent '" + options.agent + "' asks for full access",
+                    "full-access runs arrive with the provider work; use a bounded agent");
+  }
+  if (r.provider != "command")
+    return Error(Cause::kUnavailable,
+                 "provider '" + r.provider + "' is not available in this berth yet", 0,
+                 "use provider = \"command\" with an argv");
+  r.deadline_ms = it != pol.agents.end() && it->second.deadline_ms ? *it->second.deadline_ms
+                                                                    : pol.defaults.deadline_ms;
+  r.output_limit = pol.defaults.output_limit_bytes;
+  r.max_concurrent = pol.defaults.max_concurrent_jobs;
+  r.backend = policy::BackendName(pol.defaults.workspace);
+  r.env_pass = pol.env.pass;
+  r.env_set = pol.env.set;
+  r.include_paths = pol.include.paths;
+  r.include_secrets = pol.include.secrets;
+  for (const std::string& name : r.env_pass) {
+    bool found = false;
+    std::string value = Getenv(ctx, name, &found);
+    if (found) r.env_values[name] = value;
+  }
+  (void)ctx;
+  return r;
+}
+
+}  // namespace
+
+Status CheckNesting(const JobContext& ctx) {
+  bool found = false;
+  std::string depth_text = Getenv(ctx, "BERTH_JOB_DEPTH", &found);
+  if (!found) return {};
+  const int depth = std::atoi(depth_text.c_str()) + 1;
+  int max_depth = policy::DefaultPolicy().defaults.max_depth;
+  git::InitLibgit2();
+  if (Result<git::Repository> repo = git::Repository::Discover(ctx.cwd); repo) {
+    if (Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir()); pol)
+      max_depth = pol->defaults.max_depth;
+  }
+  if (depth <= max_depth) return {};
+  bool has_id = false;
+  std::string parent = Getenv(ctx, "BERTH_JOB_ID", &has_id);
+  return Denied("refusing to start a job from inside job " + (has_id ? parent : "?") +
+                    " (depth " + std::to_string(depth) + " > max_depth " +
+                    std::to_string(max_depth) + ")",
+                "raise [defaults] max_depth in the policy to allow nested jobs");
+}
+
+Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
+                                const SubmitOptions& options) {
+  git::InitLibgit2();
+  git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
+  std::string policy_hash;
+  RunRequest request = TRY(ResolveAgent(ctx, repo.workdir(), options, &policy_hash));
+
+  TRY(CheckNesting(ctx));
+  bool found = false;
+  std::string depth_text = Getenv(ctx, "BERTH_JOB_DEPTH", &found);
+  int depth = found ? std::atoi(depth_text.c_str()) + 1 : 0;
+
+  if (!options.command.empty()) request.argv = options.command;
+  if (request.argv.empty())
+    return Error(Cause::kInvalidArgument, "agent '" + options.agent + "' has no command", 0,
+                 "give one after --, or set argv in [agents." + options.agent + "]");
+  request.grants.insert(request.grants.end(), options.grants.begin(), options.grants.end());
+  if (options.timeout) request.deadline_ms = TRY(ParseDuration(*options.timeout));
+  request.base_revision = options.base;
+  request.with_uncommitted = options.with_uncommitted;
+  request.state_dir = ctx.state_dir;
+  request.extra_hidden = ctx.extra_hidden;
+
+  std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");
+  if (options.with_uncommitted) {
+    base = TRY_CTX(repo.CommitWorkingTree("berth: uncommitted changes of " + repo.workdir(),
+                                          git::Signature{}),
+                   "capturing uncommitted changes");
+  }
+
+  std::string prompt;
+  if (options.prompt_text) {
+    prompt = *options.prompt_text;
+    request.has_prompt = true;
+  } else if (options.prompt_file) {
+    prompt = TRY_CTX(sys::ReadFile(sys::AbsolutePath(ctx.cwd, *options.prompt_file)),
+                     "reading --prompt-file");
+    request.has_prompt = true;
+  }
+
+  store::JobRecord job;
+  const int64_t now = sys::WallMillis();
+  job.id = store::NewJobId(now);
+  job.repo = repo.workdir();
+  job.agent = options.agent;
+  job.provider = request.provider;
+  job.state = store::JobState::kQueued;
+  job.base = base;
+  job.branch = "berth/" + job.id;
+  if (Result<policy::Policy> pol = policy::LoadPolicy(repo.workdir()); pol) {
+    std::string branch = pol->defaults.branch_template;
+    for (auto [key, value] : {std::pair<std::string, std::string>{"{id}", job.id},
+                              {"{agent}", options.agent}}) {
+      for (size_t at; (at = branch.find(key)) != std::string::npos;) branch.replace(at, key.size(), value);
+    }
+    job.branch = branch;
+  }
+  job.owner = SelfOwner();
+  job.lease_expires_at_ms = now + kLeaseMillis;
+  job.created_at_ms = now;
+  job.job_dir = ctx.state_dir + "/jobs/" + job.id;
+  job.depth = depth;
+  job.policy_hash = policy_hash;
+  TRY(sys::MakeDirs(job.job_dir, 0700));
+  if (request.has_prompt) {
+    request.prompt_file = job.job_dir + "/prompt.txt";
+    TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
+  }
+  job.request_json = request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  TRY(store.CreateJob(job));
+  (void)store.AppendEvent(job.id, "queued",
+                          "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo);
+  return job;
+}
+
+}  // namespace berth::job

@@ -1,0 +1,37 @@
+// Submitting a job: resolve the policy, the agent, the base and the prompt; record the job.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "job/context.h"
+#include "store/store.h"
+
+namespace berth::job {
+
+struct SubmitOptions {
+  std::string agent;
+  std::optional<std::string> prompt_text;
+  std::optional<std::string> prompt_file;
+  std::string base = "HEAD";
+  bool with_uncommitted = false;
+  std::optional<std::string> timeout;
+  std::vector<std::string> grants;
+  std::vector<std::string> command;  // after `--`: overrides the command provider's argv
+  // Run as a read agent whatever the policy says; the command line may lower a capability,
+  // never raise it. Also the only way to run without a valid policy.
+  bool read_only = false;
+};
+
+// Refuses to start a job from inside a job beyond the policy's max_depth (the job's
+// environment carries BERTH_JOB_ID and BERTH_JOB_DEPTH). Cheap: called before anything else.
+Status CheckNesting(const JobContext& ctx);
+
+// Creates the job in state `queued` and returns it. Errors carry the cause that maps to the
+// exit code: kPolicyDenied (78), kInvalidArgument (64), kNotFound (64).
+Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
+                                const SubmitOptions& options);
+
+}  // namespace berth::job
