@@ -13,6 +13,8 @@
 #include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/stale.h"
+#include "job/verify.h"
+#include "policy/policy.h"
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
@@ -231,6 +233,57 @@ int Diff(Session& s, const JobsOptions& o) {
   return 0;
 }
 
+int Verify(Session& s, const JobsOptions& o) {
+  Result<store::JobRecord> j = s.store().FindJob(o.job);
+  if (!j) return Fail(j.error());
+  if (!j->commit)
+    return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " has no commit to verify (" +
+                                                   store::JobStateName(j->state) + ")"));
+  Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
+  if (!request) return Fail(request.error());
+  // The checks of the policy as it is now: re-verifying after the policy changed is the point.
+  Result<policy::Policy> pol = policy::LoadPolicy(j->repo);
+  if (!pol) {
+    PrintError(pol.error());
+    return job::kExitPolicy;
+  }
+  request->checks.clear();
+  for (const policy::Check& c : pol->verify)
+    request->checks.push_back({c.name, c.argv, c.required, c.timeout_ms, c.expect_exit, c.grants});
+  request->output_limit = pol->defaults.output_limit_bytes;
+  if (request->checks.empty()) {
+    fmt::print("berth: the policy declares no checks; nothing to verify\n");
+    return 0;
+  }
+  git::InitLibgit2();
+  Result<git::Repository> repo = git::Repository::Discover(j->repo);
+  if (!repo) return Fail(repo.error());
+  store::JobRecord record = *j;
+  record.policy_hash = pol->sha256;
+  Result<job::Verification> v = job::RunChecks(
+      s.ctx(), *request, record, *j->commit, *repo,
+      [&](const std::string& step, const std::string& detail) {
+        fmt::print(stderr, "[berth {}] {}\n", step, detail);
+        (void)s.store().AppendEvent(j->id, step, detail);
+      });
+  if (!v) return Fail(v.error());
+  nlohmann::json receipt = j->receipt_json
+                               ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
+                               : nlohmann::json::object();
+  if (!receipt.is_object()) receipt = nlohmann::json::object();
+  receipt["verification"] = v->ToJson();
+  if (!receipt.contains("verification_history") || !receipt["verification_history"].is_array())
+    receipt["verification_history"] = nlohmann::json::array();
+  receipt["verification_history"].push_back(v->ToJson());
+  if (Status saved = job::SaveReceipt(s.store(), *j, receipt); !saved) return Fail(saved.error());
+  for (const job::CheckResult& c : v->checks)
+    fmt::print("  {} {:<16} {}{}\n", c.passed ? "ok  " : "FAIL", c.name, c.reason,
+               c.required ? "" : " (optional)");
+  fmt::print("berth: verification of {} {}\n", j->id,
+             v->required_passed ? "passed" : "failed: a required check did not pass");
+  return v->required_passed ? 0 : job::kExitVerificationFailed;
+}
+
 }  // namespace
 
 void AddJobsCommands(CLI::App& app, JobsOptions* o) {
@@ -248,6 +301,8 @@ void AddJobsCommands(CLI::App& app, JobsOptions* o) {
   CLI::App* diff = app.add_subcommand("diff", "Show a job's changes against its base");
   diff->add_option("job", o->job, "job id or unique prefix")->required();
   diff->add_flag("--stat", o->stat, "a diffstat instead of the patch");
+  CLI::App* verify = app.add_subcommand("verify", "Re-run the policy's checks on a job commit");
+  verify->add_option("job", o->job, "job id or unique prefix")->required();
 }
 
 int RunJobsCommand(const std::string& name, const GlobalOptions& global, const JobsOptions& o) {
@@ -258,6 +313,7 @@ int RunJobsCommand(const std::string& name, const GlobalOptions& global, const J
   if (name == "logs") return Logs(*s, o);
   if (name == "cancel") return Cancel(*s, o);
   if (name == "diff") return Diff(*s, o);
+  if (name == "verify") return Verify(*s, o);
   return job::kExitUsage;
 }
 

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("supervise")) return RunSuperviseCommand(global, supervised_job);
   if (app.got_subcommand("init")) return RunInitCommand(global, policy);
   if (app.got_subcommand("policy")) return RunPolicyCheckCommand(global);
-  for (const char* name : {"ls", "show", "logs", "cancel", "diff"})
+  for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
     if (app.got_subcommand(name)) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {
     fmt::print(stderr, "berth: error: only `sandbox` and `run` take a command after --\n");

@@ -35,7 +35,10 @@ nlohmann::json Receipt::ToJson() const {
   j["output"] = output;
   j["timings"] = {{"queue_ms", timings.queue_ms},     {"workspace_ms", timings.workspace_ms},
                   {"sandbox_ms", timings.sandbox_ms}, {"agent_ms", timings.agent_ms},
-                  {"collect_ms", timings.collect_ms}, {"commit_ms", timings.commit_ms}};
+                  {"collect_ms", timings.collect_ms}, {"commit_ms", timings.commit_ms},
+                  {"verify_ms", verify_ms}};
+  j["verification"] = verification;
+  j["verification_history"] = verification_history;
   j["owner"] = {{"host", job.owner.host}, {"pid", job.owner.pid},
                 {"pid_start", job.owner.pid_start}};
   j["error"] = error ? nlohmann::json{{"message", error->message},

@@ -50,6 +50,11 @@ struct Receipt {
   size_t ignored = 0;
   nlohmann::json output = nlohmann::json::object();  // bytes and elided per stream
   Timings timings;
+  int64_t verify_ms = 0;
+  // The latest verification, and every verification of the job commit in order (a later
+  // `berth verify` appends).
+  nlohmann::json verification = nullptr;
+  nlohmann::json verification_history = nlohmann::json::array();
   std::optional<ReceiptError> error;
 
   nlohmann::json ToJson() const;

@@ -4,6 +4,36 @@
 
 namespace berth::job {
 
+namespace {
+
+nlohmann::json ChecksToJson(const std::vector<CheckSpec>& checks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CheckSpec& c : checks) {
+    out.push_back({{"name", c.name}, {"argv", c.argv}, {"required", c.required},
+                   {"timeout_ms", c.timeout_ms}, {"expect_exit", c.expect_exit},
+                   {"grants", c.grants}});
+  }
+  return out;
+}
+
+bool ChecksFromJson(const nlohmann::json& j, std::vector<CheckSpec>* out) {
+  if (!j.is_array()) return false;
+  for (const nlohmann::json& c : j) {
+    if (!c.is_object()) return false;
+    CheckSpec spec;
+    spec.name = c.value("name", "");
+    spec.argv = c.value("argv", std::vector<std::string>{});
+    spec.required = c.value("required", true);
+    spec.timeout_ms = c.value("timeout_ms", int64_t{600000});
+    spec.expect_exit = c.value("expect_exit", 0);
+    spec.grants = c.value("grants", std::vector<std::string>{});
+    out->push_back(std::move(spec));
+  }
+  return true;
+}
+
+}  // namespace
+
 nlohmann::json RunRequest::ToJson() const {
   // Passed-through variable values are kept (the supervisor needs them) but never printed:
   // receipts and `show` use their names only.
@@ -19,6 +49,7 @@ nlohmann::json RunRequest::ToJson() const {
       {"base_revision", base_revision}, {"with_uncommitted", with_uncommitted},
       {"prompt_file", prompt_file}, {"has_prompt", has_prompt},
       {"state_dir", state_dir},   {"extra_hidden", extra_hidden},
+      {"checks", ChecksToJson(checks)},
   };
 }
 
@@ -57,6 +88,7 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   ok &= get("has_prompt", &r.has_prompt);
   ok &= get("state_dir", &r.state_dir);
   ok &= get("extra_hidden", &r.extra_hidden);
+  if (auto it = j.find("checks"); it != j.end()) ok &= ChecksFromJson(*it, &r.checks);
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
   return r;
 }

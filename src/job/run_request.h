@@ -16,6 +16,16 @@
 
 namespace berth::job {
 
+// One [[verify]] entry of the policy, as resolved at submission.
+struct CheckSpec {
+  std::string name;
+  std::vector<std::string> argv;
+  bool required = true;
+  int64_t timeout_ms = 10 * 60 * 1000;
+  int expect_exit = 0;
+  std::vector<std::string> grants;
+};
+
 struct RunRequest {
   std::string agent;
   std::string provider = "command";
@@ -39,6 +49,7 @@ struct RunRequest {
   bool has_prompt = false;
   std::string state_dir;
   std::vector<std::string> extra_hidden;    // from the user's config
+  std::vector<CheckSpec> checks;            // the policy's [[verify]], in order
 
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);

@@ -17,6 +17,7 @@
 #include "job/output_capture.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
+#include "job/verify.h"
 #include "policy/glob.h"
 #include "sandbox/launcher.h"
 #include "sandbox/request.h"
@@ -80,6 +81,7 @@ class JobRun {
   Result<sandbox::SandboxSpec> BuildSpec();
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
   store::JobRecord CollectAndCommit();
+  store::JobRecord Verify(const std::string& committed);
 
   const JobContext& ctx_;
   store::Store& store_;
@@ -287,8 +289,42 @@ store::JobRecord JobRun::CollectAndCommit() {
   (void)store_.SetCommit(job_.id, *commit);
   job_.commit = *commit;
   receipt_.timings.commit_ms = sys::MonotonicMillis() - start;
-  return Finish(JobState::kCompleted, std::to_string(changes->changes.size()) +
-                                          " file(s) committed to " + job_.branch);
+  std::string committed = std::to_string(changes->changes.size()) + " file(s) committed to " +
+                          job_.branch;
+  if (request_.checks.empty()) return Finish(JobState::kCompleted, committed + "; no checks");
+  return Verify(committed);
+}
+
+store::JobRecord JobRun::Verify(const std::string& committed) {
+  if (!Advance(JobState::kVerifying)) return Finish(job_.state, job_.state_reason);
+  const int64_t start = sys::MonotonicMillis();
+  Step("verify", "running " + std::to_string(request_.checks.size()) + " check(s) on " +
+                     job_.commit->substr(0, 12));
+  Result<Verification> v = RunChecks(ctx_, request_, job_, *job_.commit, *repo_,
+                                     [&](const std::string& step, const std::string& detail) {
+                                       Step(step, detail);
+                                     });
+  receipt_.verify_ms = sys::MonotonicMillis() - start;
+  if (!v) {
+    return Finish(JobState::kVerificationFailed,
+                  "verification could not run: " + v.error().ToString(),
+                  ReceiptError{v.error().ToString(), "verification", v.error().hint(), ""});
+  }
+  receipt_.verification = v->ToJson();
+  receipt_.verification_history.push_back(receipt_.verification);
+  if (!v->required_passed) {
+    const CheckResult* failed = nullptr;
+    for (const CheckResult& c : v->checks)
+      if (c.required && !c.passed && failed == nullptr) failed = &c;
+    std::string reason = "required check " + failed->name + " failed: " + failed->reason;
+    return Finish(JobState::kVerificationFailed, reason + "; the commit stays on " + job_.branch,
+                  ReceiptError{reason, "verification-failed",
+                               "see the check's output_tail in the receipt, or `berth logs " +
+                                   job_.id + "`",
+                               failed->output_tail});
+  }
+  return Finish(JobState::kCompleted, committed + "; " + std::to_string(v->checks.size()) +
+                                          " check(s) passed");
 }
 
 store::JobRecord JobRun::Run() {

@@ -1,0 +1,223 @@
+#include "job/verify.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+
+#include "job/job_json.h"
+#include "job/output_capture.h"
+#include "sandbox/launcher.h"
+#include "sandbox/request.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+#include "workspace/workspace.h"
+
+namespace berth::job {
+
+namespace {
+
+constexpr size_t kOutputTailBytes = 4096;
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The last `bytes` of a file.
+std::string Tail(const std::string& path, size_t bytes) {
+  Result<std::string> data = sys::ReadFile(path);
+  if (!data) return {};
+  return data->size() <= bytes ? *data : data->substr(data->size() - bytes);
+}
+
+// Runs one check in the verification sandbox.
+CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec,
+                   const std::string& log_path, uint64_t output_limit) {
+  CheckResult r;
+  r.name = check.name;
+  r.argv = check.argv;
+  r.required = check.required;
+  r.expect_exit = check.expect_exit;
+  sandbox::SandboxSpec spec = base_spec;
+  spec.argv = check.argv;
+  spec.timeout_ms = check.timeout_ms;
+  const int64_t start = sys::MonotonicMillis();
+
+  Result<sys::Pipe> pipe = sys::MakePipe();
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (!pipe || null_fd < 0) {
+    if (null_fd >= 0) ::close(null_fd);
+    r.reason = "could not start: no pipe";
+    return r;
+  }
+  sys::UniqueFd null_in(null_fd);
+  Result<std::unique_ptr<OutputCapture>> capture =
+      OutputCapture::Start(std::move(pipe->read), log_path, output_limit);
+  if (!capture) {
+    r.reason = "could not start: " + capture.error().ToString();
+    return r;
+  }
+  sandbox::LaunchOptions options;
+  options.stdio[0] = null_in.get();
+  options.stdio[1] = pipe->write.get();
+  options.stdio[2] = pipe->write.get();
+  Result<sandbox::LaunchResult> launched = sandbox::Launch(spec, "verify", options);
+  pipe->write.Reset();
+  OutputCapture::Stats stats = (*capture)->Finish();
+  r.duration_ms = sys::MonotonicMillis() - start;
+  r.output_tail = Tail(log_path, kOutputTailBytes);
+  if (!launched) {
+    r.reason = "could not start: " + launched.error().ToString();
+    return r;
+  }
+  if (launched->status.signaled) r.signal = launched->status.signal;
+  else r.exit = launched->status.code;
+  r.timed_out = launched->timed_out;
+  r.over_output_limit = stats.elided > 0;
+  if (r.timed_out) {
+    r.reason = "timed out after " + std::to_string(check.timeout_ms / 1000) + "s";
+  } else if (r.signal) {
+    r.reason = "killed by signal " + std::to_string(*r.signal);
+  } else if (r.over_output_limit) {
+    r.reason = "wrote " + std::to_string(stats.bytes) + " bytes, over the output limit";
+  } else if (*r.exit != check.expect_exit) {
+    r.reason = "exited " + std::to_string(*r.exit) + ", expected " +
+               std::to_string(check.expect_exit);
+  } else {
+    r.passed = true;
+    r.reason = "exited " + std::to_string(*r.exit) + " as expected";
+  }
+  return r;
+}
+
+}  // namespace
+
+bool IsCredentialShaped(const std::string& raw_name, const std::string& value) {
+  std::string name;
+  for (char c : raw_name) name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  static const char* kSuffixes[] = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS",
+                                    "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
+                                    "SESSION", "COOKIE", "PAT", "AUTH"};
+  for (const char* suffix : kSuffixes) {
+    if (name == suffix || EndsWith(name, std::string("_") + suffix) || EndsWith(name, suffix))
+      return true;
+  }
+  static const char* kPrefixes[] = {"AWS_",    "AZURE_", "GCP_",   "GOOGLE_",    "GH_",
+                                    "GITHUB_", "GITLAB_", "NPM_",  "ANTHROPIC_", "OPENAI_",
+                                    "XAI_"};
+  for (const char* prefix : kPrefixes)
+    if (name.rfind(prefix, 0) == 0) return true;
+  // scheme://user:password@host
+  size_t scheme = value.find("://");
+  if (scheme != std::string::npos) {
+    size_t at = value.find('@', scheme + 3);
+    size_t slash = value.find('/', scheme + 3);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+      size_t colon = value.find(':', scheme + 3);
+      if (colon != std::string::npos && colon < at) return true;
+    }
+  }
+  return false;
+}
+
+nlohmann::json CheckResult::ToJson() const {
+  return {{"name", name},
+          {"argv", argv},
+          {"required", required},
+          {"expect_exit", expect_exit},
+          {"exit", exit ? nlohmann::json(*exit) : nullptr},
+          {"signal", signal ? nlohmann::json(*signal) : nullptr},
+          {"timed_out", timed_out},
+          {"over_output_limit", over_output_limit},
+          {"duration_ms", duration_ms},
+          {"passed", passed},
+          {"reason", reason},
+          {"output_tail", output_tail}};
+}
+
+nlohmann::json Verification::ToJson() const {
+  nlohmann::json checks_json = nlohmann::json::array();
+  for (const CheckResult& c : checks) checks_json.push_back(c.ToJson());
+  return {{"started_at", started_at},
+          {"commit", commit},
+          {"policy_sha256", policy_sha256},
+          {"required_passed", required_passed},
+          {"checks", checks_json}};
+}
+
+Result<Verification> RunChecks(
+    const JobContext& ctx, const RunRequest& request, const store::JobRecord& job,
+    const std::string& commit, git::Repository& repo,
+    const std::function<void(const std::string&, const std::string&)>& on_event) {
+  Verification v;
+  v.started_at = IsoTime(sys::WallMillis());
+  v.commit = commit;
+  v.policy_sha256 = job.policy_hash;
+  workspace::Snapshot tree = TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
+                                     "materialising the job commit for verification");
+  std::string dir = TRY(sys::MakeTempDir(job.job_dir, "verify-"));
+  TRY(sys::MakeDirs(dir + "/upper", 0700));
+  TRY(sys::MakeDirs(dir + "/work", 0700));
+  TRY(sys::MakeDirs(dir + "/logs", 0700));
+
+  for (const CheckSpec& check : request.checks) {
+    on_event("verify", "check " + check.name + " started");
+    sandbox::SandboxRequest req;
+    req.profile = "isolated-write";
+    req.workspace = job.repo;
+    req.grants = check.grants;
+    req.argv = check.argv;
+    // Only what the policy sets or passes, and never anything credential-shaped: the policy
+    // cannot re-admit a credential for a check.
+    for (const auto& [name, value] : request.env_set)
+      if (!IsCredentialShaped(name, value)) req.setenv.push_back(name + "=" + value);
+    for (const auto& [name, value] : request.env_values)
+      if (!IsCredentialShaped(name, value)) req.setenv.push_back(name + "=" + value);
+    req.setenv.push_back("BERTH_JOB_ID=" + job.id);
+    req.setenv.push_back("BERTH_VERIFY=" + check.name);
+
+    sandbox::HostContext host;
+    host.identity = ctx.identity;
+    host.cwd = job.repo;
+    host.state_dir = request.state_dir;
+    host.extra_hidden = request.extra_hidden;
+    host.extra_hidden.push_back(request.state_dir);
+    host.environ = ctx.environ;
+    Result<sandbox::SandboxSpec> built = sandbox::BuildSpec(req, host);
+    CheckResult result;
+    if (!built) {
+      result.name = check.name;
+      result.argv = check.argv;
+      result.required = check.required;
+      result.reason = "could not start: " + built.error().ToString();
+    } else {
+      sandbox::SandboxSpec spec = std::move(*built);
+      spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
+                                      [](const sandbox::PathGrant& p) {
+                                        return p.origin == "workspace";
+                                      }),
+                       spec.paths.end());
+      spec.overlay = sandbox::OverlayWorkspace{tree.tree, dir + "/upper", dir + "/work", job.repo};
+      // Defence in depth: whatever the allowlist let through, no credential-shaped variable.
+      spec.env.erase(std::remove_if(spec.env.begin(), spec.env.end(),
+                                    [](const sandbox::EnvVar& e) {
+                                      return IsCredentialShaped(e.name, e.value);
+                                    }),
+                     spec.env.end());
+      spec.network = sandbox::Network::kNone;
+      result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
+                      request.output_limit);
+    }
+    on_event("verify", "check " + check.name + (result.passed ? " passed: " : " FAILED: ") +
+                           result.reason);
+    if (check.required && !result.passed) v.required_passed = false;
+    v.checks.push_back(std::move(result));
+  }
+  // Build outputs are not part of the result; the logs' tails are in the receipt.
+  (void)sys::RemoveTree(dir + "/upper");
+  return v;
+}
+
+}  // namespace berth::job

@@ -1,0 +1,65 @@
+// Verification (PRODUCT.md §8): the policy's checks, run in order on exactly the tree of the
+// job commit, in the sandbox, with no network and no credential-shaped variables.
+//
+// The job commit is materialised as its own snapshot and mounted as the lower layer of a
+// fresh overlay, shared by the checks of one verification (so a build check's outputs feed a
+// test check) and discarded afterwards: files the agent left uncommitted are never seen, and
+// nothing a check writes changes the job's result.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "git/repository.h"
+#include "job/context.h"
+#include "job/run_request.h"
+#include "store/job_record.h"
+
+namespace berth::job {
+
+struct CheckResult {
+  std::string name;
+  std::vector<std::string> argv;
+  bool required = true;
+  int expect_exit = 0;
+  std::optional<int> exit;
+  std::optional<int> signal;
+  bool timed_out = false;
+  bool over_output_limit = false;
+  int64_t duration_ms = 0;
+  bool passed = false;
+  std::string reason;       // why it failed, or "exited 0 as expected"
+  std::string output_tail;  // the last few KiB of its output
+
+  nlohmann::json ToJson() const;
+};
+
+struct Verification {
+  std::vector<CheckResult> checks;
+  bool required_passed = true;  // every required check passed
+  std::string started_at;
+  std::string commit;
+  std::string policy_sha256;
+
+  nlohmann::json ToJson() const;
+};
+
+// Names and values that must never reach a check (docs/verification.md): names ending in
+// TOKEN(S), KEY(S), SECRET(S), PASSWORD, PASSWD, CREDENTIAL(S), SESSION, COOKIE, PAT, AUTH, or
+// starting with a cloud or forge prefix; values that are URLs carrying a password.
+bool IsCredentialShaped(const std::string& name, const std::string& value);
+
+// Runs `request.checks` on `commit`. `on_event(step, detail)` reports each check starting
+// and ending. Errors only when verification could not be set up at all.
+Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
+                               const store::JobRecord& job, const std::string& commit,
+                               git::Repository& repo,
+                               const std::function<void(const std::string&, const std::string&)>&
+                                   on_event);
+
+}  // namespace berth::job
