@@ -95,11 +95,12 @@ class Terminator {
 
 }  // namespace
 
-Result<TierChoice> ResolveTier(const SandboxSpec& spec) {
+Result<TierChoice> ResolveTier(const SandboxSpec& spec, Probe probe) {
   TierChoice choice{spec.tier, sys::LandlockAbi(), {}};
   if (spec.profile == Profile::kFull) return choice;
   if (spec.tier != Tier::kLandlock) {
-    sys::Capability userns = sys::ProbeUserNamespaces();
+    sys::Capability userns =
+        probe == Probe::kYes ? sys::ProbeUserNamespaces() : sys::Capability{true, ""};
     if (userns.available) {
       choice.tier = Tier::kNamespaces;
     } else if (spec.tier == Tier::kNamespaces || !spec.allow_weaker) {
@@ -134,7 +135,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
                             const LaunchOptions& options) {
   const int64_t start = sys::MonotonicMillis();
   TRY(spec_in.Validate());
-  TierChoice tier = TRY(ResolveTier(spec_in));
+  TierChoice tier = TRY(ResolveTier(spec_in, Probe::kNo));
   SandboxSpec spec = spec_in;
   LaunchResult result;
   result.warnings = spec.warnings;
@@ -197,7 +198,22 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   sys::Pipe sync = TRY(sys::MakePipe());
   sys::Pipe errors = TRY(sys::MakePipe());
   sys::Pipe status = TRY(sys::MakePipe());
-  sys::Cloned init = TRY_CTX(sys::Clone(plan.clone_flags), "starting the sandbox");
+  Result<sys::Cloned> cloned = sys::Clone(plan.clone_flags);
+  if (!cloned && plan.use_namespaces) {
+    // The host refused a user namespace: explain why, and fall back only when allowed.
+    if (spec_in.tier == Tier::kAuto && spec_in.allow_weaker) {
+      SandboxSpec weaker = spec_in;
+      weaker.tier = Tier::kLandlock;
+      return Launch(weaker, job_name, options);
+    }
+    sys::Capability userns = sys::ProbeUserNamespaces();
+    return Unavailable("the namespaces tier is unavailable: " +
+                           (userns.reason.empty() ? cloned.error().ToString() : userns.reason),
+                       "enable unprivileged user namespaces, or accept the weaker landlock "
+                       "tier with --tier landlock --allow-weaker");
+  }
+  if (!cloned) return std::move(cloned).error().AddContext("starting the sandbox");
+  sys::Cloned init = std::move(*cloned);
   if (init.pid == 0) {
     RunInit(plan, ChildFds{sync.read.get(), errors.write.get(), status.write.get()});
   }

@@ -25,7 +25,11 @@ struct TierChoice {
   int landlock_abi;
   std::vector<std::string> warnings;  // protections missing from the chosen tier
 };
-Result<TierChoice> ResolveTier(const SandboxSpec& spec);
+// With `probe`, whether user namespaces work is tried in a throwaway child (for reports such as
+// --print-spec); without it, `namespaces` is assumed and Launch learns the truth from its own
+// clone, falling back to `landlock` only when the spec allows it.
+enum class Probe { kNo, kYes };
+Result<TierChoice> ResolveTier(const SandboxSpec& spec, Probe probe = Probe::kYes);
 
 struct LaunchResult {
   sys::ExitStatus status;  // the command's

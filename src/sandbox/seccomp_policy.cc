@@ -49,6 +49,10 @@ const std::vector<const char*>& DeniedSyscalls() {
 }
 
 Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& options) {
+  // Without an API level libseccomp probes the kernel with a handful of seccomp() calls on
+  // every start; level 6 (Linux 5.x: user notification, TSYNC_ESRCH) is what berth needs anyway.
+  static const bool kApiSet = seccomp_api_set(6) == 0;
+  (void)kApiSet;
   Context ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Error(Cause::kInternal, "seccomp_init failed");
   scmp_filter_ctx c = ctx.get();

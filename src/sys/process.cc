@@ -27,6 +27,14 @@ Identity CurrentIdentity() {
   id.uid = ::getuid();
   id.gid = ::getgid();
   id.user = std::to_string(id.uid);
+  // The password database costs a file parse (or NSS); $HOME and $USER usually answer.
+  const char* env_home = std::getenv("HOME");
+  const char* env_user = std::getenv("USER");
+  if (env_home != nullptr && env_home[0] == '/' && env_user != nullptr && env_user[0] != '\0') {
+    id.user = env_user;
+    id.home = NormalizePath(env_home);
+    return id;
+  }
   struct passwd pw;
   struct passwd* found = nullptr;
   char buffer[4096];
