@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "cli/gc_command.h"
 #include "cli/jobs_commands.h"
+#include "cli/land_command.h"
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
 #include "cli/sandbox_command.h"
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
   AddJobsCommands(app, &jobs);
   PolicyOptions policy;
   AddPolicyCommands(app, &policy);
+  GcCommandOptions gc;
+  AddGcCommand(app, &gc);
+  LandOptions land;
+  AddLandCommand(app, &land);
   std::string supervised_job;
   AddSuperviseCommand(app, &supervised_job);
   app.add_subcommand("version", "Print berth's version");
@@ -62,6 +68,8 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("supervise")) return RunSuperviseCommand(global, supervised_job);
   if (app.got_subcommand("init")) return RunInitCommand(global, policy);
   if (app.got_subcommand("policy")) return RunPolicyCheckCommand(global);
+  if (app.got_subcommand("gc")) return RunGcCommand(global, gc);
+  if (app.got_subcommand("land")) return RunLandCommand(global, land);
   for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
     if (app.got_subcommand(name)) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {

@@ -14,6 +14,7 @@
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "job/progress.h"
+#include "job/receipt.h"
 #include "job/runner.h"
 #include "job/stale.h"
 #include "store/sqlite_store.h"
@@ -88,8 +89,11 @@ void PrintSummary(const store::JobRecord& job) {
     for (const auto& r : changes["refusals"])
       fmt::print("  refused  {}: {}\n", r["path"].get<std::string>(), r["reason"].get<std::string>());
   }
+  if (job.landed_commit)
+    fmt::print("  landed   {} (auto-land)\n", job.landed_commit->substr(0, 12));
   fmt::print("  receipt  {}/receipt.json\n", job.job_dir);
-  if (job.commit) fmt::print("  next     berth diff {}\n", job.id);
+  if (job.commit && !job.landed_commit)
+    fmt::print("  next     berth diff {}, then berth land {}\n", job.id, job.id);
   else if (job.state != store::JobState::kCompleted)
     fmt::print("  next     berth logs {}\n", job.id);
 }
@@ -152,6 +156,9 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                              : slot.error().ToString();
       (void)(*store)->Transition(job->id, store::JobState::kQueued, store::JobState::kFailed,
                                  "no free slot (--no-wait): " + why, job::kExitNoSlot);
+      if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
+          ended && *ended)
+        (void)job::SaveRecordOnlyReceipt(**store, **ended);
       PrintError(Error(Cause::kBusy, "no free slot for job " + job->id + ": " + why, 0,
                        "wait for a job to end, or run without --no-wait to queue"));
       return job::kExitNoSlot;

@@ -32,6 +32,15 @@ struct Signature {
   std::string email = "berth@localhost";
 };
 
+// What an in-memory cherry-pick produced: the conflicting paths, or the new commit.
+struct PickResult {
+  std::vector<std::string> conflicts;  // sorted; non-empty means nothing was written
+  std::string commit;                  // the new commit (40 hex); "" with conflicts or kCheckOnly
+};
+
+// Whether CherryPick writes the merged tree and commit to the object store.
+enum class PickMode { kCheckOnly, kWriteCommit };
+
 struct TreeEntry {
   std::string path;  // repository-relative
   std::string oid;   // blob id (hex)
@@ -98,6 +107,45 @@ class Repository {
   Result<std::string> DiffStat(const std::string& from, const std::string& to);
   // Paths changed between two commits.
   Result<std::vector<std::string>> ChangedPaths(const std::string& from, const std::string& to);
+
+  // --- Landing (land_ops.cc) -------------------------------------------------------------
+
+  // The directory shared by every worktree of the repository (.git of the main worktree).
+  std::string common_dir() const;
+  // Cherry-picks `commit` (whose parent is `base`) onto `onto` in memory: git_merge_trees with
+  // ancestor = base's tree, ours = onto's tree, theirs = commit's tree. With kWriteCommit and no
+  // conflict, writes the merged tree and a commit (parent `onto`, `message`, `committer` as
+  // author and committer). Touches no ref, no index, no file.
+  Result<PickResult> CherryPick(const std::string& base, const std::string& commit,
+                                const std::string& onto, const std::string& message,
+                                const Signature& committer, PickMode mode);
+  // Compare-and-set of refs/heads/<branch>: moves it from `expected_old` to `new_commit`.
+  // Returns false, changing nothing, when the branch no longer points at `expected_old`.
+  Result<bool> MoveBranch(const std::string& branch, const std::string& expected_old,
+                          const std::string& new_commit, const std::string& log_message);
+  // The work tree (absolute, no trailing '/') of the worktree that has `branch` checked out
+  // (the main one or a linked one), or nullopt when none has.
+  Result<std::optional<std::string>> WorktreeWithBranch(const std::string& branch);
+  // The paths among `paths` that differ in the index or the work tree from HEAD (modified,
+  // staged, deleted, untracked or ignored files in the way), or that lie beyond a symlink or a
+  // file in the work tree. Sorted.
+  Result<std::vector<std::string>> UncommittedPaths(const std::vector<std::string>& paths);
+  // Makes the index entries of `paths` what they are in `commit`'s tree (absent: removed),
+  // leaving every other entry as it is; written with libgit2's lock file and rename. An entry
+  // gets the stat data of its work tree file when that file already holds exactly the blob.
+  Status WriteIndexEntries(const std::string& commit, const std::vector<std::string>& paths);
+  // Makes the work tree files of `paths` what they are in `commit`'s tree: each written to a
+  // temporary file in its directory and renamed over, modes and symlinks included; absent
+  // paths deleted (and directories left empty by that removed). A file that already matches
+  // is not rewritten.
+  Status WriteCheckoutFiles(const std::string& commit, const std::vector<std::string>& paths);
+  // Walks first-parent history from `from` back to (excluding) `stop_at`, at most `limit`
+  // commits, for a commit whose message has the line `line`; returns its id.
+  Result<std::optional<std::string>> FindCommitWithLine(const std::string& from,
+                                                        const std::string& stop_at,
+                                                        const std::string& line, int limit);
+  // The full message of `commit`.
+  Result<std::string> CommitMessage(const std::string& commit);
 
   void* raw() const { return repo_; }  // git_repository*, for the workspace module
 

@@ -49,7 +49,7 @@ nlohmann::json RunRequest::ToJson() const {
       {"base_revision", base_revision}, {"with_uncommitted", with_uncommitted},
       {"prompt_file", prompt_file}, {"has_prompt", has_prompt},
       {"state_dir", state_dir},   {"extra_hidden", extra_hidden},
-      {"checks", ChecksToJson(checks)},
+      {"checks", ChecksToJson(checks)},    {"auto_land", auto_land},
   };
 }
 
@@ -89,6 +89,7 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   ok &= get("state_dir", &r.state_dir);
   ok &= get("extra_hidden", &r.extra_hidden);
   if (auto it = j.find("checks"); it != j.end()) ok &= ChecksFromJson(*it, &r.checks);
+  r.auto_land = j.value("auto_land", false);
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
   return r;
 }

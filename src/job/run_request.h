@@ -50,6 +50,7 @@ struct RunRequest {
   std::string state_dir;
   std::vector<std::string> extra_hidden;    // from the user's config
   std::vector<CheckSpec> checks;            // the policy's [[verify]], in order
+  bool auto_land = false;                   // [landing] auto
 
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);

@@ -10,8 +10,10 @@
 #include <fcntl.h>
 #include <memory>
 
+#include "git/branches.h"
 #include "git/repository.h"
 #include "job/job_json.h"
+#include "job/land.h"
 #include "job/lease.h"
 #include "job/outcome.h"
 #include "job/output_capture.h"
@@ -239,6 +241,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   options.stdio[1] = out.write.get();
   options.stdio[2] = err.write.get();
   options.stop_fd = lost_.get();
+  options.sigint_stops = true;
   Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
   out.write.Reset();
   err.write.Reset();
@@ -284,9 +287,18 @@ store::JobRecord JobRun::CollectAndCommit() {
   Result<std::string> commit =
       repo_->CommitChanges(job_.base, changes->changes, message, git::Signature{});
   if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());
+  // A cancel may have won while the commit was written: then no branch may appear.
+  Reload();
+  if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);
   if (Status branch = repo_->CreateBranch(job_.branch, *commit, "berth: job " + job_.id); !branch)
     return Finish(JobState::kFailed, "creating the job branch: " + branch.error().ToString());
-  (void)store_.SetCommit(job_.id, *commit);
+  if (Status recorded = store_.SetCommit(job_.id, *commit); !recorded) {
+    // The job ended meanwhile (the store refuses to change an ended job): take back the branch
+    // this run just made, so that no branch exists that no record knows about.
+    (void)git::DeleteBranchIfAt(*repo_, job_.branch, *commit);
+    Reload();
+    return Finish(job_.state, job_.state_reason);
+  }
   job_.commit = *commit;
   receipt_.timings.commit_ms = sys::MonotonicMillis() - start;
   std::string committed = std::to_string(changes->changes.size()) + " file(s) committed to " +
@@ -388,7 +400,10 @@ store::JobRecord JobRun::Run() {
     return Finish(JobState::kTimedOut,
                   "the deadline of " + std::to_string(request_.deadline_ms / 1000) +
                       "s passed; the agent's process tree was ended; workspace kept");
-  if (run.stopped) return Finish(JobState::kCancelled, "stopped by a signal to the supervisor");
+  if (run.stopped)
+    return Finish(JobState::kCancelled,
+                  "stopped by a signal to its supervisor (Ctrl-C, SIGTERM or SIGHUP); workspace "
+                  "kept");
   if (run.status.signaled || run.status.code != 0) {
     std::string how = run.status.signaled ? "was killed by signal " + std::to_string(run.status.signal)
                                           : "exited with status " + std::to_string(run.status.code);
@@ -416,8 +431,27 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id
   std::optional<store::JobRecord> job = TRY(store->GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);
   RunRequest request = TRY(RunRequest::FromJson(job->request_json));
+  const bool auto_land = request.auto_land;
+  const bool has_required_check =
+      std::any_of(request.checks.begin(), request.checks.end(),
+                  [](const CheckSpec& c) { return c.required; });
   JobRun run(ctx, *store, std::move(*job), std::move(request), progress);
-  return run.Run();
+  store::JobRecord ended = run.Run();
+  // Auto-land only a completed job whose every required check passed, with at least one
+  // required check declared (Land itself re-checks the verification).
+  if (auto_land && has_required_check && ended.state == JobState::kCompleted && ended.commit) {
+    LandOptions options;
+    options.authorised_by = kAutoLand;
+    Result<LandResult> landed = Land(ctx, *store, ended, options);
+    std::string detail = !landed            ? "auto-land failed: " + landed.error().ToString()
+                         : landed->refused() ? "auto-land refused: " + landed->refused_reason
+                                             : "auto-landed on " + landed->target + " as " +
+                                                   landed->new_commit.substr(0, 12);
+    (void)store->AppendEvent(ended.id, "land", detail);
+    if (Result<std::optional<store::JobRecord>> fresh = store->GetJob(ended.id); fresh && *fresh)
+      ended = **fresh;
+  }
+  return ended;
 }
 
 }  // namespace berth::job

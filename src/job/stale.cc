@@ -1,6 +1,7 @@
 #include "job/stale.h"
 
 #include "job/job_json.h"
+#include "job/outcome.h"
 #include "job/receipt.h"
 #include "sys/process.h"
 
@@ -23,7 +24,8 @@ Status ReapStaleJobs(store::Store& store) {
     if (reason.empty()) continue;
     // Compare-and-set: a job that just ended keeps its terminal state.
     Result<bool> changed = store.Transition(job.id, job.state, store::JobState::kStale,
-                                            reason + "; workspace kept at " + job.job_dir);
+                                            reason + "; workspace kept at " + job.job_dir,
+                                            ExitCodeForState(store::JobState::kStale));
     if (!changed || !*changed) continue;
     (void)store.AppendEvent(job.id, "stale", reason);
     Result<std::optional<store::JobRecord>> now_stale = store.GetJob(job.id);

@@ -80,6 +80,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.env_pass = pol.env.pass;
   r.env_set = pol.env.set;
   r.include_paths = pol.include.paths;
+  r.auto_land = pol.landing.auto_land;
   for (const policy::Check& check : pol.verify)
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms,
                         check.expect_exit, check.grants});

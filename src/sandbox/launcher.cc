@@ -287,7 +287,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
       }
     } else if (ready == 1) {
       while (int sig = sys::ReadSignal(signals.get())) {
-        if (sig == SIGINT) {
+        if (sig == SIGINT && !options.sigint_stops) {
           (void)sys::SendSignal(init.pidfd.get(), sig);
         } else {
           result.stopped = true;

@@ -50,6 +50,9 @@ struct LaunchOptions {
   // When readable, the command's tree is ended as on a timeout (SIGTERM, grace, SIGKILL);
   // e.g. an eventfd the caller signals from another thread. -1: none.
   int stop_fd = -1;
+  // SIGINT is forwarded to the command by default (an interactive `berth sandbox`); a job's
+  // supervisor treats it like SIGTERM instead: the user wants the job ended.
+  bool sigint_stops = false;
 };
 
 // Failures before the command runs carry the step that failed in their message; their

@@ -116,6 +116,8 @@ class SqliteStore final : public Store {
   Status SetCommit(const std::string& job_id, const std::string& commit) override;
   Status SetStarted(const std::string& job_id, int64_t started_at_ms) override;
   Status SetReceipt(const std::string& job_id, const std::string& receipt_json) override;
+  Result<bool> MarkLanded(const std::string& job_id, const std::string& landed_commit,
+                          int64_t landed_at_ms) override;
   Result<std::optional<JobRecord>> GetJob(const std::string& job_id) override;
   Result<JobRecord> FindJob(const std::string& id_prefix) override;
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
@@ -440,6 +442,20 @@ Result<std::vector<Event>> SqliteStore::ListEvents(const std::string& job_id, in
         Event{select.Text(0), select.Int(1), select.Int(2), select.Text(3), select.Text(4)});
   }
   return events;
+}
+
+Result<bool> SqliteStore::MarkLanded(const std::string& job_id,
+                                     const std::string& landed_commit, int64_t landed_at_ms) {
+  // The landing columns are not part of a terminal job's outcome, so the
+  // jobs_terminal_is_final trigger lets them change; the WHERE clause makes it happen once.
+  SqliteStatement update = TRY(
+      db_.Prepare("UPDATE jobs SET landed_at_ms = ?2, landed_commit = ?3 WHERE id = ?1 AND "
+                  "landed_at_ms IS NULL AND state = 'completed'"));
+  update.BindText(1, job_id).BindInt(2, landed_at_ms).BindText(3, landed_commit);
+  TRY(update.Run());
+  if (db_.Changes() == 1) return true;
+  if (!TRY(StateOf(job_id)).has_value()) return NoSuchJob(job_id);
+  return false;
 }
 
 Result<int64_t> SqliteStore::AppendAudit(const AuditEntry& entry) {

@@ -63,6 +63,12 @@ class Store {
   // Receipts may be rewritten (a later verification appends to the history).
   virtual Status SetReceipt(const std::string& job_id, const std::string& receipt_json) = 0;
 
+  // Compare-and-set: records that the job landed as `landed_commit` at `landed_at_ms`, only
+  // while it is completed and not landed yet. false, changing nothing, otherwise (landed
+  // before, or not completed); kNotFound for an unknown job.
+  virtual Result<bool> MarkLanded(const std::string& job_id, const std::string& landed_commit,
+                                  int64_t landed_at_ms) = 0;
+
   virtual Result<std::optional<JobRecord>> GetJob(const std::string& job_id) = 0;
   // Resolves a unique id prefix. kNotFound when none matches; kInvalidArgument listing the
   // candidates (up to 10) when several do.

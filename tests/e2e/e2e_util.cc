@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -167,15 +168,15 @@ std::string RunResult::Describe() const {
          "--- stderr ---\n" + err + "--------------";
 }
 
-RunResult RunProgram(const std::vector<std::string>& argv, const EnvVars& env,
-                     const std::string& cwd) {
-  RunResult result;
-  result.command = Join(argv);
+RunningProgram StartProgram(const std::vector<std::string>& argv, const EnvVars& env,
+                            const std::string& cwd) {
+  RunningProgram program;
+  program.command_ = Join(argv);
   Result<sys::Pipe> out = sys::MakePipe();
   Result<sys::Pipe> err = sys::MakePipe();
   if (!out || !err) {
     ADD_FAILURE() << "pipe: " << std::strerror(errno);
-    return result;
+    return program;
   }
   std::vector<std::string> argv_strings = argv;
   std::vector<std::string> env_strings = EnvironmentStrings(env);
@@ -193,13 +194,52 @@ RunResult RunProgram(const std::vector<std::string>& argv, const EnvVars& env,
                        env_pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    ADD_FAILURE() << "posix_spawn " << result.command << ": " << std::strerror(rc);
-    return result;
+    ADD_FAILURE() << "posix_spawn " << program.command_ << ": " << std::strerror(rc);
+    return program;
   }
-  out->write.Reset();
-  err->write.Reset();
-  CollectOutput(pid, std::move(out->read), std::move(err->read), &result);
+  program.pid_ = pid;
+  program.out_ = std::move(out->read);
+  program.err_ = std::move(err->read);
+  return program;
+}
+
+RunningProgram::RunningProgram(RunningProgram&& other) noexcept
+    : command_(std::move(other.command_)),
+      pid_(std::exchange(other.pid_, -1)),
+      out_(std::move(other.out_)),
+      err_(std::move(other.err_)) {}
+
+RunningProgram& RunningProgram::operator=(RunningProgram&& other) noexcept {
+  if (this != &other) {
+    KillAndReap();
+    command_ = std::move(other.command_);
+    pid_ = std::exchange(other.pid_, -1);
+    out_ = std::move(other.out_);
+    err_ = std::move(other.err_);
+  }
+  return *this;
+}
+
+RunningProgram::~RunningProgram() { KillAndReap(); }
+
+void RunningProgram::KillAndReap() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  sys::RetryEintr([&] { return waitpid(pid_, nullptr, 0); });
+  pid_ = -1;
+}
+
+RunResult RunningProgram::Wait() {
+  RunResult result;
+  result.command = command_;
+  if (pid_ <= 0) return result;
+  CollectOutput(std::exchange(pid_, -1), std::move(out_), std::move(err_), &result);
   return result;
+}
+
+RunResult RunProgram(const std::vector<std::string>& argv, const EnvVars& env,
+                     const std::string& cwd) {
+  return StartProgram(argv, env, cwd).Wait();
 }
 
 bool IsRoot() { return geteuid() == 0; }
@@ -280,6 +320,79 @@ bool WaitUntilNoProcessWithArgument(const std::string& token, std::chrono::milli
     std::this_thread::sleep_for(kRescanInterval);
   }
   return true;
+}
+
+int KillProcessesWithArgument(const std::string& token) {
+  int killed = 0;
+  for (pid_t pid : ProcessesWithArgument(token)) {
+    if (pid != getpid() && kill(pid, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  constexpr std::chrono::milliseconds kPollInterval{20};
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return condition();
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return true;
+}
+
+namespace {
+
+void FingerprintInto(const std::string& dir, const std::string& prefix,
+                     std::map<std::string, std::string>* out) {
+  Result<std::vector<std::string>> names = sys::ListDir(dir);
+  if (!names) {
+    (*out)[prefix + "<list>"] = names.error().ToString();
+    return;
+  }
+  for (const std::string& name : *names) {
+    const std::string path = dir + "/" + name;
+    const std::string key = prefix + name;
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) {
+      (*out)[key] = std::string("lstat: ") + std::strerror(errno);
+      continue;
+    }
+    std::string mode = std::to_string(st.st_mode & 07777);
+    if (S_ISDIR(st.st_mode)) {
+      (*out)[key] = "dir " + mode;
+      FingerprintInto(path, key + "/", out);
+    } else if (S_ISLNK(st.st_mode)) {
+      char target[4096];
+      ssize_t n = readlink(path.c_str(), target, sizeof(target));
+      (*out)[key] = "symlink -> " + (n < 0 ? std::string("?") : std::string(target, n));
+    } else if (S_ISREG(st.st_mode)) {
+      Result<std::string> content = sys::ReadFile(path);
+      (*out)[key] = "file " + mode + " " +
+                    (content ? *content : "<unreadable: " + content.error().ToString() + ">");
+    } else {
+      (*out)[key] = "special " + std::to_string(st.st_mode) + " rdev " + std::to_string(st.st_rdev);
+    }
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> TreeFingerprint(const std::string& dir) {
+  std::map<std::string, std::string> entries;
+  FingerprintInto(dir, "", &entries);
+  return entries;
+}
+
+Status MakeTreeRemovable(const std::string& path) {
+  if (sys::TypeOf(path) != sys::FileType::kDirectory) return {};
+  // Pre-order: each directory is opened for the walk after the callback has made it so.
+  auto open_up = [](const char* p, const struct stat* st, int type, struct FTW*) -> int {
+    if (type == FTW_D || type == FTW_DNR) chmod(p, (st->st_mode & 07777) | S_IRWXU);
+    return 0;
+  };
+  if (nftw(path.c_str(), open_up, 16, FTW_PHYS) != 0)
+    return Error::FromErrno("chmod -R u+rwx " + path, errno);
+  return {};
 }
 
 Result<BoundSocket> ListenTcp(const std::string& address) { return BindInet(address, SOCK_STREAM); }
@@ -385,6 +498,14 @@ RunResult SandboxTest::Probe(const std::vector<std::string>& op,
   args.insert(args.end(), {"--", SANDBOX_PROBE});
   args.insert(args.end(), op.begin(), op.end());
   return Run(args, env);
+}
+
+RunningProgram SandboxTest::Start(const std::vector<std::string>& args, const EnvVars& env) const {
+  std::vector<std::string> argv = {BERTH_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  EnvVars full_env = BaseEnv();
+  full_env.insert(full_env.end(), env.begin(), env.end());
+  return StartProgram(argv, full_env, ws_);
 }
 
 RunResult SandboxTest::RunOutside(const std::vector<std::string>& argv) const {

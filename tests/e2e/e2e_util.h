@@ -8,6 +8,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -72,6 +74,56 @@ std::vector<pid_t> ProcessesWithArgument(const std::string& token);
 // Polls /proc until no process mentions `token` or `limit` passes; true when none is left.
 bool WaitUntilNoProcessWithArgument(const std::string& token, std::chrono::milliseconds limit);
 
+// Sends SIGKILL to every process whose command line contains `token`; returns how many.
+int KillProcessesWithArgument(const std::string& token);
+
+// Polls `condition` every few milliseconds until it holds or `limit` passes; returns its last
+// value. For waiting on state that berth changes in other processes, never for timing.
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds limit);
+
+// Every entry under `dir` (not following symlinks), by path relative to `dir`: its type and
+// permission bits, and a file's bytes or a symlink's target. Two equal fingerprints mean the
+// tree is byte-for-byte the same, modes included. Unreadable entries are described by their
+// error, so a change there still shows as a difference.
+std::map<std::string, std::string> TreeFingerprint(const std::string& dir);
+
+// Gives the owner rwx on every directory under `path` (overlayfs leaves a d--------- work
+// directory that an unprivileged owner can otherwise not empty), so that RemoveTree works.
+Status MakeTreeRemovable(const std::string& path);
+
+// A program started by StartProgram that runs while the test goes on. Wait() collects its
+// output and exit as RunProgram does; one that was never waited for is killed and reaped
+// when destroyed. Move-only.
+class RunningProgram {
+ public:
+  RunningProgram() = default;
+  RunningProgram(RunningProgram&& other) noexcept;
+  RunningProgram& operator=(RunningProgram&& other) noexcept;
+  RunningProgram(const RunningProgram&) = delete;
+  RunningProgram& operator=(const RunningProgram&) = delete;
+  ~RunningProgram();
+
+  pid_t pid() const { return pid_; }
+  // Waits for the program to exit (killing it after RunProgram's deadline) and returns how it
+  // ended. May be called once.
+  RunResult Wait();
+
+ private:
+  friend RunningProgram StartProgram(const std::vector<std::string>& argv, const EnvVars& env,
+                                     const std::string& cwd);
+  void KillAndReap();
+
+  std::string command_;
+  pid_t pid_ = -1;
+  sys::UniqueFd out_;
+  sys::UniqueFd err_;
+};
+
+// Starts `argv` like RunProgram does, but returns at once. On failure the result has pid -1
+// and a failure was recorded.
+RunningProgram StartProgram(const std::vector<std::string>& argv, const EnvVars& env,
+                            const std::string& cwd);
+
 // A bound socket owned by the test, close-on-exec.
 struct BoundSocket {
   sys::UniqueFd fd;
@@ -117,6 +169,8 @@ class SandboxTest : public ::testing::Test {
  public:
   // Runs `berth ARGS` in the workspace with PATH, HOME and BERTH_STATE_DIR set, plus `env`.
   RunResult Run(const std::vector<std::string>& args, const EnvVars& env = {}) const;
+  // Starts `berth ARGS` like Run() but returns at once; Wait() on the result collects it.
+  RunningProgram Start(const std::vector<std::string>& args, const EnvVars& env = {}) const;
   // Runs `berth sandbox BERTH_ARGS -- sandbox_probe OP...`.
   RunResult Probe(const std::vector<std::string>& op,
                   const std::vector<std::string>& berth_args = {}, const EnvVars& env = {}) const;

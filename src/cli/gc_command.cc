@@ -1,0 +1,92 @@
+#include "cli/gc_command.h"
+
+#include <fmt/core.h>
+
+#include "base/strings.h"
+#include "cli/output.h"
+#include "job/gc.h"
+#include "job/job_json.h"
+#include "job/outcome.h"
+#include "store/sqlite_store.h"
+#include "sys/process.h"
+
+namespace berth::cli {
+
+namespace {
+
+int Fail(const Error& e) {
+  PrintError(e);
+  return ExitCodeFor(e);
+}
+
+void PrintReport(const job::GcReport& r) {
+  const char* would = r.dry_run ? "would " : "";
+  for (const std::string& d : r.discarded) fmt::print("{}discard {}\n", would, d);
+  for (const job::GcKill& k : r.killed)
+    fmt::print("{}end leftover supervisor of {} (pid {}): {}\n", would, k.id, k.pid, k.how);
+  for (const job::GcJob& j : r.removed) {
+    std::vector<std::string> what;
+    if (j.dir_removed) what.push_back("workspace " + FormatBytes(j.bytes));
+    if (j.branch_removed) what.push_back("branch " + j.branch);
+    if (!j.snapshots_unregistered.empty()) what.push_back("snapshot registration");
+    std::string list;
+    for (const std::string& w : what) list += (list.empty() ? "" : ", ") + w;
+    fmt::print("{} {} ({}): {}\n", r.dry_run ? "would remove" : "removed", j.id, j.why, list);
+  }
+  for (const job::GcJob& j : r.kept) fmt::print("kept {}: {}\n", j.id, j.why);
+  for (const job::GcBranch& b : r.kept_branches)
+    fmt::print("kept branch {} in {}: {}\n", b.branch, b.repo, b.why);
+  for (const std::string& s : r.removed_snapshots)
+    fmt::print("{}snapshot {}: no job uses it\n", r.dry_run ? "would remove " : "removed ", s);
+  for (const job::GcOrphan& o : r.orphans) {
+    std::string name = o.kind == "branch" ? o.name + " in " + o.repo : o.name;
+    fmt::print("orphan {} {}: {}\n", o.kind, name,
+               o.removed ? std::string(r.dry_run ? "would remove (" : "removed (") + o.why + ")"
+                         : o.why);
+  }
+  for (const std::string& w : r.warnings) PrintWarning(w);
+  fmt::print("{} {}\n", r.dry_run ? "would free" : "freed", FormatBytes(r.freed_bytes));
+}
+
+}  // namespace
+
+void AddGcCommand(CLI::App& app, GcCommandOptions* o) {
+  CLI::App* gc = app.add_subcommand(
+      "gc", "Remove the workspaces and branches of landed or discarded jobs; report the rest");
+  gc->add_flag("--dry-run", o->dry_run, "report what would be removed, change nothing");
+  gc->add_option("--older-than", o->older_than, "only jobs that ended more than DUR ago (7d, 12h)");
+  gc->add_option("--discard", o->discard,
+                 "discard a finished job (id or prefix), orphan job directory or orphan branch")
+      ->allow_extra_args(false);
+  gc->add_flag("--json", o->json, "the report as JSON");
+}
+
+int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
+  Result<job::JobContext> ctx = MakeJobContext(global);
+  if (!ctx) return Fail(ctx.error());
+  job::GcOptions options;
+  options.mode = o.dry_run ? job::GcMode::kDryRun : job::GcMode::kApply;
+  options.discard = o.discard;
+  options.user = ctx->identity.user;
+  options.now_ms = sys::WallMillis();
+  if (!o.older_than.empty()) {
+    Result<int64_t> ms = ParseDuration(o.older_than);
+    if (!ms) {
+      PrintError(ms.error());
+      return job::kExitUsage;
+    }
+    options.older_than_ms = *ms;
+  }
+  Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
+  if (!store) return Fail(store.error());
+  Result<job::GcReport> report = job::CollectGarbage(**store, ctx->state_dir, options);
+  if (!report) return Fail(report.error());
+  if (o.json) {
+    fmt::print("{}\n", job::DumpJson(job::GcReportToJson(*report), 2));
+  } else {
+    PrintReport(*report);
+  }
+  return 0;
+}
+
+}  // namespace berth::cli

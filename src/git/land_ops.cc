@@ -1,0 +1,408 @@
+// The Repository methods that landing needs: an in-memory cherry-pick, a compare-and-set of a
+// branch, which worktree has a branch checked out, which paths have uncommitted changes, and
+// writing chosen index entries and work tree files to match a commit.
+//
+// Nothing here runs git, reads a workspace, or writes outside the named paths.
+#include <fcntl.h>
+#include <git2.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+#include <utility>
+
+#include "base/strings.h"
+#include "git/handles.h"
+#include "git/repository.h"
+#include "sys/fs.h"
+#include "sys/retry.h"
+#include "sys/unique_fd.h"
+
+namespace berth::git {
+
+namespace {
+
+constexpr std::string_view kHeadsPrefix = "refs/heads/";
+
+git_repository* Raw(const Repository& repository) {
+  return static_cast<git_repository*>(repository.raw());
+}
+
+using WorktreePtr = Git2Ptr<git_worktree, git_worktree_free>;
+using RevwalkPtr = Git2Ptr<git_revwalk, git_revwalk_free>;
+
+void FreeStrarray(git_strarray* array) { git_strarray_dispose(array); }
+
+std::string MessageWithNewline(const std::string& message) {
+  if (!message.empty() && message.back() == '\n') return message;
+  return message + "\n";
+}
+
+// The blob or gitlink at `path` in `tree`, or nullopt.
+Result<std::optional<TreeEntry>> EntryAt(git_tree* tree, const std::string& path) {
+  git_tree_entry* raw = nullptr;
+  int code = git_tree_entry_bypath(&raw, tree, path.c_str());
+  if (code == GIT_ENOTFOUND) return std::optional<TreeEntry>();
+  if (code < 0) return Git2Error("look up " + path, code);
+  TreeEntryPtr entry(raw);
+  if (git_tree_entry_type(raw) == GIT_OBJECT_TREE) return std::optional<TreeEntry>();
+  return std::optional<TreeEntry>(TreeEntry{path, OidHex(*git_tree_entry_id(raw)),
+                                            static_cast<uint32_t>(git_tree_entry_filemode(raw))});
+}
+
+void FillStat(git_index_entry& entry, const struct stat& st) {
+  // The index stores 32-bit fields, as git does; truncation is what git compares against.
+  entry.ctime.seconds = static_cast<int32_t>(st.st_ctim.tv_sec);
+  entry.ctime.nanoseconds = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+  entry.mtime.seconds = static_cast<int32_t>(st.st_mtim.tv_sec);
+  entry.mtime.nanoseconds = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  entry.dev = static_cast<uint32_t>(st.st_dev);
+  entry.ino = static_cast<uint32_t>(st.st_ino);
+  entry.uid = static_cast<uint32_t>(st.st_uid);
+  entry.gid = static_cast<uint32_t>(st.st_gid);
+  entry.file_size = static_cast<uint32_t>(st.st_size);
+}
+
+// Whether the work tree file at `full` is exactly `entry` (type, executable bit, bytes).
+bool FileMatches(Repository& repo, const std::string& full, const TreeEntry& entry) {
+  struct stat st;
+  if (::lstat(full.c_str(), &st) != 0) return false;
+  Result<std::string> blob = repo.ReadBlob(entry.oid);
+  if (!blob) return false;
+  if (entry.mode == GIT_FILEMODE_LINK) {
+    if (!S_ISLNK(st.st_mode)) return false;
+    std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+    ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
+    return n >= 0 && static_cast<size_t>(n) == blob->size() &&
+           target.compare(0, static_cast<size_t>(n), *blob) == 0;
+  }
+  if (!S_ISREG(st.st_mode)) return false;
+  bool executable = (st.st_mode & S_IXUSR) != 0;
+  if (executable != (entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) return false;
+  Result<std::string> data = sys::ReadFile(full);
+  return data && *data == *blob;
+}
+
+std::string TempNameIn(const std::string& dir) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  return dir + "/.berth-land-" + std::to_string(getpid()) + "-" + std::to_string(random());
+}
+
+Status FsyncDir(const std::string& dir) {
+  sys::UniqueFd fd(
+      sys::RetryEintr([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+  if (!fd.valid()) return Error::FromErrno("open " + dir, errno);
+  if (::fsync(fd.get()) != 0) return Error::FromErrno("fsync " + dir, errno);
+  return {};
+}
+
+// Writes `entry`'s content to a temporary file (or symlink) beside `full`, then renames it over.
+Status ReplaceFile(Repository& repo, const std::string& full, const TreeEntry& entry) {
+  std::string data = TRY(repo.ReadBlob(entry.oid));
+  std::string dir = sys::Dirname(full);
+  TRY(sys::MakeDirs(dir, 0755));
+  std::string temp = TempNameIn(dir);
+  if (entry.mode == GIT_FILEMODE_LINK) {
+    if (::symlink(data.c_str(), temp.c_str()) != 0)
+      return Error::FromErrno("symlink " + temp, errno);
+  } else {
+    // 0666/0777 less the umask, as git checks files out.
+    mode_t mode = entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666;
+    sys::UniqueFd fd(sys::RetryEintr([&] {
+      return ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    }));
+    if (!fd.valid()) return Error::FromErrno("create " + temp, errno);
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = sys::RetryEintr(
+          [&] { return ::write(fd.get(), data.data() + done, data.size() - done); });
+      if (n < 0) {
+        int saved = errno;
+        ::unlink(temp.c_str());
+        return Error::FromErrno("write " + temp, saved);
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0) {
+      int saved = errno;
+      ::unlink(temp.c_str());
+      return Error::FromErrno("fsync " + temp, saved);
+    }
+  }
+  // A directory in the way (the old tree had files beneath this path) is removed when empty.
+  struct stat st;
+  if (::lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) (void)::rmdir(full.c_str());
+  if (::rename(temp.c_str(), full.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temp.c_str());
+    return Error::FromErrno("rename " + temp + " to " + full, saved);
+  }
+  return FsyncDir(dir);
+}
+
+// Removes the file at `full` and then its parent directories, up to `root`, that became empty.
+Status RemoveFile(const std::string& root, const std::string& full) {
+  if (::unlink(full.c_str()) != 0 && errno != ENOENT) {
+    if (errno != EISDIR && errno != EPERM) return Error::FromErrno("remove " + full, errno);
+  }
+  std::string dir = sys::Dirname(full);
+  while (dir.size() > root.size() && sys::IsWithin(dir, root)) {
+    if (::rmdir(dir.c_str()) != 0) break;  // not empty (or gone): stop
+    dir = sys::Dirname(dir);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string Repository::common_dir() const { return sys::Dirname(objects_); }
+
+Result<PickResult> Repository::CherryPick(const std::string& base, const std::string& commit,
+                                          const std::string& onto, const std::string& message,
+                                          const Signature& committer, PickMode mode) {
+  git_repository* repo = Raw(*this);
+  TreePtr ancestor = TRY(LookupCommitTree(repo, base));
+  TreePtr theirs = TRY(LookupCommitTree(repo, commit));
+  TreePtr ours = TRY(LookupCommitTree(repo, onto));
+  CommitPtr parent = TRY(LookupCommit(repo, onto));
+  git_merge_options options;
+  git_merge_options_init(&options, GIT_MERGE_OPTIONS_VERSION);
+  git_index* raw_index = nullptr;
+  if (int code =
+          git_merge_trees(&raw_index, repo, ancestor.get(), ours.get(), theirs.get(), &options);
+      code < 0)
+    return Git2Error("merge the job commit onto " + onto, code);
+  IndexPtr index(raw_index);
+  PickResult result;
+  if (git_index_has_conflicts(index.get())) {
+    git_index_conflict_iterator* raw_iterator = nullptr;
+    if (int code = git_index_conflict_iterator_new(&raw_iterator, index.get()); code < 0)
+      return Git2Error("list conflicts", code);
+    Git2Ptr<git_index_conflict_iterator, git_index_conflict_iterator_free> iterator(raw_iterator);
+    const git_index_entry* ancestor_entry = nullptr;
+    const git_index_entry* our_entry = nullptr;
+    const git_index_entry* their_entry = nullptr;
+    while (git_index_conflict_next(&ancestor_entry, &our_entry, &their_entry, iterator.get()) ==
+           0) {
+      for (const git_index_entry* e : {ancestor_entry, our_entry, their_entry}) {
+        if (e != nullptr) {
+          result.conflicts.emplace_back(e->path);
+          break;
+        }
+      }
+    }
+    std::sort(result.conflicts.begin(), result.conflicts.end());
+    result.conflicts.erase(std::unique(result.conflicts.begin(), result.conflicts.end()),
+                           result.conflicts.end());
+    return result;
+  }
+  if (mode == PickMode::kCheckOnly) return result;
+  git_oid tree_id;
+  if (int code = git_index_write_tree_to(&tree_id, index.get(), repo); code < 0)
+    return Git2Error("write the merged tree", code);
+  git_tree* raw_tree = nullptr;
+  if (int code = git_tree_lookup(&raw_tree, repo, &tree_id); code < 0)
+    return Git2Error("read the merged tree", code);
+  TreePtr tree(raw_tree);
+  git_signature* raw_signature = nullptr;
+  if (int code = git_signature_now(&raw_signature, committer.name.c_str(), committer.email.c_str());
+      code < 0)
+    return Git2Error("signature '" + committer.name + " <" + committer.email + ">'", code);
+  SignaturePtr signature(raw_signature);
+  const git_commit* parents[] = {parent.get()};
+  git_oid commit_id;
+  std::string text = MessageWithNewline(message);
+  if (int code = git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, signature.get(),
+                                   signature.get(), /*message_encoding=*/nullptr, text.c_str(),
+                                   tree.get(), 1, parents);
+      code < 0)
+    return Git2Error("create the landed commit", code);
+  result.commit = OidHex(commit_id);
+  return result;
+}
+
+Result<bool> Repository::MoveBranch(const std::string& branch, const std::string& expected_old,
+                                    const std::string& new_commit, const std::string& log_message) {
+  git_oid old_id = TRY(ParseOid(expected_old));
+  git_oid new_id = TRY(ParseOid(new_commit));
+  std::string name = std::string(kHeadsPrefix) + branch;
+  git_reference* raw = nullptr;
+  // force = 1 with a current id: libgit2 locks the ref, compares its value with old_id under
+  // the lock and fails with GIT_EMODIFIED when it moved.
+  int code = git_reference_create_matching(&raw, Raw(*this), name.c_str(), &new_id, /*force=*/1,
+                                           &old_id, log_message.c_str());
+  if (code == GIT_EMODIFIED || code == GIT_ENOTFOUND) return false;
+  if (code < 0) return Git2Error("move branch " + branch, code);
+  git_reference_free(raw);
+  return true;
+}
+
+Result<std::optional<std::string>> Repository::WorktreeWithBranch(const std::string& branch) {
+  std::string ref = std::string(kHeadsPrefix) + branch;
+  auto head_is = [&](git_repository* repo) -> bool {
+    git_reference* head = nullptr;
+    if (git_reference_lookup(&head, repo, "HEAD") < 0) return false;
+    ReferencePtr owned(head);
+    return git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
+           ref == git_reference_symbolic_target(head);
+  };
+  // The main worktree: open the common dir's repository.
+  git_repository* raw_main = nullptr;
+  if (int code = git_repository_open(&raw_main, common_dir().c_str()); code < 0)
+    return Git2Error("open " + common_dir(), code);
+  RepositoryPtr main_repo(raw_main);
+  if (!git_repository_is_bare(raw_main) && head_is(raw_main)) {
+    std::string workdir = git_repository_workdir(raw_main);
+    while (workdir.size() > 1 && workdir.back() == '/') workdir.pop_back();
+    return std::optional<std::string>(workdir);
+  }
+  git_strarray names = {nullptr, 0};
+  if (int code = git_worktree_list(&names, raw_main); code < 0)
+    return Git2Error("list worktrees", code);
+  std::unique_ptr<git_strarray, void (*)(git_strarray*)> owned_names(&names, FreeStrarray);
+  for (size_t i = 0; i < names.count; ++i) {
+    git_worktree* raw_worktree = nullptr;
+    if (git_worktree_lookup(&raw_worktree, raw_main, names.strings[i]) < 0) continue;
+    WorktreePtr worktree(raw_worktree);
+    if (git_worktree_validate(raw_worktree) < 0) continue;  // pruned or moved away
+    git_repository* raw_repo = nullptr;
+    if (git_repository_open_from_worktree(&raw_repo, raw_worktree) < 0) continue;
+    RepositoryPtr repo(raw_repo);
+    if (head_is(raw_repo)) {
+      std::string workdir = git_worktree_path(raw_worktree);
+      while (workdir.size() > 1 && workdir.back() == '/') workdir.pop_back();
+      return std::optional<std::string>(workdir);
+    }
+  }
+  return std::optional<std::string>();
+}
+
+Result<std::vector<std::string>> Repository::UncommittedPaths(
+    const std::vector<std::string>& paths) {
+  std::vector<std::string> dirty;
+  for (const std::string& path : paths) {
+    // A parent that is a symlink or a file in the work tree: writing would go elsewhere or fail.
+    bool blocked = false;
+    std::vector<std::string> parts = Split(path, '/');
+    std::string prefix = workdir_;
+    for (size_t i = 0; i + 1 < parts.size() && !blocked; ++i) {
+      prefix += "/" + parts[i];
+      struct stat st;
+      if (::lstat(prefix.c_str(), &st) != 0) break;
+      blocked = !S_ISDIR(st.st_mode);
+    }
+    if (blocked) {
+      dirty.push_back(path);
+      continue;
+    }
+    unsigned int flags = 0;
+    int code = git_status_file(&flags, Raw(*this), path.c_str());
+    if (code == GIT_ENOTFOUND) {
+      // Nowhere in HEAD, the index or the work tree, unless a directory sits at the path.
+      struct stat st;
+      if (::lstat((workdir_ + "/" + path).c_str(), &st) == 0) dirty.push_back(path);
+      continue;
+    }
+    if (code == GIT_EAMBIGUOUS) {  // a directory in the work tree where a file goes
+      dirty.push_back(path);
+      continue;
+    }
+    if (code < 0) return Git2Error("status of " + path, code);
+    if (flags != GIT_STATUS_CURRENT) dirty.push_back(path);
+  }
+  std::sort(dirty.begin(), dirty.end());
+  return dirty;
+}
+
+Status Repository::WriteIndexEntries(const std::string& commit,
+                                     const std::vector<std::string>& paths) {
+  TreePtr tree = TRY(LookupCommitTree(Raw(*this), commit));
+  git_index* raw_index = nullptr;
+  if (int code = git_repository_index(&raw_index, Raw(*this)); code < 0)
+    return Git2Error("open the index", code);
+  IndexPtr index(raw_index);
+  if (int code = git_index_read(index.get(), /*force=*/1); code < 0)
+    return Git2Error("read the index", code);
+  for (const std::string& path : paths) {
+    std::optional<TreeEntry> source = TRY(EntryAt(tree.get(), path));
+    if (!source) {
+      int code = git_index_remove_bypath(index.get(), path.c_str());
+      if (code < 0) return Git2Error("remove " + path + " from the index", code);
+      continue;
+    }
+    git_index_entry entry = {};
+    std::string full = workdir_ + "/" + path;
+    struct stat st;
+    if (source->mode != GIT_FILEMODE_COMMIT && FileMatches(*this, full, *source) &&
+        ::lstat(full.c_str(), &st) == 0)
+      FillStat(entry, st);
+    entry.mode = source->mode;
+    entry.id = TRY(ParseOid(source->oid));
+    entry.path = path.c_str();
+    // A directory entry's files under `path` would make the index invalid: drop them first.
+    (void)git_index_remove_directory(index.get(), path.c_str(), 0);
+    if (int code = git_index_add(index.get(), &entry); code < 0)
+      return Git2Error("add " + path + " to the index", code);
+  }
+  if (int code = git_index_write(index.get()); code < 0) return Git2Error("write the index", code);
+  return {};
+}
+
+Status Repository::WriteCheckoutFiles(const std::string& commit,
+                                      const std::vector<std::string>& paths) {
+  TreePtr tree = TRY(LookupCommitTree(Raw(*this), commit));
+  std::vector<std::pair<std::string, std::optional<TreeEntry>>> wanted;
+  for (const std::string& path : paths) wanted.emplace_back(path, TRY(EntryAt(tree.get(), path)));
+  // Deletions first, so a file that replaces a directory (or the reverse) finds its place free.
+  for (const auto& [path, entry] : wanted) {
+    if (entry) continue;
+    TRY(RemoveFile(workdir_, workdir_ + "/" + path));
+  }
+  for (const auto& [path, entry] : wanted) {
+    if (!entry) continue;
+    std::string full = workdir_ + "/" + path;
+    if (entry->mode == GIT_FILEMODE_COMMIT) {  // a submodule: an empty directory, as git does
+      TRY(sys::MakeDirs(full, 0755));
+      continue;
+    }
+    if (FileMatches(*this, full, *entry)) continue;
+    TRY(ReplaceFile(*this, full, *entry));
+  }
+  return {};
+}
+
+Result<std::optional<std::string>> Repository::FindCommitWithLine(const std::string& from,
+                                                                  const std::string& stop_at,
+                                                                  const std::string& line,
+                                                                  int limit) {
+  git_revwalk* raw_walk = nullptr;
+  if (int code = git_revwalk_new(&raw_walk, Raw(*this)); code < 0)
+    return Git2Error("start a history walk", code);
+  RevwalkPtr walk(raw_walk);
+  git_revwalk_simplify_first_parent(walk.get());
+  git_oid from_id = TRY(ParseOid(from));
+  if (int code = git_revwalk_push(walk.get(), &from_id); code < 0)
+    return Git2Error("walk from " + from, code);
+  if (!stop_at.empty()) {
+    git_oid stop_id = TRY(ParseOid(stop_at));
+    (void)git_revwalk_hide(walk.get(), &stop_id);
+  }
+  git_oid id;
+  for (int seen = 0; seen < limit && git_revwalk_next(&id, walk.get()) == 0; ++seen) {
+    CommitPtr commit = TRY(LookupCommit(Raw(*this), OidHex(id)));
+    const char* message = git_commit_message(commit.get());
+    for (const std::string& text_line : Split(message == nullptr ? "" : message, '\n'))
+      if (text_line == line) return std::optional<std::string>(OidHex(id));
+  }
+  return std::optional<std::string>();
+}
+
+Result<std::string> Repository::CommitMessage(const std::string& commit) {
+  CommitPtr owned = TRY(LookupCommit(Raw(*this), commit));
+  const char* message = git_commit_message(owned.get());
+  return std::string(message == nullptr ? "" : message);
+}
+
+}  // namespace berth::git

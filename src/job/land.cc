@@ -1,0 +1,445 @@
+// Landing a job: the checks, the in-memory cherry-pick, and the two ways of moving the target
+// (docs/landing.md).
+#include "job/land.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "base/strings.h"
+#include "job/job_json.h"
+#include "job/receipt.h"
+#include "job/run_request.h"
+#include "job/verify.h"
+#include "policy/policy.h"
+#include "sys/atomic_file.h"
+#include "sys/file_lock.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+
+namespace berth::job {
+
+namespace {
+
+constexpr char kJournalName[] = "berth-land.json";
+constexpr char kLockName[] = "berth-land.lock";
+constexpr char kHeadsPrefix[] = "refs/heads/";
+constexpr char kPauseVariable[] = "BERTH_TEST_LAND_PAUSE";
+// How far back the target's history is searched for a commit of this job (a land whose ref
+// moved but whose record was not written, because berth died in between).
+constexpr int kHistoryScanLimit = 100000;
+
+std::string LockPath(const git::Repository& repo) { return repo.common_dir() + "/" + kLockName; }
+
+std::string BranchOf(const std::string& ref) {
+  return StartsWith(ref, kHeadsPrefix) ? ref.substr(sizeof(kHeadsPrefix) - 1) : ref;
+}
+
+std::string JoinPaths(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const std::string& path : paths) out += (out.empty() ? "" : ", ") + path;
+  return out;
+}
+
+LandResult Refuse(LandResult result, std::string reason) {
+  result.refused_reason = std::move(reason);
+  return result;
+}
+
+std::optional<std::string> EnvValue(const JobContext& ctx, const std::string& name) {
+  for (const auto& [key, value] : ctx.environ)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
+nlohmann::json ParseReceipt(const store::JobRecord& job) {
+  if (!job.receipt_json) return nlohmann::json::object();
+  nlohmann::json receipt = nlohmann::json::parse(*job.receipt_json, nullptr, false);
+  return receipt.is_object() ? receipt : nlohmann::json::object();
+}
+
+// Why `verification` (the receipt's latest, or a fresh one) does not allow a land; "" if it does.
+std::string VerificationRefusal(const nlohmann::json& verification, bool allow_unverified) {
+  bool no_checks = !verification.is_object() || !verification.contains("checks") ||
+                   !verification["checks"].is_array() || verification["checks"].empty();
+  if (no_checks) {
+    if (allow_unverified) return "";
+    return "the job was not verified: no check ran on its commit (set [landing] "
+           "allow_unverified = true in the policy to land unverified jobs)";
+  }
+  const nlohmann::json& passed = verification["required_passed"];
+  if (!passed.is_boolean() || !passed.get<bool>()) {
+    std::string failed;
+    for (const nlohmann::json& check : verification["checks"]) {
+      if (!check.is_object()) continue;
+      bool required = check.value("required", true);
+      bool ok = check.value("passed", false);
+      if (required && !ok) failed += (failed.empty() ? "" : ", ") + check.value("name", "?");
+    }
+    return "a required check failed in the latest verification: " + failed;
+  }
+  return "";
+}
+
+// Re-runs the current policy's checks on the job commit; records them in the receipt unless
+// `record` is false (dry run).
+Result<Verification> Reverify(const JobContext& ctx, store::Store& store,
+                              const store::JobRecord& job, const policy::Policy& pol,
+                              git::Repository& repo, const LandOptions& options, bool record) {
+  RunRequest request = TRY(RunRequest::FromJson(job.request_json));
+  request.checks.clear();
+  for (const policy::Check& c : pol.verify)
+    request.checks.push_back({c.name, c.argv, c.required, c.timeout_ms, c.expect_exit, c.grants});
+  request.output_limit = pol.defaults.output_limit_bytes;
+  Verification verification;
+  verification.commit = *job.commit;
+  verification.policy_sha256 = pol.sha256;
+  if (request.checks.empty()) return verification;
+  store::JobRecord record_for_checks = job;
+  record_for_checks.policy_hash = pol.sha256;
+  verification = TRY(RunChecks(ctx, request, record_for_checks, *job.commit, repo,
+                               [&](const std::string& step, const std::string& detail) {
+                                 if (options.on_event) options.on_event(step, detail);
+                                 (void)store.AppendEvent(job.id, step, detail);
+                               }));
+  if (!record) return verification;
+  nlohmann::json receipt = ParseReceipt(job);
+  receipt["verification"] = verification.ToJson();
+  if (!receipt.contains("verification_history") || !receipt["verification_history"].is_array())
+    receipt["verification_history"] = nlohmann::json::array();
+  receipt["verification_history"].push_back(verification.ToJson());
+  TRY(SaveReceipt(store, job, receipt));
+  return verification;
+}
+
+Status RemoveJournal(const git::Repository& repo) {
+  std::string path = LandJournalPath(repo);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return Error::FromErrno("remove " + path, errno);
+  return {};
+}
+
+// Makes the journal's paths match `commit` in the index and the work tree.
+Status MatchCheckout(git::Repository& repo, const LandJournal& journal, const std::string& commit) {
+  TRY(repo.WriteCheckoutFiles(commit, journal.paths));
+  return repo.WriteIndexEntries(commit, journal.paths);
+}
+
+// Undoes a land that failed before its ref moved, and returns `cause`.
+Error RollBack(git::Repository& repo, const LandJournal& journal, Error cause) {
+  Status undone = MatchCheckout(repo, journal, journal.old_commit);
+  if (!undone) {
+    cause.AddContext("landing failed and rolling back failed too (" + undone.error().ToString() +
+                     "); the journal " + LandJournalPath(repo) +
+                     " stays for the next berth land to recover");
+    return cause;
+  }
+  (void)RemoveJournal(repo);
+  return cause;
+}
+
+// The caller's after_step, plus the test pause of BERTH_TEST_LAND_PAUSE.
+std::function<bool(LandStep)> StepHook(const JobContext& ctx, const LandOptions& options) {
+  std::optional<std::string> pause = EnvValue(ctx, kPauseVariable);
+  return [pause, after = options.after_step](LandStep step) {
+    if (pause && *pause == LandStepName(step)) ::raise(SIGSTOP);
+    return !after || after(step);
+  };
+}
+
+// Records a land that happened: the store's compare-and-set, the audit log, the receipt.
+Status RecordLand(store::Store& store, const store::JobRecord& job, const LandResult& result,
+                  const std::string& authorised_by) {
+  int64_t at = sys::WallMillis();
+  bool marked = TRY(store.MarkLanded(job.id, result.new_commit, at));
+  if (!marked)
+    return Error(Cause::kInternal, "job " + job.id + " landed as " + result.new_commit +
+                                       " but the store already records a land");
+  nlohmann::json detail = {
+      {"job", job.id},          {"source_commit", *job.commit}, {"target", result.target},
+      {"old", result.old_head}, {"new", result.new_commit},     {"authorised_by", authorised_by},
+      {"at", IsoTime(at)}};
+  TRY(store.AppendAudit(store::AuditEntry{0, at, job.id, "land", DumpJson(detail)}));
+  nlohmann::json receipt = ParseReceipt(job);
+  detail["checked_out"] = result.checked_out;
+  detail["paths"] = result.paths;
+  receipt["landing"] = detail;
+  std::optional<store::JobRecord> fresh = TRY(store.GetJob(job.id));
+  return SaveReceipt(store, fresh ? *fresh : job, receipt);
+}
+
+}  // namespace
+
+const char* LandStepName(LandStep step) {
+  switch (step) {
+    case LandStep::kJournalWritten:
+      return "journal-written";
+    case LandStep::kIndexWritten:
+      return "index-written";
+    case LandStep::kFilesWritten:
+      return "files-written";
+    case LandStep::kRefMoved:
+      return "ref-moved";
+  }
+  return "?";
+}
+
+std::optional<LandStep> ParseLandStep(const std::string& name) {
+  for (LandStep step : {LandStep::kJournalWritten, LandStep::kIndexWritten, LandStep::kFilesWritten,
+                        LandStep::kRefMoved})
+    if (name == LandStepName(step)) return step;
+  return std::nullopt;
+}
+
+nlohmann::json LandResult::ToJson() const {
+  return {{"job", job},
+          {"target", target},
+          {"old", old_head.empty() ? nlohmann::json(nullptr) : nlohmann::json(old_head)},
+          {"new", new_commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(new_commit)},
+          {"landed", landed},
+          {"dry_run", dry_run},
+          {"checked_out", checked_out},
+          {"paths", paths},
+          {"conflicts", conflicts},
+          {"dirty", dirty},
+          {"refused_reason",
+           refused_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(refused_reason)}};
+}
+
+nlohmann::json LandJournal::ToJson() const {
+  return {{"schema", "berth.land-journal/1"},
+          {"job", job},
+          {"ref", ref},
+          {"old", old_commit},
+          {"new", new_commit},
+          {"paths", paths}};
+}
+
+Result<LandJournal> LandJournal::FromJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [] { return Error(Cause::kInvalidArgument, "malformed land journal"); };
+  if (!j.is_object()) return bad();
+  LandJournal journal;
+  for (auto [key, field] :
+       {std::pair{"job", &journal.job}, std::pair{"ref", &journal.ref},
+        std::pair{"old", &journal.old_commit}, std::pair{"new", &journal.new_commit}}) {
+    if (!j.contains(key) || !j[key].is_string()) return bad();
+    *field = j[key].get<std::string>();
+  }
+  if (!j.contains("paths") || !j["paths"].is_array()) return bad();
+  for (const nlohmann::json& path : j["paths"]) {
+    if (!path.is_string()) return bad();
+    journal.paths.push_back(path.get<std::string>());
+  }
+  return journal;
+}
+
+std::string LandJournalPath(const git::Repository& repo) {
+  return repo.gitdir() + "/" + kJournalName;
+}
+
+std::string LandedMessage(const std::string& message, const std::string& job_id) {
+  std::string trailer = "Berth-Job: " + job_id;
+  for (const std::string& line : Split(message, '\n'))
+    if (line == trailer) return message;
+  std::string out = message;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out + "\n\n" + trailer + "\n";
+}
+
+Result<bool> ApplyToCheckout(git::Repository& repo, const LandJournal& journal,
+                             const std::function<bool(LandStep)>& after_step) {
+  auto go_on = [&](LandStep step) { return !after_step || after_step(step); };
+  TRY(sys::WriteFileAtomic(LandJournalPath(repo), DumpJson(journal.ToJson(), 2) + "\n"));
+  if (!go_on(LandStep::kJournalWritten)) return false;
+
+  if (Status index = repo.WriteIndexEntries(journal.new_commit, journal.paths); !index)
+    return RollBack(repo, journal, index.error());
+  if (!go_on(LandStep::kIndexWritten)) return false;
+
+  Status files = repo.WriteCheckoutFiles(journal.new_commit, journal.paths);
+  // Again, now that the files are there: the entries get their stat data.
+  if (files) files = repo.WriteIndexEntries(journal.new_commit, journal.paths);
+  if (!files) return RollBack(repo, journal, files.error());
+  if (!go_on(LandStep::kFilesWritten)) return false;
+
+  Result<bool> moved = repo.MoveBranch(BranchOf(journal.ref), journal.old_commit,
+                                       journal.new_commit, "berth land " + journal.job);
+  if (!moved) return RollBack(repo, journal, moved.error());
+  if (!*moved) {
+    Error cause = RollBack(repo, journal, Error(Cause::kBusy, "moved"));
+    if (sys::Exists(LandJournalPath(repo))) return cause;
+    return false;
+  }
+  if (!go_on(LandStep::kRefMoved)) return false;
+  TRY(RemoveJournal(repo));
+  return true;
+}
+
+Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held) {
+  std::string path = LandJournalPath(repo);
+  if (!sys::Exists(path)) return Recovery::kNothing;
+  std::optional<sys::FileLock> lock;
+  if (lock_held == LockHeld::kNo) lock.emplace(TRY(sys::FileLock::Acquire(LockPath(repo))));
+  if (!sys::Exists(path)) return Recovery::kNothing;  // recovered meanwhile
+  std::string text = TRY(sys::ReadFile(path));
+  Result<LandJournal> journal = LandJournal::FromJson(text);
+  if (!journal)
+    return Error(Cause::kUnavailable, "the land journal " + path + " is unreadable", 0,
+                 "inspect the repository (git status) and remove the file");
+  std::optional<std::string> head = TRY(repo.BranchTarget(BranchOf(journal->ref)));
+  Recovery recovery;
+  std::string commit;
+  if (head && *head == journal->new_commit) {
+    recovery = Recovery::kRolledForward;
+    commit = journal->new_commit;
+  } else if (head && *head == journal->old_commit) {
+    recovery = Recovery::kRolledBack;
+    commit = journal->old_commit;
+  } else {
+    return Error(
+        Cause::kUnavailable,
+        "an interrupted land of job " + journal->job + " left " + path + ", but " + journal->ref +
+            " is at " + (head ? *head : "nothing") + ", neither the old head " +
+            journal->old_commit + " nor the landed commit " + journal->new_commit,
+        0,
+        "inspect the paths it lists (" + JoinPaths(journal->paths) + "), then remove the journal");
+  }
+  TRY_CTX(MatchCheckout(repo, *journal, commit), "recover the interrupted land of " + journal->job);
+  TRY(RemoveJournal(repo));
+  return recovery;
+}
+
+Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store::JobRecord& job_in,
+                        const LandOptions& options) {
+  LandResult result;
+  result.job = job_in.id;
+  result.dry_run = options.dry_run;
+  std::string authorised_by =
+      options.authorised_by.empty() ? "berth land by " + ctx.identity.user : options.authorised_by;
+
+  // 1. What needs no lock: the job's state, its commit, the policy, a re-verification (checks
+  //    can take minutes; other lands should not wait for them).
+  if (job_in.state != store::JobState::kCompleted)
+    return Refuse(result, std::string("job ") + job_in.id + " is " +
+                              store::JobStateName(job_in.state) + ", not completed");
+  if (!job_in.commit) return Refuse(result, "job " + job_in.id + " has no commit");
+  git::InitLibgit2();
+  git::Repository repo = TRY(git::Repository::Discover(job_in.repo));
+  Result<policy::Policy> loaded = policy::LoadPolicy(repo.workdir());
+  std::optional<policy::Policy> pol;
+  if (loaded) {
+    pol = std::move(*loaded);
+  } else if (loaded.error().cause() != Cause::kNotFound) {
+    return loaded.error();
+  }
+  policy::Landing landing = pol ? pol->landing : policy::Landing{};
+  std::optional<nlohmann::json> reverified;
+  if (options.reverify) {
+    if (!pol) return Refuse(result, "--reverify needs a policy, and there is none");
+    Verification v = TRY(Reverify(ctx, store, job_in, *pol, repo, options, !options.dry_run));
+    reverified = v.checks.empty() ? nlohmann::json(nullptr) : v.ToJson();
+  } else {
+    std::string current = pol ? pol->sha256 : "";
+    if (current != job_in.policy_hash)
+      return Refuse(result, "the policy changed since the job ran (sha256 " +
+                                (job_in.policy_hash.empty() ? "none" : job_in.policy_hash) +
+                                ", now " + (current.empty() ? "none" : current) +
+                                "); land with --reverify to re-run the current policy's checks");
+  }
+
+  // 2. Under the land lock: finish any interrupted land, then read the job again.
+  sys::FileLock lock = TRY(sys::FileLock::Acquire(LockPath(repo)));
+  TRY(RecoverPendingLand(repo, LockHeld::kYes));
+  std::optional<store::JobRecord> fresh = TRY(store.GetJob(job_in.id));
+  if (!fresh) return Error(Cause::kNotFound, "no job " + job_in.id);
+  const store::JobRecord& job = *fresh;
+  if (job.landed_at_ms)
+    return Refuse(result, "job " + job.id + " already landed at " + IsoTime(*job.landed_at_ms) +
+                              " as " + job.landed_commit.value_or("?"));
+  std::optional<std::string> branch_head = TRY(repo.BranchTarget(job.branch));
+  if (!branch_head) return Refuse(result, "the job branch " + job.branch + " no longer exists");
+  if (*branch_head != *job.commit)
+    return Refuse(result, "the job branch " + job.branch + " points at " + *branch_head +
+                              ", not at the job's recorded commit " + *job.commit +
+                              " (it was moved after the job ended)");
+  nlohmann::json verification =
+      reverified ? *reverified : ParseReceipt(job).value("verification", nlohmann::json(nullptr));
+  // Auto-landing never takes an unverified job, whatever allow_unverified says.
+  bool allow_unverified = landing.allow_unverified && options.authorised_by != kAutoLand;
+  if (std::string why = VerificationRefusal(verification, allow_unverified); !why.empty())
+    return Refuse(result, why);
+
+  // 3. The target and the cherry-pick.
+  std::string target = !options.onto.empty() ? options.onto : landing.target;
+  if (target.empty()) target = TRY(repo.CurrentBranch());
+  if (target.empty())
+    return Refuse(result, "HEAD is detached in " + repo.workdir() +
+                              " and the policy names no [landing] target; give --onto BRANCH");
+  result.target = target;
+  if (target == job.branch) return Refuse(result, "cannot land a job onto its own branch");
+  std::optional<std::string> old_head = TRY(repo.BranchTarget(target));
+  if (!old_head) return Refuse(result, "the target branch " + target + " does not exist");
+  result.old_head = *old_head;
+  std::string trailer = "Berth-Job: " + job.id;
+  std::optional<std::string> earlier =
+      TRY(repo.FindCommitWithLine(*old_head, job.base, trailer, kHistoryScanLimit));
+  if (earlier) {
+    // A land whose ref moved before berth could record it (or the user merged the job).
+    if (!options.dry_run) (void)TRY(store.MarkLanded(job.id, *earlier, sys::WallMillis()));
+    return Refuse(result, target + " already holds commit " + *earlier + " of job " + job.id);
+  }
+  std::string message = LandedMessage(TRY(repo.CommitMessage(*job.commit)), job.id);
+  std::vector<std::string> job_paths = TRY(repo.ChangedPaths(job.base, *job.commit));
+  git::PickResult pick = TRY(
+      repo.CherryPick(job.base, *job.commit, *old_head, message, git::Signature{},
+                      options.dry_run ? git::PickMode::kCheckOnly : git::PickMode::kWriteCommit));
+  if (!pick.conflicts.empty()) {
+    result.conflicts = pick.conflicts;
+    return Refuse(result,
+                  "the job's changes conflict with " + target + " in " + JoinPaths(pick.conflicts));
+  }
+
+  // 4. Where the target is checked out, the touched paths must be clean.
+  std::optional<std::string> worktree = TRY(repo.WorktreeWithBranch(target));
+  result.checked_out = worktree.has_value();
+  std::optional<git::Repository> checkout;
+  if (worktree) {
+    checkout.emplace(TRY(git::Repository::Discover(*worktree)));
+    if (checkout->gitdir() != repo.gitdir()) TRY(RecoverPendingLand(*checkout, LockHeld::kYes));
+    result.dirty = TRY(checkout->UncommittedPaths(job_paths));
+    if (!result.dirty.empty())
+      return Refuse(result, "uncommitted changes in " + *worktree +
+                                " touch paths the job changes: " + JoinPaths(result.dirty) +
+                                " (commit or stash them first)");
+  }
+  if (options.dry_run) {
+    result.paths = job_paths;
+    return result;
+  }
+  result.paths = TRY(repo.ChangedPaths(*old_head, pick.commit));
+  if (result.paths.empty())
+    return Refuse(result, target + " already contains every change of job " + job.id);
+
+  // 5. Move the target.
+  bool moved = false;
+  if (checkout) {
+    LandJournal journal{job.id, kHeadsPrefix + target, *old_head, pick.commit, result.paths};
+    moved = TRY(ApplyToCheckout(*checkout, journal, StepHook(ctx, options)));
+  } else {
+    moved = TRY(repo.MoveBranch(target, *old_head, pick.commit, "berth land " + job.id));
+  }
+  if (!moved)
+    return Refuse(
+        result, "the target branch " + target + " moved while landing; nothing changed, try again");
+  result.new_commit = pick.commit;
+  result.landed = true;
+
+  // 6. Record it.
+  TRY(RecordLand(store, job, result, authorised_by));
+  return result;
+}
+
+}  // namespace berth::job

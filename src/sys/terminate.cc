@@ -1,0 +1,45 @@
+#include "sys/terminate.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "sys/process.h"
+#include "sys/unique_fd.h"
+
+namespace berth::sys {
+
+namespace {
+
+// A pidfd becomes readable when its process exits (Linux 5.3), child or not.
+Result<bool> ExitsWithin(int pidfd, int timeout_ms) {
+  int64_t deadline = MonotonicMillis() + timeout_ms;
+  while (true) {
+    int64_t left = deadline - MonotonicMillis();
+    if (left < 0) return false;
+    if (TRY(PollReadable({pidfd}, static_cast<int>(left))) == 0) return true;
+  }
+}
+
+}  // namespace
+
+Result<Termination> TerminateProcess(pid_t pid, uint64_t start_time, int grace_ms) {
+  if (pid <= 0) return Termination::kNotRunning;
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd.valid()) {
+    if (errno == ESRCH) return Termination::kNotRunning;
+    return Error::FromErrno("pidfd_open " + std::to_string(pid), errno);
+  }
+  // Checked after the pidfd exists: from here on the pid cannot be reused under us.
+  if (!ProcessAlive(pid, start_time)) return Termination::kNotRunning;
+  TRY(SendSignal(pidfd.get(), SIGTERM));
+  if (TRY(ExitsWithin(pidfd.get(), grace_ms))) return Termination::kTerminated;
+  TRY(SendSignal(pidfd.get(), SIGKILL));
+  if (TRY(ExitsWithin(pidfd.get(), 5000))) return Termination::kKilled;
+  return Error(Cause::kSystem, "pid " + std::to_string(pid) + " survived SIGKILL for 5 s");
+}
+
+}  // namespace berth::sys

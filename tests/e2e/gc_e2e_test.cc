@@ -1,0 +1,414 @@
+// End-to-end tests of `berth gc`: the real berth binary runs scripted agents against a temp
+// git repository, then gc must remove exactly the landed or discarded jobs' workspaces,
+// branches and snapshots, and keep everything else (PRODUCT.md invariant 8).
+//
+// A landed job is made by setting landed_at_ms/landed_commit in the store directly (the
+// landing columns stay writable after a job ends), so these tests do not depend on
+// `berth land`. Waiting is polling with a deadline. Passes as root and unprivileged.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sys/fs.h"
+#include "tests/e2e/e2e_util.h"
+
+namespace berth::e2e {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr milliseconds kStateWait = seconds(15);
+constexpr milliseconds kLeftoverWait = seconds(5);
+constexpr char kPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+constexpr char kPolicy[] = R"(version = 1
+[defaults]
+max_concurrent_jobs = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**"]
+)";
+
+const std::set<std::string> kTerminalStates = {
+    "completed",        "verification-failed", "refused",         "child-failed",
+    "malformed-output", "unavailable",         "unauthenticated", "timed-out",
+    "cancelled",        "stale",               "failed"};
+
+std::string TrimRight(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+std::string Str(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// Runs one SQL statement on the state's store (the schema is docs/store.md); "" or the error.
+std::string ExecSql(const std::string& db_path, const std::string& sql,
+                    std::vector<std::vector<std::string>>* rows = nullptr) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    std::string error = db ? sqlite3_errmsg(db) : "open failed";
+    sqlite3_close(db);
+    return error;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  auto collect = [](void* out, int n, char** values, char**) -> int {
+    auto* table = static_cast<std::vector<std::vector<std::string>>*>(out);
+    if (table == nullptr) return 0;
+    std::vector<std::string> row;
+    for (int i = 0; i < n; ++i) row.emplace_back(values[i] ? values[i] : "NULL");
+    table->push_back(std::move(row));
+    return 0;
+  };
+  char* message = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), collect, rows, &message);
+  std::string error = rc == SQLITE_OK ? "" : (message ? message : "sqlite error");
+  sqlite3_free(message);
+  sqlite3_close(db);
+  return error;
+}
+
+class GcTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    std::optional<std::string> git = FindInPath("git");
+    REQUIRE_FEATURE(git.has_value(), "no git in /usr/local/bin, /usr/bin or /bin");
+    git_ = *git;
+    std::optional<std::string> true_path = FindInPath("true");
+    ASSERT_TRUE(true_path.has_value());
+    RunResult probe = Berth({"sandbox", "--", *true_path});
+    if (probe.exit_code == 69) {
+      RequireFeature(false, "the sandbox is unavailable on this host: " + probe.err);
+      return;
+    }
+    ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
+    ASSERT_EQ(Git({"init", "-q", "-b", "main"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "user.name", "berth e2e"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "commit.gpgsign", "false"}).exit_code, 0);
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/src", 0755));
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/.berth", 0755));
+    ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 0; }\n"));
+    ASSERT_TRUE(WriteText(ws() + "/src/old.c", "old\n"));
+    ASSERT_TRUE(WriteText(ws() + "/src/tool.sh", "#!/bin/sh\necho tool\n", 0644));
+    ASSERT_TRUE(WriteText(ws() + "/README.md", "readme\n"));
+    ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", kPolicy));
+    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "base"}).exit_code, 0);
+    base_ = GitOut({"rev-parse", "HEAD"});
+    ASSERT_EQ(base_.size(), 40u);
+  }
+
+  void TearDown() override {
+    for (const std::string& token : tokens_) KillProcessesWithArgument(token);
+    if (!state().empty()) {
+      KillProcessesWithArgument(state());
+      EXPECT_TRUE(WaitUntilNoProcessWithArgument(state(), kLeftoverWait));
+    }
+    if (!root().empty()) {
+      Status removable = MakeTreeRemovable(root());
+      EXPECT_TRUE(removable) << removable.error().ToString();
+    }
+    SandboxTest::TearDown();
+  }
+
+  RunResult Berth(const std::vector<std::string>& args) const {
+    return Run(args, {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  }
+  RunResult Git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {git_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}},
+                      ws());
+  }
+  std::string GitOut(const std::vector<std::string>& args) const {
+    RunResult result = Git(args);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    return TrimRight(result.out);
+  }
+  std::string BranchTip(const std::string& branch) const {
+    RunResult r = Git({"rev-parse", "-q", "--verify", "refs/heads/" + branch});
+    return r.exit_code == 0 ? TrimRight(r.out) : "";
+  }
+  std::string JobDir(const std::string& id) const { return state() + "/jobs/" + id; }
+  std::string Snapshot() const { return state() + "/snapshots/" + base_; }
+  std::string Db() const { return state() + "/berth.db"; }
+  static std::string Agent(const std::string& script) {
+    return std::string(AGENTS_DIR) + "/" + script;
+  }
+  std::string Token() {
+    std::random_device random;
+    std::string token = std::to_string(getpid());
+    while (token.size() < 14) token += std::to_string(random() % 10);
+    tokens_.push_back(token);
+    return token;
+  }
+
+  json ShowJson(const std::string& id) const {
+    RunResult result = Berth({"show", id, "--json"});
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    return json::parse(result.out, nullptr, false);
+  }
+
+  // `berth run --detach --json implement -- sh SCRIPT ARGS...` and waits until it ends (or,
+  // with `until` = "running", until it runs). Returns the id.
+  std::string RunJob(const std::string& script, const std::vector<std::string>& script_args = {},
+                     const std::string& until = "") {
+    std::vector<std::string> args = {"run", "--detach", "--json", "implement", "--", "sh",
+                                     Agent(script)};
+    args.insert(args.end(), script_args.begin(), script_args.end());
+    RunResult result = Berth(args);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    std::string id = Str(json::parse(result.out, nullptr, false), "id");
+    json job;
+    bool ok = WaitUntil(
+        [&] {
+          job = ShowJson(id);
+          std::string state = Str(job, "state");
+          if (!until.empty()) return state == until;
+          return kTerminalStates.count(state) == 1 && job["receipt"].is_object();
+        },
+        kStateWait);
+    EXPECT_TRUE(ok) << "job " << id << " never reached " << (until.empty() ? "its end" : until)
+                    << ": " << job.dump(2);
+    return id;
+  }
+
+  json Gc(const std::vector<std::string>& args) const {
+    std::vector<std::string> all = {"gc", "--json"};
+    all.insert(all.end(), args.begin(), args.end());
+    RunResult result = Berth(all);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    json report = json::parse(result.out, nullptr, false);
+    EXPECT_TRUE(report.is_object()) << result.Describe();
+    return report.is_object() ? report : json::object();
+  }
+
+  // The ids in report[list], and (for "kept") their reasons.
+  static std::map<std::string, std::string> Ids(const json& report, const char* list) {
+    std::map<std::string, std::string> ids;
+    if (report.contains(list) && report[list].is_array())
+      for (const json& j : report[list]) ids[Str(j, "id")] = Str(j, "why");
+    return ids;
+  }
+
+  void MarkLanded(const std::string& id, const std::string& commit) {
+    std::string error = ExecSql(Db(), "UPDATE jobs SET landed_at_ms = " +
+                                          std::to_string(std::time(nullptr) * 1000LL) +
+                                          ", landed_commit = '" + commit + "' WHERE id = '" +
+                                          id + "'");
+    ASSERT_EQ(error, "") << "marking a finished job landed in the store";
+  }
+
+  // Every path under the state directory (the store's own files excepted) and every ref.
+  std::string StateListing() const {
+    std::string listing;
+    for (const auto& [path, what] : TreeFingerprint(state()))
+      if (!path.starts_with("berth.db")) listing += path + " " + what.substr(0, 64) + "\n";
+    return listing + GitOut({"for-each-ref", "--format=%(refname) %(objectname)"});
+  }
+
+  const std::string& base() const { return base_; }
+
+ private:
+  std::string git_;
+  std::string base_;
+  std::vector<std::string> tokens_;
+};
+
+TEST_F(GcTest, NeverRemovesTheWorkspaceOrBranchOfAnUnlandedUndiscardedJob) {
+  const std::string completed = RunJob("edit.sh");
+  const std::string refused = RunJob("outside.sh");
+  const std::string failed = RunJob("fail.sh");
+  const std::string cancelled = RunJob("sleep.sh", {Token()}, "running");
+  ASSERT_EQ(Berth({"cancel", cancelled}).exit_code, 0);
+  ASSERT_TRUE(WaitUntil([&] { return Str(ShowJson(cancelled), "state") == "cancelled"; },
+                        kStateWait));
+  const std::string stale = RunJob("sleep.sh", {Token()}, "running");
+  json owner = ShowJson(stale)["owner"];
+  ASSERT_TRUE(owner.is_object() && owner["pid"].is_number_integer());
+  ASSERT_EQ(kill(owner["pid"].get<pid_t>(), SIGKILL), 0) << std::strerror(errno);
+  ASSERT_TRUE(WaitUntil([&] { return Str(ShowJson(stale), "state") == "stale"; }, kStateWait));
+  EXPECT_EQ(Str(ShowJson(refused), "state"), "refused");
+  EXPECT_EQ(Str(ShowJson(failed), "state"), "child-failed");
+  const std::string branch_tip = BranchTip("berth/" + completed);
+  ASSERT_EQ(branch_tip.size(), 40u);
+
+  json report = Gc({});
+  std::map<std::string, std::string> kept = Ids(report, "kept");
+  for (const std::string& id : {completed, refused, failed, cancelled, stale}) {
+    EXPECT_TRUE(PathExists(JobDir(id))) << id;
+    EXPECT_TRUE(kept.count(id) == 1 && kept[id].find("not landed or discarded") == 0)
+        << id << ": " << report.dump(2);
+  }
+  EXPECT_TRUE(Ids(report, "removed").empty()) << report.dump(2);
+  EXPECT_EQ(BranchTip("berth/" + completed), branch_tip);
+  EXPECT_TRUE(PathExists(Snapshot()));
+  EXPECT_EQ(report["freed_bytes"], 0);
+  // The human report says the same.
+  RunResult human = Berth({"gc"});
+  EXPECT_EQ(human.exit_code, 0) << human.Describe();
+  EXPECT_NE(human.out.find("kept " + completed + ": not landed or discarded"), std::string::npos)
+      << human.Describe();
+}
+
+TEST_F(GcTest, DiscardRemovesExactlyThatJobAndLeavesAnAuditEntry) {
+  const std::string first = RunJob("edit.sh");
+  const std::string second = RunJob("edit.sh");
+  const std::string live = RunJob("sleep.sh", {Token()}, "running");
+  ASSERT_FALSE(BranchTip("berth/" + first).empty());
+
+  // A live job cannot be discarded, and the refusal changes nothing.
+  const std::string before = StateListing();
+  RunResult refused = Berth({"gc", "--discard", first, "--discard", live});
+  EXPECT_NE(refused.exit_code, 0) << refused.Describe();
+  EXPECT_NE(refused.err.find("still running"), std::string::npos) << refused.Describe();
+  EXPECT_EQ(StateListing(), before);
+
+  json report = Gc({"--discard", first.substr(0, 11)});
+  EXPECT_FALSE(PathExists(JobDir(first)));
+  EXPECT_EQ(BranchTip("berth/" + first), "");
+  EXPECT_FALSE(PathExists(Snapshot() + "/users/" + first));
+  EXPECT_TRUE(PathExists(JobDir(second)));
+  EXPECT_FALSE(BranchTip("berth/" + second).empty());
+  EXPECT_TRUE(PathExists(JobDir(live)));
+  EXPECT_TRUE(PathExists(Snapshot()));  // the other jobs still use it
+  EXPECT_EQ(Ids(report, "removed").count(first), 1u) << report.dump(2);
+  EXPECT_GT(report["freed_bytes"].get<int64_t>(), 0);
+
+  std::vector<std::vector<std::string>> audit;
+  ASSERT_EQ(ExecSql(Db(), "SELECT job_id, action, detail_json FROM audit", &audit), "");
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0][0], first);
+  EXPECT_EQ(audit[0][1], "discard");
+  json detail = json::parse(audit[0][2], nullptr, false);
+  EXPECT_EQ(Str(detail, "job"), first);
+  EXPECT_FALSE(Str(detail, "by").empty());
+  EXPECT_FALSE(Str(detail, "at").empty());
+  // The record and its audit entry survive gc.
+  EXPECT_EQ(Str(ShowJson(first), "state"), "completed");
+  Gc({});
+  audit.clear();
+  ASSERT_EQ(ExecSql(Db(), "SELECT job_id FROM audit", &audit), "");
+  EXPECT_EQ(audit.size(), 1u);
+}
+
+TEST_F(GcTest, ADiscardedJobWhoseBranchMovedKeepsTheBranch) {
+  const std::string id = RunJob("edit.sh");
+  ASSERT_FALSE(BranchTip("berth/" + id).empty());
+  ASSERT_EQ(Git({"branch", "-f", "berth/" + id, base()}).exit_code, 0);
+  json report = Gc({"--discard", id});
+  EXPECT_FALSE(PathExists(JobDir(id)));
+  EXPECT_EQ(BranchTip("berth/" + id), base());
+  ASSERT_TRUE(report["kept_branches"].is_array() && report["kept_branches"].size() == 1)
+      << report.dump(2);
+  EXPECT_EQ(Str(report["kept_branches"][0], "branch"), "berth/" + id);
+}
+
+TEST_F(GcTest, ASnapshotGoesOnlyWithItsLastUserAndLandedJobsAreRemoved) {
+  const std::string first = RunJob("edit.sh");
+  const std::string second = RunJob("edit.sh");
+  ASSERT_TRUE(PathExists(Snapshot() + "/users/" + first));
+  ASSERT_TRUE(PathExists(Snapshot() + "/users/" + second));
+  const std::string commit = Str(ShowJson(first), "commit");
+  MarkLanded(first, commit);
+  if (HasFatalFailure()) return;
+
+  json report = Gc({});
+  EXPECT_FALSE(PathExists(JobDir(first)));
+  EXPECT_EQ(BranchTip("berth/" + first), "");
+  EXPECT_EQ(Ids(report, "removed")[first], "landed") << report.dump(2);
+  EXPECT_TRUE(PathExists(Snapshot()));  // the second job keeps it
+  EXPECT_TRUE(report["removed_snapshots"].empty()) << report.dump(2);
+
+  report = Gc({"--discard", second});
+  EXPECT_FALSE(PathExists(JobDir(second)));
+  EXPECT_FALSE(PathExists(Snapshot()));
+  EXPECT_EQ(report["removed_snapshots"], json::array({base()})) << report.dump(2);
+  EXPECT_GT(report["freed_bytes"].get<int64_t>(), 0);
+
+  // A new job on the same base rebuilds the snapshot.
+  const std::string third = RunJob("edit.sh");
+  EXPECT_EQ(Str(ShowJson(third), "state"), "completed");
+  EXPECT_TRUE(PathExists(Snapshot() + "/users/" + third));
+}
+
+TEST_F(GcTest, DryRunChangesNothing) {
+  const std::string landed = RunJob("edit.sh");
+  const std::string kept = RunJob("fail.sh");
+  const std::string discarded = RunJob("edit.sh");
+  MarkLanded(landed, Str(ShowJson(landed), "commit"));
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(sys::MakeDirs(state() + "/jobs/orphandir1", 0700));
+  const std::string before = StateListing();
+
+  json dry = Gc({"--dry-run", "--discard", discarded});
+  EXPECT_EQ(dry["dry_run"], true);
+  EXPECT_EQ(StateListing(), before);
+  std::vector<std::vector<std::string>> audit;
+  ASSERT_EQ(ExecSql(Db(), "SELECT job_id FROM audit", &audit), "");
+  EXPECT_TRUE(audit.empty());
+  EXPECT_EQ(Ids(dry, "removed").size(), 2u) << dry.dump(2);
+
+  json real = Gc({"--discard", discarded});
+  EXPECT_EQ(Ids(real, "removed"), Ids(dry, "removed"));
+  EXPECT_EQ(real["removed_snapshots"], dry["removed_snapshots"]);
+  EXPECT_EQ(real["freed_bytes"], dry["freed_bytes"]);
+  EXPECT_TRUE(PathExists(JobDir(kept)));
+}
+
+TEST_F(GcTest, OrphansAreReportedAndKeptUnlessTheirWorkIsLanded) {
+  const std::string id = RunJob("edit.sh");  // makes the repository known to the store
+  // An orphan job directory, an orphan branch with unlanded work, and one already in main.
+  ASSERT_TRUE(sys::MakeDirs(state() + "/jobs/zzzzorphan001/upper", 0700));
+  ASSERT_TRUE(WriteText(state() + "/jobs/zzzzorphan001/upper/f", "data\n"));
+  ASSERT_EQ(Git({"checkout", "-q", "-b", "side"}).exit_code, 0);
+  ASSERT_TRUE(WriteText(ws() + "/src/side.c", "side\n"));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "side"}).exit_code, 0);
+  ASSERT_EQ(Git({"branch", "berth/orphanwork"}).exit_code, 0);
+  ASSERT_EQ(Git({"checkout", "-q", "main"}).exit_code, 0);
+  ASSERT_EQ(Git({"branch", "berth/orphanlanded", base()}).exit_code, 0);
+  const std::string work_tip = BranchTip("berth/orphanwork");
+
+  json report = Gc({});
+  std::map<std::string, json> orphans;
+  for (const json& o : report["orphans"]) orphans[Str(o, "name")] = o;
+  ASSERT_EQ(orphans.count(state() + "/jobs/zzzzorphan001"), 1u) << report.dump(2);
+  EXPECT_EQ(orphans[state() + "/jobs/zzzzorphan001"]["removed"], false);
+  ASSERT_EQ(orphans.count("berth/orphanwork"), 1u) << report.dump(2);
+  EXPECT_EQ(orphans["berth/orphanwork"]["removed"], false);
+  ASSERT_EQ(orphans.count("berth/orphanlanded"), 1u) << report.dump(2);
+  EXPECT_EQ(orphans["berth/orphanlanded"]["removed"], true);
+  EXPECT_TRUE(PathExists(state() + "/jobs/zzzzorphan001/upper/f"));
+  EXPECT_EQ(BranchTip("berth/orphanwork"), work_tip);
+  EXPECT_EQ(BranchTip("berth/orphanlanded"), "");
+  EXPECT_TRUE(PathExists(JobDir(id)));
+
+  // An explicit discard by branch name removes the orphan branch.
+  Gc({"--discard", "berth/orphanwork"});
+  EXPECT_EQ(BranchTip("berth/orphanwork"), "");
+  EXPECT_TRUE(PathExists(state() + "/jobs/zzzzorphan001"));
+}
+
+}  // namespace
+}  // namespace berth::e2e

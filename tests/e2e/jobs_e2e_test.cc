@@ -1,0 +1,1337 @@
+// End-to-end tests of jobs: the real berth binary runs the scripted agents of
+// tests/fixtures/agents against a temp git repository, and the tests check what lands in the
+// repository, what berth records (`show`, `ls`, `logs`, `diff`, the receipt) and what must
+// never change (the user's checkout and .git, other jobs, anything outside the sandbox).
+//
+// Each test gets its own repository (ROOT/ws, the cwd of every berth run), HOME and state
+// directory. Waiting is always polling for a condition with a deadline, never a sleep. The
+// suite passes both as root and as an unprivileged user; a host without the sandbox's
+// namespaces tier is a loud skip (a failure when CI is set).
+//
+// `// KNOWN BUG:` marks assertions that fail because of a bug in berth, with the details.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sys/fs.h"
+#include "tests/e2e/e2e_util.h"
+
+namespace berth::e2e {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Far beyond what any step takes on a slow machine; reached only when berth misbehaves.
+constexpr milliseconds kStateWait = seconds(15);
+constexpr milliseconds kLeftoverWait = seconds(5);
+constexpr char kPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+// The policy of every test repository unless a test writes another one.
+constexpr char kPolicy[] = R"(version = 1
+[defaults]
+max_concurrent_jobs = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**", "!src/generated/**"]
+[agents.explore]
+capability = "read"
+provider = "command"
+)";
+
+constexpr char kMainC[] = "int main(void) { return 0; }\n";
+
+const std::set<std::string> kTerminalStates = {
+    "completed",   "verification-failed", "refused",   "child-failed", "malformed-output",
+    "unavailable", "unauthenticated",     "timed-out", "cancelled",    "stale",
+    "failed"};
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string TrimRight(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// --- JSON access that never aborts (the build has JSON_NOEXCEPTION) ------------------------
+
+json ParseJson(const std::string& text) { return json::parse(text, nullptr, false); }
+
+// The value at a dotted path ("receipt.job.state"), or null when any step is missing.
+json Get(const json& root, const std::string& dotted) {
+  const json* at = &root;
+  size_t start = 0;
+  while (start <= dotted.size()) {
+    size_t dot = dotted.find('.', start);
+    if (dot == std::string::npos) dot = dotted.size();
+    std::string key = dotted.substr(start, dot - start);
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &(*at)[key];
+    start = dot + 1;
+  }
+  return *at;
+}
+
+std::string GetStr(const json& root, const std::string& dotted) {
+  json value = Get(root, dotted);
+  return value.is_string() ? value.get<std::string>() : "<not a string: " + value.dump() + ">";
+}
+
+std::optional<int64_t> GetInt(const json& root, const std::string& dotted) {
+  json value = Get(root, dotted);
+  if (!value.is_number_integer()) return std::nullopt;
+  return value.get<int64_t>();
+}
+
+bool IsTerminal(const json& job) {
+  json state = Get(job, "state");
+  return state.is_string() && kTerminalStates.count(state.get<std::string>()) == 1;
+}
+
+// {path: kind} of a receipt's changes.files, and {path: reason} of its refusals.
+std::map<std::string, std::string> ReceiptFiles(const json& receipt) {
+  std::map<std::string, std::string> files;
+  json list = Get(receipt, "changes.files");
+  if (!list.is_array()) return {{"<changes.files is not an array>", list.dump()}};
+  for (const json& f : list) files[GetStr(f, "path")] = GetStr(f, "kind");
+  return files;
+}
+
+std::map<std::string, std::string> ReceiptRefusals(const json& receipt) {
+  std::map<std::string, std::string> refusals;
+  json list = Get(receipt, "changes.refusals");
+  if (!list.is_array()) return {{"<changes.refusals is not an array>", list.dump()}};
+  for (const json& r : list) refusals[GetStr(r, "path")] = GetStr(r, "reason");
+  return refusals;
+}
+
+bool IsIsoTime(const json& value) {
+  static const std::regex kIso(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z)");
+  return value.is_string() && std::regex_match(value.get<std::string>(), kIso);
+}
+
+bool IsHex(const json& value, size_t length) {
+  if (!value.is_string()) return false;
+  const std::string text = value.get<std::string>();
+  return text.size() == length && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// --- The fixture ----------------------------------------------------------------------------
+
+// A temp git repository at ws() with src/main.c, src/old.c, src/tool.sh (not executable),
+// README.md and .berth/policy.toml (kPolicy), committed as base(); berth runs in it with the
+// test's HOME and state directory.
+class JobsTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    std::optional<std::string> git = FindInPath("git");
+    REQUIRE_FEATURE(git.has_value(), "no git in /usr/local/bin, /usr/bin or /bin");
+    git_ = *git;
+    std::optional<std::string> true_path = FindInPath("true");
+    ASSERT_TRUE(true_path.has_value());
+    RunResult probe = Berth({"sandbox", "--", *true_path});
+    if (probe.exit_code == 69) {
+      RequireFeature(false, "the sandbox is unavailable on this host: " + probe.err);
+      return;
+    }
+    ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
+
+    ASSERT_EQ(Git({"init", "-q"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "user.name", "berth e2e"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "commit.gpgsign", "false"}).exit_code, 0);
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/src", 0755));
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/.berth", 0755));
+    ASSERT_TRUE(WriteText(ws() + "/src/main.c", kMainC));
+    ASSERT_TRUE(WriteText(ws() + "/src/old.c", "old\n"));
+    ASSERT_TRUE(WriteText(ws() + "/src/tool.sh", "#!/bin/sh\necho tool\n", 0644));
+    ASSERT_TRUE(WriteText(ws() + "/README.md", "readme\n"));
+    ASSERT_TRUE(WriteText(PolicyPath(), kPolicy));
+    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "base"}).exit_code, 0);
+    base_ = GitOut({"rev-parse", "HEAD"});
+    ASSERT_EQ(base_.size(), 40u);
+  }
+
+  void TearDown() override {
+    // Agents carry the test's tokens; supervisors carry the state dir in their argv.
+    for (const std::string& token : tokens_) KillProcessesWithArgument(token);
+    if (!state().empty()) {
+      KillProcessesWithArgument(state());
+      EXPECT_TRUE(WaitUntilNoProcessWithArgument(state(), kLeftoverWait));
+    }
+    if (!root().empty()) {
+      Status removable = MakeTreeRemovable(root());
+      EXPECT_TRUE(removable) << removable.error().ToString();
+    }
+    SandboxTest::TearDown();
+  }
+
+  const std::string& base() const { return base_; }
+  std::string PolicyPath() const { return ws() + "/.berth/policy.toml"; }
+  std::string JobDir(const std::string& id) const { return state() + "/jobs/" + id; }
+  static std::string Agent(const std::string& script) {
+    return std::string(AGENTS_DIR) + "/" + script;
+  }
+
+  // A number unique to this run, for an agent's argv (see sleep.sh): TearDown kills whatever
+  // still carries it.
+  std::string Token() {
+    std::random_device device;
+    std::string token = std::to_string(getpid());
+    while (token.size() < 14) token += std::to_string(device() % 10);
+    tokens_.push_back(token);
+    return token;
+  }
+
+  RunResult Berth(const std::vector<std::string>& args) const {
+    return Run(args, {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  }
+  RunningProgram StartBerth(const std::vector<std::string>& args) const {
+    return Start(args, {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  }
+
+  // `run OPTIONS... AGENT -- sh AGENTS_DIR/SCRIPT SCRIPT_ARGS...`
+  static std::vector<std::string> RunArgs(const std::vector<std::string>& options,
+                                          const std::string& agent, const std::string& script,
+                                          const std::vector<std::string>& script_args = {}) {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {agent, "--", "sh", Agent(script)});
+    args.insert(args.end(), script_args.begin(), script_args.end());
+    return args;
+  }
+
+  RunResult Git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {git_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}},
+                      ws());
+  }
+  // Git's stdout without the trailing newline; a failure is recorded.
+  std::string GitOut(const std::vector<std::string>& args) const {
+    RunResult result = Git(args);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    return TrimRight(result.out);
+  }
+  bool BranchExists(const std::string& id) const {
+    return Git({"rev-parse", "-q", "--verify", "refs/heads/berth/" + id}).exit_code == 0;
+  }
+
+  json ShowJson(const std::string& id) const {
+    RunResult result = Berth({"show", id, "--json"});
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    json job = ParseJson(result.out);
+    EXPECT_TRUE(job.is_object()) << result.Describe();
+    return job.is_object() ? job : json::object();
+  }
+  json ListJson() const {
+    RunResult result = Berth({"ls", "--json"});
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    json jobs = ParseJson(result.out);
+    EXPECT_TRUE(jobs.is_array()) << result.Describe();
+    return jobs.is_array() ? jobs : json::array();
+  }
+  std::string NewestJobId() const {
+    json jobs = ListJson();
+    return jobs.empty() ? "<no job>" : GetStr(jobs[0], "id");
+  }
+  json ReadReceiptFile(const std::string& id) const {
+    return ParseJson(ReadText(JobDir(id) + "/receipt.json"));
+  }
+
+  // Polls `berth show ID --json` until `done` holds; returns the last object seen.
+  json WaitForJob(const std::string& id, const std::function<bool(const json&)>& done,
+                  const std::string& what) const {
+    json job;
+    bool ok = WaitUntil(
+        [&] {
+          job = ShowJson(id);
+          return done(job);
+        },
+        kStateWait);
+    EXPECT_TRUE(ok) << "job " << id << " never " << what << "; last seen:\n" << job.dump(2);
+    return job;
+  }
+  json WaitForState(const std::string& id, const std::string& state) const {
+    return WaitForJob(
+        id, [&](const json& job) { return GetStr(job, "state") == state; }, "became " + state);
+  }
+  // Until the job is terminal and its receipt is written (the supervisor writes it last).
+  json WaitForEnd(const std::string& id) const {
+    return WaitForJob(
+        id, [](const json& job) { return IsTerminal(job) && Get(job, "receipt").is_object(); },
+        "ended with a receipt");
+  }
+
+  // `berth run --detach --json ...`: the job's id.
+  std::string Detach(const std::vector<std::string>& options, const std::string& agent,
+                     const std::string& script, const std::vector<std::string>& script_args) {
+    std::vector<std::string> all = {"--detach", "--json"};
+    all.insert(all.end(), options.begin(), options.end());
+    RunResult result = Berth(RunArgs(all, agent, script, script_args));
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    json job = ParseJson(result.out);
+    EXPECT_TRUE(job.is_object()) << result.Describe();
+    return GetStr(job, "id");
+  }
+
+  // A detached sleep.sh job that is running, carrying `token`.
+  std::string StartSleepingJob(const std::string& token) {
+    std::string id = Detach({}, "implement", "sleep.sh", {token});
+    WaitForState(id, "running");
+    return id;
+  }
+
+  // A job whose supervisor was killed with SIGKILL while its agent ran, once a reading
+  // command (`berth ls`) marked it stale. Returns its id.
+  std::string MakeStaleJob(const std::string& token) {
+    std::string id = StartSleepingJob(token);
+    json job = ShowJson(id);
+    std::optional<int64_t> supervisor = GetInt(job, "owner.pid");
+    // Only ever this test's own supervisor: `berth supervise` with this state dir.
+    const std::string cmdline =
+        supervisor ? ReadText("/proc/" + std::to_string(*supervisor) + "/cmdline") : "";
+    bool ours = Contains(cmdline, "supervise") && Contains(cmdline, state());
+    EXPECT_TRUE(ours) << "owner.pid is not this test's supervisor: " << job.dump(2);
+    if (!ours) return id;
+    EXPECT_EQ(kill(static_cast<pid_t>(*supervisor), SIGKILL), 0) << std::strerror(errno);
+    // The kill is asynchronous: poll `berth ls`, which sweeps, until the sweep sees it gone.
+    bool stale = WaitUntil(
+        [&] {
+          for (const json& j : ListJson())
+            if (GetStr(j, "id") == id) return GetStr(j, "state") == "stale";
+          return false;
+        },
+        kStateWait);
+    EXPECT_TRUE(stale) << ShowJson(id).dump(2);
+    return id;
+  }
+
+  // A path under the job's workspace as berth keeps it on the host (overlay: the upper layer
+  // holds the changed files; copy: the full tree).
+  std::string KeptWorkspaceFile(const std::string& id, const std::string& path) const {
+    std::string backend = GetStr(ReadReceiptFile(id), "workspace.backend");
+    return JobDir(id) + (backend == "copy" ? "/copy/" : "/upper/") + path;
+  }
+
+ private:
+  std::string git_;
+  std::string base_;
+  std::vector<std::string> tokens_;
+};
+
+// --- 1. A job commits the agent's edits -----------------------------------------------------
+
+TEST_F(JobsTest, CompletedJobCommitsTheAgentsEditsToItsBranch) {
+  const std::string prompt = "Fix the bug; don't run $(touch x) or `rm -rf`.\n\"quoted\" 'single'";
+  RunResult run = Berth(RunArgs({"-p", prompt}, "implement", "edit.sh"));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  ASSERT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  const std::string commit = GetStr(job, "commit");
+  ASSERT_TRUE(IsHex(commit, 40)) << job.dump(2);
+
+  // One commit on berth/<id>, whose parent is the base.
+  EXPECT_EQ(GetStr(job, "branch"), "berth/" + id);
+  EXPECT_EQ(GitOut({"rev-parse", "refs/heads/berth/" + id}), commit);
+  EXPECT_EQ(GetStr(job, "base"), base());
+  EXPECT_EQ(GitOut({"show", "-s", "--format=%P", commit}), base());
+  EXPECT_TRUE(Contains(GitOut({"show", "-s", "--format=%B", commit}), "Berth-Job: " + id));
+
+  // Exactly the agent's changes, with the executable bit and the symlink.
+  EXPECT_EQ(GitOut({"diff", "--no-renames", "--name-status", base(), commit}),
+            "A\tsrc/link\n"
+            "M\tsrc/main.c\n"
+            "A\tsrc/new.c\n"
+            "D\tsrc/old.c\n"
+            "A\tsrc/prompt-file.txt\n"
+            "A\tsrc/prompt.txt\n"
+            "M\tsrc/tool.sh");
+  EXPECT_TRUE(GitOut({"ls-tree", commit, "src/tool.sh"}).starts_with("100755 blob "));
+  EXPECT_TRUE(GitOut({"ls-tree", commit, "src/link"}).starts_with("120000 blob "));
+  EXPECT_EQ(Git({"cat-file", "-p", commit + ":src/link"}).out, "main.c");
+  EXPECT_TRUE(GitOut({"ls-tree", commit, "src/main.c"}).starts_with("100644 blob "));
+  EXPECT_EQ(Git({"show", commit + ":src/main.c"}).out,
+            std::string(kMainC) + "int main(void) { return 1; }\n");
+  EXPECT_EQ(Git({"show", commit + ":src/new.c"}).out, "int added(void) { return 2; }\n");
+  // The prompt arrives intact, as $BERTH_PROMPT and as $BERTH_PROMPT_FILE, never via a shell.
+  EXPECT_EQ(Git({"show", commit + ":src/prompt.txt"}).out, prompt);
+  EXPECT_EQ(Git({"show", commit + ":src/prompt-file.txt"}).out, prompt);
+  EXPECT_FALSE(PathExists(ws() + "/x"));
+
+  // The user's checkout did not move.
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), base());
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  EXPECT_EQ(ReadText(ws() + "/src/old.c"), "old\n");
+
+  // The receipt.
+  json receipt = ReadReceiptFile(id);
+  ASSERT_TRUE(receipt.is_object()) << ReadText(JobDir(id) + "/receipt.json");
+  EXPECT_EQ(GetStr(receipt, "schema"), "berth.receipt/1");
+  EXPECT_EQ(GetStr(receipt, "job.id"), id);
+  EXPECT_EQ(GetStr(receipt, "job.state"), "completed");
+  EXPECT_EQ(GetInt(receipt, "job.exit_code"), 0);
+  EXPECT_EQ(GetInt(receipt, "job.depth"), 0);
+  EXPECT_TRUE(Get(receipt, "job.reason").is_string());
+  EXPECT_EQ(GetStr(receipt, "repository.path"), ws());
+  EXPECT_EQ(GetStr(receipt, "repository.base"), base());
+  EXPECT_TRUE(IsHex(Get(receipt, "repository.policy_sha256"), 64)) << receipt.dump(2);
+  if (std::optional<std::string> sha256sum = FindInPath("sha256sum")) {
+    RunResult sum = RunProgram({*sha256sum, PolicyPath()}, {{"PATH", kPath}}, ws());
+    EXPECT_EQ(sum.out.substr(0, 64), GetStr(receipt, "repository.policy_sha256"));
+  }
+  EXPECT_EQ(GetStr(receipt, "agent.name"), "implement");
+  EXPECT_EQ(GetStr(receipt, "agent.provider"), "command");
+  EXPECT_EQ(GetStr(receipt, "agent.capability"), "write");
+  EXPECT_EQ(Get(receipt, "agent.argv"), json::array({"sh", Agent("edit.sh")}));
+  EXPECT_FALSE(GetStr(receipt, "sandbox.tier").starts_with("<")) << receipt.dump(2);
+  for (const char* key : {"sandbox.layers", "sandbox.grants", "sandbox.limits", "sandbox.warnings"})
+    EXPECT_TRUE(Get(receipt, key).is_array()) << key;
+  EXPECT_TRUE(Get(receipt, "sandbox.profile").is_string());
+  EXPECT_TRUE(Get(receipt, "sandbox.network").is_string());
+  std::string backend = GetStr(receipt, "workspace.backend");
+  EXPECT_TRUE(backend == "overlay" || backend == "copy") << backend;
+  EXPECT_EQ(GetStr(receipt, "workspace.dir"), JobDir(id));
+  EXPECT_EQ(GetInt(receipt, "child.exit"), 0);
+  EXPECT_TRUE(Get(receipt, "child.signal").is_null());
+  EXPECT_EQ(GetStr(receipt, "changes.commit"), commit);
+  EXPECT_EQ(GetStr(receipt, "changes.branch"), "berth/" + id);
+  EXPECT_EQ(ReceiptFiles(receipt), (std::map<std::string, std::string>{
+                                       {"src/link", "upsert"},
+                                       {"src/main.c", "upsert"},
+                                       {"src/new.c", "upsert"},
+                                       {"src/old.c", "delete"},
+                                       {"src/prompt-file.txt", "upsert"},
+                                       {"src/prompt.txt", "upsert"},
+                                       {"src/tool.sh", "upsert"},
+                                   }));
+  EXPECT_TRUE(ReceiptRefusals(receipt).empty());
+  EXPECT_EQ(GetInt(receipt, "changes.ignored"), 0);
+  for (const char* stream : {"output.stdout", "output.stderr"}) {
+    EXPECT_TRUE(GetInt(receipt, std::string(stream) + ".bytes").has_value()) << stream;
+    EXPECT_EQ(GetInt(receipt, std::string(stream) + ".elided"), 0) << stream;
+  }
+  for (const char* timing :
+       {"queue_ms", "workspace_ms", "sandbox_ms", "agent_ms", "collect_ms", "commit_ms"}) {
+    std::optional<int64_t> ms = GetInt(receipt, std::string("timings.") + timing);
+    EXPECT_TRUE(ms && *ms >= 0) << timing << " in " << receipt.dump(2);
+  }
+  EXPECT_TRUE(Get(receipt, "error").is_null());
+  for (const char* time : {"times.created_at", "times.started_at", "times.ended_at"})
+    EXPECT_TRUE(IsIsoTime(Get(receipt, time))) << time;
+  EXPECT_TRUE(Get(receipt, "owner.host").is_string());
+  EXPECT_TRUE(GetInt(receipt, "owner.pid").has_value());
+  EXPECT_TRUE(GetInt(receipt, "owner.pid_start").has_value());
+
+  // Every documented field of the job object, with its type; its receipt is the file's.
+  for (const char* key : {"id", "state", "state_reason", "agent", "provider", "repo", "base",
+                          "branch", "commit", "owner.host", "workspace.backend", "workspace.dir"})
+    EXPECT_TRUE(Get(job, key).is_string()) << key << " in " << job.dump(2);
+  EXPECT_EQ(GetStr(job, "id"), id);
+  EXPECT_EQ(GetStr(job, "agent"), "implement");
+  EXPECT_EQ(GetStr(job, "provider"), "command");
+  EXPECT_EQ(GetStr(job, "repo"), ws());
+  EXPECT_EQ(GetStr(job, "workspace.dir"), JobDir(id));
+  EXPECT_EQ(GetStr(job, "workspace.backend"), backend);
+  EXPECT_EQ(GetInt(job, "exit_code"), 0);
+  EXPECT_TRUE(GetInt(job, "owner.pid").has_value());
+  EXPECT_TRUE(GetInt(job, "owner.pid_start").has_value());
+  for (const char* key : {"created_at", "started_at", "ended_at"})
+    EXPECT_TRUE(IsIsoTime(Get(job, key))) << key << " in " << job.dump(2);
+  for (const char* key : {"landed_at", "landed_commit"}) {
+    EXPECT_TRUE(job.contains(key)) << key;
+    EXPECT_TRUE(Get(job, key).is_null()) << key;
+  }
+  EXPECT_EQ(Get(job, "receipt"), receipt);
+}
+
+TEST_F(JobsTest, PromptFileIsDeliveredLikePromptText) {
+  const std::string prompt = "from a file\n$HOME `id`\n";
+  ASSERT_TRUE(WriteText(root() + "/prompt.md", prompt));
+  RunResult run = Berth(RunArgs({"--prompt-file", root() + "/prompt.md"}, "implement", "edit.sh"));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string commit = GetStr(ShowJson(NewestJobId()), "commit");
+  EXPECT_EQ(Git({"show", commit + ":src/prompt.txt"}).out, prompt);
+  EXPECT_EQ(Git({"show", commit + ":src/prompt-file.txt"}).out, prompt);
+
+  RunResult both =
+      Berth(RunArgs({"-p", "x", "--prompt-file", root() + "/prompt.md"}, "implement", "edit.sh"));
+  EXPECT_EQ(both.exit_code, 64) << both.Describe();
+}
+
+// --- 2. Containment and no code from the workspace outside the sandbox ---------------------
+
+// The hostile agent (see hostile.sh) runs next to another job's kept workspace; neither the
+// user's checkout with its .git, nor that job, nor the shared base snapshot, nor HOME may
+// change, and the code it plants in its private git dir must never run outside the sandbox.
+class HostileAgentTest : public JobsTest {
+ protected:
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    RunResult other = Berth(RunArgs({}, "implement", "edit.sh"));
+    ASSERT_EQ(other.exit_code, 0) << other.Describe();
+    other_ = NewestJobId();
+    snapshot_tree_ = state() + "/snapshots/" + base() + "/tree";
+    ASSERT_TRUE(PathExists(snapshot_tree_ + "/src/main.c"))
+        << "the base snapshot is not where docs/workspace.md puts it";
+    markers_ = root() + "/markers";
+    ASSERT_TRUE(sys::MakeDirs(markers_, 0755));
+    repo_before_ = TreeFingerprint(ws());
+    other_before_ = TreeFingerprint(JobDir(other_));
+    snapshot_before_ = TreeFingerprint(snapshot_tree_);
+    home_before_ = TreeFingerprint(home());
+  }
+
+  // Runs hostile.sh in `mode` ("refuse" or "complete"); returns the result and sets id_.
+  RunResult RunHostile(const std::string& mode) {
+    RunResult run = Berth(RunArgs({}, "implement", "hostile.sh", HostileArgs(mode)));
+    id_ = NewestJobId();
+    return run;
+  }
+
+  std::vector<std::string> Victims() const {
+    return {JobDir(other_),
+            JobDir(other_) + "/upper/src",
+            JobDir(other_) + "/git",
+            state(),
+            snapshot_tree_ + "/src",
+            home() + "/.ssh",
+            markers_,
+            root()};
+  }
+  std::vector<std::string> HostileArgs(const std::string& mode) const {
+    std::vector<std::string> args = {markers_ + "/planted-code-ran", mode};
+    for (const std::string& victim : Victims()) args.push_back(victim);
+    return args;
+  }
+
+  // The agent's report: every write outside was blocked, and the control proves its planted
+  // hooks, filters and fsmonitor were live (they ran for the agent's own git, inside).
+  void ExpectAttemptsBlockedAndNothingRanOutside() {
+    std::string report = ReadText(JobDir(id_) + "/stdout");
+    EXPECT_TRUE(Contains(report, "control: planted code ran inside the sandbox")) << report;
+    EXPECT_FALSE(Contains(report, "WROTE")) << report;
+    for (const std::string& victim : Victims()) {
+      EXPECT_TRUE(Contains(report, "attempt " + victim + "/pwned: blocked")) << report;
+      EXPECT_FALSE(PathExists(victim + "/pwned")) << victim;
+    }
+    EXPECT_TRUE(Contains(report, "attempt ../escape: blocked")) << report;
+    EXPECT_TRUE(Contains(report, "attempt " + home() + "/owned: blocked")) << report;
+    EXPECT_FALSE(PathExists(root() + "/escape"));
+    EXPECT_FALSE(PathExists(home() + "/owned"));
+    // Nothing outside the sandbox ran the planted code: not during the agent's run (the
+    // marker's directory is read-only there), not during collection or the commit.
+    EXPECT_EQ(sys::ListDir(markers_).value_or(std::vector<std::string>{"<unlistable>"}),
+              std::vector<std::string>{})
+        << "planted code ran outside the sandbox";
+
+    EXPECT_EQ(TreeFingerprint(JobDir(other_)), other_before_) << "another job's workspace changed";
+    EXPECT_EQ(TreeFingerprint(snapshot_tree_), snapshot_before_) << "the base snapshot changed";
+    EXPECT_EQ(TreeFingerprint(home()), home_before_) << "HOME changed";
+  }
+
+  std::string other_;
+  std::string id_;
+  std::string snapshot_tree_;
+  std::string markers_;
+  std::map<std::string, std::string> repo_before_;
+  std::map<std::string, std::string> other_before_;
+  std::map<std::string, std::string> snapshot_before_;
+  std::map<std::string, std::string> home_before_;
+};
+
+TEST_F(HostileAgentTest, RefusedJobLeavesTheCheckoutItsGitAndOtherJobsByteForByteUnchanged) {
+  RunResult run = RunHostile("refuse");
+  EXPECT_EQ(run.exit_code, 3) << run.Describe();
+  json job = ShowJson(id_);
+  EXPECT_EQ(GetStr(job, "state"), "refused");
+  // The observed outcome: refused for the top-level .gitattributes alone; everything the
+  // agent did to .git went to its private git dir, which is never collected.
+  json receipt = ReadReceiptFile(id_);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  EXPECT_EQ(refusals.size(), 1u) << receipt.dump(2);
+  EXPECT_EQ(refusals.count(".gitattributes"), 1u) << receipt.dump(2);
+  EXPECT_EQ(ReceiptFiles(receipt), (std::map<std::string, std::string>{{"src/ok.c", "upsert"}}));
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  EXPECT_FALSE(BranchExists(id_));
+
+  ExpectAttemptsBlockedAndNothingRanOutside();
+  EXPECT_EQ(TreeFingerprint(ws()), repo_before_) << "the user's checkout or .git changed";
+}
+
+TEST_F(HostileAgentTest, CompletedJobCommitsOnlyItsAllowedChangeAndRunsNoPlantedCode) {
+  RunResult run = RunHostile("complete");
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(id_);
+  ASSERT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  const std::string commit = GetStr(job, "commit");
+  EXPECT_EQ(GitOut({"diff", "--no-renames", "--name-status", base(), commit}), "A\tsrc/ok.c");
+  EXPECT_EQ(GitOut({"show", "-s", "--format=%P", commit}), base());
+  EXPECT_EQ(Git({"show", commit + ":src/ok.c"}).out, "int ok(void) { return 0; }\n");
+  EXPECT_EQ(ReceiptFiles(ReadReceiptFile(id_)),
+            (std::map<std::string, std::string>{{"src/ok.c", "upsert"}}));
+
+  ExpectAttemptsBlockedAndNothingRanOutside();
+  // The user's repository gained exactly the job's objects and its branch; every file that
+  // was there (config, HEAD, index, hooks, refs, objects, the working tree) is unchanged.
+  std::map<std::string, std::string> after = TreeFingerprint(ws());
+  for (const auto& [path, before] : repo_before_) {
+    auto found = after.find(path);
+    EXPECT_TRUE(found != after.end() && found->second == before) << path << " changed";
+  }
+  const std::set<std::string> allowed_new = {".git/refs/heads/berth/" + id_,
+                                             ".git/logs/refs/heads/berth/" + id_,
+                                             ".git/refs/heads/berth",
+                                             ".git/logs/refs/heads/berth",
+                                             ".git/logs/refs/heads",
+                                             ".git/logs/refs",
+                                             ".git/logs"};
+  for (const auto& [path, entry] : after) {
+    if (repo_before_.count(path) == 1) continue;
+    EXPECT_TRUE(path.starts_with(".git/objects/") || allowed_new.count(path) == 1)
+        << "new in the user's repository: " << path;
+  }
+}
+
+// --- 3. Refusals ----------------------------------------------------------------------------
+
+TEST_F(JobsTest, ChangeOutsideTheWritableGlobsIsRefusedAndNothingCommitted) {
+  RunResult run = Berth(RunArgs({}, "implement", "outside.sh"));
+  EXPECT_EQ(run.exit_code, 3) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "refused");
+  EXPECT_EQ(GetInt(job, "exit_code"), 3);
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  EXPECT_FALSE(BranchExists(id));
+  json receipt = ReadReceiptFile(id);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  ASSERT_EQ(refusals.count("README.md"), 1u) << receipt.dump(2);
+  EXPECT_TRUE(Contains(refusals["README.md"], "writable globs")) << refusals["README.md"];
+  EXPECT_EQ(refusals.size(), 1u) << "src/allowed.c is allowed: " << receipt.dump(2);
+  EXPECT_EQ(GetStr(receipt, "job.state"), "refused");
+  EXPECT_TRUE(Get(receipt, "error").is_object());
+  // Nothing reached the user's checkout; the workspace is kept for review.
+  EXPECT_EQ(ReadText(ws() + "/README.md"), "readme\n");
+  EXPECT_FALSE(PathExists(ws() + "/src/allowed.c"));
+  EXPECT_EQ(ReadText(KeptWorkspaceFile(id, "README.md")), "rewritten by the agent\n");
+  EXPECT_EQ(ReadText(KeptWorkspaceFile(id, "src/allowed.c")), "allowed\n");
+}
+
+TEST_F(JobsTest, ChangeInAnExcludedPathIsRefusedByTheExclusionPattern) {
+  RunResult run = Berth(RunArgs({}, "implement", "excluded.sh"));
+  EXPECT_EQ(run.exit_code, 3) << run.Describe();
+  const std::string id = NewestJobId();
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "refused");
+  EXPECT_FALSE(BranchExists(id));
+  json receipt = ReadReceiptFile(id);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  ASSERT_EQ(refusals.count("src/generated/x.c"), 1u) << receipt.dump(2);
+  EXPECT_TRUE(Contains(refusals["src/generated/x.c"], "!src/generated/**"))
+      << "the refusal should name the pattern that decided: " << refusals["src/generated/x.c"];
+}
+
+TEST_F(JobsTest, SymlinksLeavingTheWorkspaceAreRefused) {
+  RunResult run = Berth(RunArgs({}, "implement", "symlink_out.sh"));
+  EXPECT_EQ(run.exit_code, 3) << run.Describe();
+  const std::string id = NewestJobId();
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "refused");
+  EXPECT_FALSE(BranchExists(id));
+  json receipt = ReadReceiptFile(id);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  ASSERT_EQ(refusals.count("src/evil"), 1u) << receipt.dump(2);
+  ASSERT_EQ(refusals.count("src/dangle"), 1u) << receipt.dump(2);
+  EXPECT_TRUE(Contains(refusals["src/evil"], "symlink")) << refusals["src/evil"];
+  EXPECT_TRUE(Contains(refusals["src/evil"], "/etc/passwd")) << refusals["src/evil"];
+  EXPECT_TRUE(Contains(refusals["src/dangle"], "symlink")) << refusals["src/dangle"];
+  EXPECT_TRUE(Contains(refusals["src/dangle"], "../../../nowhere")) << refusals["src/dangle"];
+}
+
+TEST_F(JobsTest, PolicyChangesHardLinksAndSpecialFilesAreRefusedWhateverTheGlobs) {
+  RunResult run = Berth(RunArgs({}, "implement", "special.sh"));
+  EXPECT_EQ(run.exit_code, 3) << run.Describe();
+  const std::string id = NewestJobId();
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "refused");
+  EXPECT_FALSE(BranchExists(id));
+  json receipt = ReadReceiptFile(id);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  ASSERT_EQ(refusals.count(".berth/policy.toml"), 1u) << receipt.dump(2);
+  ASSERT_EQ(refusals.count("src/hard.c"), 1u) << receipt.dump(2);
+  ASSERT_EQ(refusals.count("src/fifo"), 1u) << receipt.dump(2);
+  EXPECT_TRUE(Contains(refusals[".berth/policy.toml"], ".berth"));
+  EXPECT_TRUE(Contains(refusals["src/hard.c"], "hard-linked"));
+  EXPECT_TRUE(Contains(refusals["src/fifo"], "FIFO"));
+  EXPECT_EQ(ReadText(PolicyPath()), kPolicy);
+}
+
+// --- 4. Policy ------------------------------------------------------------------------------
+
+TEST_F(JobsTest, PolicyWithAnUnknownKeyDeniesWriteAgentsNamingTheKeyAndLine) {
+  ASSERT_TRUE(WriteText(PolicyPath(),
+                        "version = 1\n"
+                        "[defaults]\n"
+                        "max_concurrent_jobs = 1\n"
+                        "bogus_key = 3\n"
+                        "[agents.implement]\n"
+                        "capability = \"write\"\n"
+                        "writable = [\"src/**\"]\n"));
+  RunResult run = Berth(RunArgs({}, "implement", "edit.sh"));
+  EXPECT_EQ(run.exit_code, 78) << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "policy.toml:4:")) << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "defaults.bogus_key")) << run.Describe();
+  EXPECT_TRUE(ListJson().empty()) << "a denied run must not record a job";
+
+  RunResult check = Berth({"policy", "check"});
+  EXPECT_EQ(check.exit_code, 78) << check.Describe();
+  EXPECT_TRUE(Contains(check.out + check.err, "policy.toml:4:")) << check.Describe();
+  EXPECT_TRUE(Contains(check.out + check.err, "defaults.bogus_key")) << check.Describe();
+
+  // A read job still runs: its workspace is read-only and nothing is collected.
+  RunResult read = Berth(RunArgs({"--read-only"}, "implement", "write_probe.sh"));
+  EXPECT_EQ(read.exit_code, 0) << read.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "completed");
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  EXPECT_FALSE(BranchExists(id));
+  EXPECT_EQ(GetStr(job, "receipt.agent.capability"), "read");
+  std::string report = ReadText(JobDir(id) + "/stdout");
+  EXPECT_TRUE(Contains(report, "write src/x.c: failed:")) << report;
+  EXPECT_TRUE(Contains(report, "Read-only file system")) << report;
+}
+
+TEST_F(JobsTest, MissingPolicyDeniesWriteAgentsWithAHintToRunInit) {
+  ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
+  RunResult run = Berth(RunArgs({}, "implement", "edit.sh"));
+  EXPECT_EQ(run.exit_code, 78) << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "berth init")) << run.Describe();
+  RunResult check = Berth({"policy", "check"});
+  EXPECT_EQ(check.exit_code, 78) << check.Describe();
+  EXPECT_TRUE(Contains(check.out + check.err, "berth init")) << check.Describe();
+
+  RunResult read = Berth(RunArgs({"--read-only"}, "implement", "write_probe.sh"));
+  EXPECT_EQ(read.exit_code, 0) << read.Describe();
+  const std::string id = NewestJobId();
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed");
+  EXPECT_FALSE(BranchExists(id));
+  EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "Read-only file system"));
+}
+
+TEST_F(JobsTest, InitWritesAValidPolicyAndRefusesToOverwriteWithoutForce) {
+  ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
+  RunResult init = Berth({"init"});
+  ASSERT_EQ(init.exit_code, 0) << init.Describe();
+  ASSERT_TRUE(PathExists(PolicyPath()));
+  RunResult check = Berth({"policy", "check"});
+  EXPECT_EQ(check.exit_code, 0) << check.Describe();
+
+  ASSERT_TRUE(WriteText(PolicyPath(), kPolicy));
+  RunResult again = Berth({"init"});
+  EXPECT_NE(again.exit_code, 0) << again.Describe();
+  EXPECT_TRUE(Contains(again.err, "--force")) << again.Describe();
+  EXPECT_EQ(ReadText(PolicyPath()), kPolicy);
+
+  RunResult forced = Berth({"init", "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.Describe();
+  EXPECT_NE(ReadText(PolicyPath()), kPolicy);
+  EXPECT_EQ(Berth({"policy", "check"}).exit_code, 0);
+}
+
+TEST_F(JobsTest, UnknownAgentIsDenied) {
+  RunResult run = Berth(RunArgs({}, "nosuch", "noop.sh"));
+  EXPECT_EQ(run.exit_code, 78) << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "nosuch")) << run.Describe();
+  EXPECT_TRUE(ListJson().empty());
+}
+
+TEST_F(JobsTest, JobStartedFromInsideAJobIsRefusedBeyondMaxDepth) {
+  RunResult run = Berth(RunArgs({}, "implement", "nested.sh", {BERTH_BINARY}));
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  const std::string report = ReadText(JobDir(id) + "/stdout");
+  EXPECT_TRUE(Contains(report, "nested exit 78")) << report;
+  EXPECT_TRUE(Contains(report, "max_depth")) << report;
+  EXPECT_EQ(ListJson().size(), 1u) << "the nested job must not be recorded";
+}
+
+// --- 5. Stale -------------------------------------------------------------------------------
+
+TEST_F(JobsTest, KilledSupervisorMakesTheJobStaleAndTakesTheAgentWithIt) {
+  const std::string token = Token();
+  const std::string id = MakeStaleJob(token);
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "stale");
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "supervisor")) << job.dump(2);
+  EXPECT_TRUE(IsIsoTime(Get(job, "ended_at"))) << job.dump(2);
+  EXPECT_EQ(GetStr(job, "receipt.job.state"), "stale");
+  EXPECT_EQ(GetStr(ReadReceiptFile(id), "job.state"), "stale");
+  // The workspace is kept: the agent's src/pid is there.
+  EXPECT_TRUE(PathExists(KeptWorkspaceFile(id, "src/pid"))) << KeptWorkspaceFile(id, "src/pid");
+  // The sandbox's init dies with its parent, and the agent's tree with it.
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(token, kLeftoverWait))
+      << "the agent outlived its supervisor: "
+      << testing::PrintToString(ProcessesWithArgument(token));
+  EXPECT_FALSE(BranchExists(id));
+}
+
+TEST_F(JobsTest, StaleJobRecordsTheExitCodeOfItsState) {
+  const std::string id = MakeStaleJob(Token());
+  json job = ShowJson(id);
+  ASSERT_EQ(GetStr(job, "state"), "stale");
+  // KNOWN BUG: the stale sweep (src/job/stale.cc, ReapStaleJobs) calls Transition(..., kStale,
+  // reason) without an exit code, so a stale job's exit_code stays null in the record and in
+  // its receipt, although docs/cli.md says exit_code is set when the job ends, maps stale to
+  // exit code 1, and docs/receipt.md defines job.exit_code as what `berth run` exits with for
+  // the job (ExitCodeForState(kStale) == 1).
+  EXPECT_EQ(GetInt(job, "exit_code"), 1) << job.dump(2);
+  EXPECT_EQ(GetInt(job, "receipt.job.exit_code"), 1);
+}
+
+// --- 6. Slots -------------------------------------------------------------------------------
+
+TEST_F(JobsTest, TwoNoWaitRunsRacingForOneSlotGiveItToExactlyOne) {
+  RunningProgram first = StartBerth(RunArgs({"--no-wait"}, "implement", "sleep.sh", {Token()}));
+  RunningProgram second = StartBerth(RunArgs({"--no-wait"}, "implement", "sleep.sh", {Token()}));
+  std::string winner;
+  json jobs;
+  bool settled = WaitUntil(
+      [&] {
+        jobs = ListJson();
+        int failed = 0;
+        for (const json& j : jobs) {
+          if (GetStr(j, "state") == "running") winner = GetStr(j, "id");
+          if (GetStr(j, "state") == "failed") ++failed;
+        }
+        return jobs.size() == 2 && failed == 1 && !winner.empty();
+      },
+      kStateWait);
+  EXPECT_TRUE(settled) << "expected one running and one failed job:\n" << jobs.dump(2);
+  for (const json& j : jobs) {
+    if (GetStr(j, "state") != "failed") continue;
+    EXPECT_TRUE(Contains(GetStr(j, "state_reason"), "no free slot")) << j.dump(2);
+    EXPECT_EQ(GetInt(j, "exit_code"), 75);
+  }
+  if (!winner.empty()) {
+    EXPECT_EQ(Berth({"cancel", winner}).exit_code, 0);
+  }
+
+  RunResult a = first.Wait();
+  RunResult b = second.Wait();
+  std::multiset<int> codes = {a.exit_code, b.exit_code};
+  EXPECT_EQ(codes, (std::multiset<int>{75, 130})) << a.Describe() << "\n" << b.Describe();
+  const RunResult& loser = a.exit_code == 75 ? a : b;
+  EXPECT_TRUE(Contains(loser.err, "no free slot")) << loser.Describe();
+}
+
+TEST_F(JobsTest, QueuedJobWaitsForTheSlotAndRunsWhenTheFirstEnds) {
+  const std::string first = StartSleepingJob(Token());
+  RunningProgram queued =
+      StartBerth(RunArgs({}, "implement", "copy.sh", {"src/main.c", "src/second.c"}));
+  std::string second;
+  bool waiting = WaitUntil(
+      [&] {
+        for (const json& j : ListJson())
+          if (GetStr(j, "id") != first) second = GetStr(j, "id");
+        if (second.empty()) return false;
+        RunResult logs = Berth({"logs", second});
+        return Contains(logs.err, "waiting for a free slot: position 1");
+      },
+      kStateWait);
+  ASSERT_TRUE(waiting) << "the second job never showed its queue position";
+  EXPECT_EQ(GetStr(ShowJson(second), "state"), "queued");
+  EXPECT_EQ(GetStr(ShowJson(first), "state"), "running");
+
+  ASSERT_EQ(Berth({"cancel", first}).exit_code, 0);
+  RunResult run = queued.Wait();
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json done = ShowJson(second);
+  EXPECT_EQ(GetStr(done, "state"), "completed") << done.dump(2);
+  EXPECT_TRUE(IsHex(Get(done, "commit"), 40));
+  json first_job = WaitForEnd(first);
+  EXPECT_EQ(GetStr(first_job, "state"), "cancelled");
+  // ISO 8601 UTC strings of one format order like the times they name.
+  EXPECT_GE(GetStr(done, "started_at"), GetStr(first_job, "ended_at"));
+  std::optional<int64_t> queue_ms = GetInt(done, "receipt.timings.queue_ms");
+  EXPECT_TRUE(queue_ms && *queue_ms > 0) << done.dump(2);
+}
+
+// --- 7. Cancel ------------------------------------------------------------------------------
+
+TEST_F(JobsTest, CancelRacingAFinishingJobLeavesExactlyOneConsistentOutcome) {
+  constexpr int kRounds = 10;
+  std::map<std::string, int> outcomes;
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string file = "src/c" + std::to_string(round) + ".c";
+    const std::string id = Detach({}, "implement", "copy.sh", {"src/main.c", file});
+    // Half the rounds cancel at once (the job is still preparing), half once it has started.
+    if (round % 2 == 1) {
+      WaitForJob(
+          id,
+          [](const json& j) {
+            std::string s = GetStr(j, "state");
+            return s != "queued" && s != "preparing";
+          },
+          "started");
+    }
+    RunResult cancel = Berth({"cancel", id});
+    if (cancel.exit_code != 0) {
+      EXPECT_TRUE(Contains(cancel.err, "already ended")) << cancel.Describe();
+    }
+
+    json job = WaitForEnd(id);
+    const std::string state = GetStr(job, "state");
+    ++outcomes[state];
+    ASSERT_TRUE(state == "completed" || state == "cancelled") << job.dump(2);
+    EXPECT_EQ(GetStr(job, "receipt.job.state"), state);
+    EXPECT_EQ(GetStr(ReadReceiptFile(id), "job.state"), state);
+    EXPECT_EQ(GetInt(job, "exit_code"), state == "completed" ? 0 : 130);
+    EXPECT_EQ(GetInt(job, "receipt.job.exit_code"), GetInt(job, "exit_code"));
+    if (state == "completed") {
+      EXPECT_TRUE(IsHex(Get(job, "commit"), 40)) << job.dump(2);
+      EXPECT_EQ(GitOut({"rev-parse", "refs/heads/berth/" + id}), GetStr(job, "commit"));
+    } else if (!Get(job, "commit").is_null()) {
+      // A cancel that lands during the commit step leaves the commit behind (KNOWN BUG, see
+      // CancelDuringTheCommitLeavesNoBranchBehind, which reproduces it deterministically); it
+      // depends on timing here, so this test only checks that the record matches the branch.
+      EXPECT_EQ(GitOut({"rev-parse", "refs/heads/berth/" + id}), GetStr(job, "commit"));
+    }
+    RunResult again = Berth({"cancel", id});
+    EXPECT_NE(again.exit_code, 0) << again.Describe();
+    EXPECT_TRUE(Contains(again.err, "already ended")) << again.Describe();
+    EXPECT_EQ(GetStr(ShowJson(id), "state"), state) << "a late cancel changed a final state";
+  }
+  RecordProperty("outcomes", testing::PrintToString(outcomes));
+}
+
+TEST_F(JobsTest, CancelEndsALongRunningJobsProcessTreeAndKeepsItsWorkspace) {
+  const std::string token = Token();
+  const std::string id = StartSleepingJob(token);
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArgument(token).size() >= 2; }, kStateWait))
+      << "control: the agent's shell and its sleep should be visible";
+  RunResult cancel = Berth({"cancel", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.Describe();
+  json job = WaitForEnd(id);
+  EXPECT_EQ(GetStr(job, "state"), "cancelled");
+  EXPECT_EQ(GetInt(job, "exit_code"), 130);
+  EXPECT_EQ(GetInt(job, "receipt.job.exit_code"), 130);
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(token, kLeftoverWait))
+      << "the agent's tree outlived the cancel: "
+      << testing::PrintToString(ProcessesWithArgument(token));
+  EXPECT_TRUE(PathExists(KeptWorkspaceFile(id, "src/pid")));
+  EXPECT_FALSE(BranchExists(id));
+}
+
+TEST_F(JobsTest, InterruptingAForegroundRunEndsTheJobAsCancelled) {
+  const std::string token = Token();
+  RunningProgram run = StartBerth(RunArgs({}, "implement", "sleep.sh", {token}));
+  std::string id;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        json jobs = ListJson();
+        if (jobs.empty()) return false;
+        id = GetStr(jobs[0], "id");
+        return GetStr(jobs[0], "state") == "running" && ProcessesWithArgument(token).size() >= 2;
+      },
+      kStateWait));
+  ASSERT_EQ(kill(run.pid(), SIGINT), 0) << std::strerror(errno);
+  bool ended = WaitUntil([&] { return IsTerminal(ShowJson(id)); }, kLeftoverWait);
+  // KNOWN BUG: SIGINT to a foreground `berth run` (what Ctrl-C or `kill -INT` delivers) does
+  // not end the job. sandbox::Launch (src/sandbox/launcher.cc) forwards SIGINT to the sandbox's
+  // init, which passes it to the agent's top process only, and never sets `stopped`, so
+  // JobRun::Run (src/job/runner.cc) does not treat it as a stop: there is no SIGTERM, grace
+  // and SIGKILL for the tree. An agent that is a shell waiting for a child (sleep.sh) keeps
+  // running for its full 600 s; an agent that dies of the SIGINT makes the job `child-failed`
+  // (exit 70, "killed by signal 2") instead of `cancelled` (exit 130, which is 128 + SIGINT).
+  EXPECT_TRUE(ended) << "the job still runs " << kLeftoverWait.count() << " ms after SIGINT";
+  if (!ended) kill(run.pid(), SIGTERM);  // a stop berth does honour, so that the test ends
+  RunResult result = run.Wait();
+  EXPECT_EQ(result.exit_code, 130) << result.Describe();
+  json job = WaitForEnd(id);
+  EXPECT_EQ(GetStr(job, "state"), "cancelled") << GetStr(job, "state_reason");
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(token, kLeftoverWait));
+}
+
+TEST_F(JobsTest, CancelDuringTheCommitLeavesNoBranchBehind) {
+  // many.sh makes the commit step long enough to cancel inside it reliably.
+  const std::string id = Detach({}, "implement", "many.sh", {"1000"});
+  bool committing = WaitUntil(
+      [&] {
+        RunResult logs = Berth({"logs", id});
+        return Contains(logs.err, "committing to") || IsTerminal(ShowJson(id));
+      },
+      kStateWait);
+  ASSERT_TRUE(committing);
+  ASSERT_EQ(GetStr(ShowJson(id), "state"), "collecting") << "the commit ended before the cancel";
+  RunResult cancel = Berth({"cancel", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.Describe();
+  json job = WaitForEnd(id);
+  EXPECT_EQ(GetStr(job, "state"), "cancelled");
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  EXPECT_EQ(GetStr(job, "receipt.job.state"), "cancelled");
+  // KNOWN BUG: JobRun::CollectAndCommit (src/job/runner.cc) never checks for a cancel while
+  // it commits: it goes on to CommitChanges and CreateBranch after the cancel won the
+  // compare-and-set, ignores that SetCommit fails on the now-terminal job, and only sees the
+  // cancel in Finish(). The job ends `cancelled` with commit null, yet refs/heads/berth/<id>
+  // points at a full commit of the agent's changes: a branch no record knows about (`berth
+  // diff` says "has no commit"; the receipt lists every file under changes.files with
+  // changes.commit null). When the cancel lands just after SetCommit instead, the job is
+  // `cancelled` with its commit and branch recorded: a finished result reported as cancelled.
+  // A cancelled job must not leave a job branch (or the cancel must lose to the commit).
+  EXPECT_FALSE(BranchExists(id)) << "cancelled job " << id << " got branch berth/" << id;
+}
+
+// --- 8. Every terminal state can be read ----------------------------------------------------
+
+TEST_F(JobsTest, EveryTerminalStateIsReadableByShowLogsAndDiff) {
+  std::vector<std::pair<std::string, std::string>> jobs;  // (state, id)
+
+  RunResult completed = Berth(RunArgs({}, "implement", "copy.sh", {"src/main.c", "src/c.c"}));
+  EXPECT_EQ(completed.exit_code, 0) << completed.Describe();
+  jobs.emplace_back("completed", NewestJobId());
+
+  RunResult refused = Berth(RunArgs({}, "implement", "outside.sh"));
+  EXPECT_EQ(refused.exit_code, 3) << refused.Describe();
+  jobs.emplace_back("refused", NewestJobId());
+
+  RunResult child_failed = Berth(RunArgs({}, "implement", "fail.sh"));
+  EXPECT_EQ(child_failed.exit_code, 70) << child_failed.Describe();
+  jobs.emplace_back("child-failed", NewestJobId());
+
+  const std::string timeout_token = Token();
+  RunResult timed_out =
+      Berth(RunArgs({"--timeout", "1s"}, "implement", "sleep.sh", {timeout_token}));
+  EXPECT_EQ(timed_out.exit_code, 124) << timed_out.Describe();
+  jobs.emplace_back("timed-out", NewestJobId());
+  EXPECT_TRUE(WaitUntilNoProcessWithArgument(timeout_token, kLeftoverWait));
+
+  // A sleeping job holds the only slot: --no-wait fails, then the holder is cancelled.
+  const std::string holder = StartSleepingJob(Token());
+  RunResult no_slot = Berth(RunArgs({"--no-wait"}, "implement", "noop.sh"));
+  EXPECT_EQ(no_slot.exit_code, 75) << no_slot.Describe();
+  jobs.emplace_back("failed", NewestJobId());
+  EXPECT_EQ(Berth({"cancel", holder}).exit_code, 0);
+  WaitForEnd(holder);
+  jobs.emplace_back("cancelled", holder);
+
+  jobs.emplace_back("stale", MakeStaleJob(Token()));
+
+  for (const auto& [state, id] : jobs) {
+    SCOPED_TRACE(state + " job " + id);
+    json job = ShowJson(id);
+    EXPECT_EQ(GetStr(job, "state"), state) << job.dump(2);
+    RunResult show = Berth({"show", id});
+    EXPECT_EQ(show.exit_code, 0) << show.Describe();
+    EXPECT_TRUE(Contains(show.out, state)) << show.Describe();
+    RunResult logs = Berth({"logs", id});
+    EXPECT_EQ(logs.exit_code, 0) << logs.Describe();
+    EXPECT_TRUE(Contains(logs.err, "queued")) << "the first event\n" << logs.Describe();
+    RunResult diff = Berth({"diff", id});
+    EXPECT_EQ(diff.exit_code, 0) << diff.Describe();
+    RunResult stat = Berth({"diff", id, "--stat"});
+    EXPECT_EQ(stat.exit_code, 0) << stat.Describe();
+    if (state == "failed") continue;  // its receipt: NoWaitJobWithoutASlotGetsAReceipt
+    EXPECT_EQ(GetStr(job, "receipt.job.state"), state) << job.dump(2);
+    EXPECT_EQ(ReadReceiptFile(id), Get(job, "receipt"));
+  }
+  // What each reader shows for the interesting ones.
+  EXPECT_TRUE(Contains(Berth({"diff", jobs[0].second}).out, "src/c.c"));
+  EXPECT_TRUE(Contains(Berth({"diff", jobs[1].second}).out, "README.md"));
+  EXPECT_TRUE(Contains(Berth({"logs", jobs[2].second}).err, "fail.sh: giving up"));
+  EXPECT_EQ(GetInt(ShowJson(jobs[2].second), "receipt.child.exit"), 3);
+}
+
+TEST_F(JobsTest, NoWaitJobWithoutASlotGetsAReceipt) {
+  const std::string holder = StartSleepingJob(Token());
+  RunResult no_slot = Berth(RunArgs({"--no-wait"}, "implement", "noop.sh"));
+  EXPECT_EQ(no_slot.exit_code, 75) << no_slot.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "failed");
+  EXPECT_EQ(GetInt(job, "exit_code"), 75);
+  // KNOWN BUG: `berth run --no-wait` (src/cli/run_command.cc, RunRunCommand) moves the job
+  // to `failed` when no slot is free but never writes a receipt, so `receipt` stays null and
+  // <state dir>/jobs/<id>/receipt.json is missing, although docs/receipt.md promises one to
+  // every job that reaches a terminal state (the stale sweep and cancel use
+  // SaveRecordOnlyReceipt for exactly this case).
+  EXPECT_EQ(GetStr(job, "receipt.job.state"), "failed") << job.dump(2);
+  EXPECT_TRUE(PathExists(JobDir(id) + "/receipt.json"));
+  EXPECT_EQ(Berth({"cancel", holder}).exit_code, 0);
+  WaitForEnd(holder);
+}
+
+// --- 9. Base ---------------------------------------------------------------------------------
+
+TEST_F(JobsTest, BaseRevStartsTheJobFromAnOlderCommit) {
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 2; }\n"));
+  ASSERT_EQ(Git({"commit", "-q", "-a", "-m", "second"}).exit_code, 0);
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+
+  RunResult run =
+      Berth(RunArgs({"--base", "HEAD~1"}, "implement", "copy.sh", {"src/main.c", "src/seen.c"}));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "base"), base());
+  EXPECT_EQ(GetStr(job, "receipt.repository.base"), base());
+  const std::string commit = GetStr(job, "commit");
+  EXPECT_EQ(GitOut({"show", "-s", "--format=%P", commit}), base());
+  // The workspace held the old content.
+  EXPECT_EQ(Git({"show", commit + ":src/seen.c"}).out, kMainC);
+  EXPECT_EQ(Git({"show", commit + ":src/main.c"}).out, kMainC);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), head);
+}
+
+TEST_F(JobsTest, WithUncommittedBringsStagedUnstagedAndUntrackedChangesIntoTheBase) {
+  ASSERT_TRUE(WriteText(ws() + "/.gitignore", "*.log\n"));
+  ASSERT_EQ(Git({"add", ".gitignore"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "ignore logs"}).exit_code, 0);
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+  ASSERT_TRUE(WriteText(ws() + "/src/staged.c", "staged\n"));
+  ASSERT_EQ(Git({"add", "src/staged.c"}).exit_code, 0);
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", std::string(kMainC) + "// unstaged\n"));
+  ASSERT_TRUE(WriteText(ws() + "/src/untracked.c", "untracked\n"));
+  ASSERT_TRUE(WriteText(ws() + "/debug.log", "ignored\n"));
+  const std::string index_before = ReadText(ws() + "/.git/index");
+  const std::string status_before = GitOut({"status", "--porcelain"});
+
+  RunResult run = Berth(
+      RunArgs({"--with-uncommitted"}, "implement", "copy.sh", {"src/untracked.c", "src/copied.c"}));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  const std::string job_base = GetStr(job, "base");
+  ASSERT_TRUE(IsHex(Get(job, "base"), 40)) << job.dump(2);
+  EXPECT_NE(job_base, head);
+  EXPECT_EQ(GitOut({"show", "-s", "--format=%P", job_base}), head);
+  EXPECT_EQ(Git({"show", job_base + ":src/staged.c"}).out, "staged\n");
+  EXPECT_EQ(Git({"show", job_base + ":src/main.c"}).out, std::string(kMainC) + "// unstaged\n");
+  EXPECT_EQ(Git({"show", job_base + ":src/untracked.c"}).out, "untracked\n");
+  EXPECT_NE(Git({"cat-file", "-e", job_base + ":debug.log"}).exit_code, 0)
+      << "an ignored file was captured";
+  const std::string commit = GetStr(job, "commit");
+  EXPECT_EQ(GitOut({"show", "-s", "--format=%P", commit}), job_base);
+  EXPECT_EQ(Git({"show", commit + ":src/copied.c"}).out, "untracked\n");
+
+  // The user's index, HEAD and working tree are as they were.
+  EXPECT_TRUE(ReadText(ws() + "/.git/index") == index_before) << "the user's index changed";
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), head);
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), status_before);
+  EXPECT_EQ(ReadText(ws() + "/src/main.c"), std::string(kMainC) + "// unstaged\n");
+}
+
+// --- 10. Job id prefixes --------------------------------------------------------------------
+
+TEST_F(JobsTest, JobPrefixesSelectUniquelyAndAmbiguityListsTheCandidates) {
+  ASSERT_EQ(Berth(RunArgs({}, "implement", "noop.sh")).exit_code, 0);
+  ASSERT_EQ(Berth(RunArgs({}, "implement", "noop.sh")).exit_code, 0);
+  json jobs = ListJson();
+  ASSERT_EQ(jobs.size(), 2u);
+  const std::string a = GetStr(jobs[0], "id");
+  const std::string b = GetStr(jobs[1], "id");
+  ASSERT_EQ(a.size(), 13u);
+  ASSERT_EQ(b.size(), 13u);
+  size_t common = 0;
+  while (common < a.size() && a[common] == b[common]) ++common;
+  ASSERT_GE(common, 1u) << "ids are time-ordered, so two made a moment apart share a prefix";
+
+  // The shortest unique prefix selects its job.
+  RunResult unique = Berth({"show", a.substr(0, common + 1), "--json"});
+  EXPECT_EQ(unique.exit_code, 0) << unique.Describe();
+  EXPECT_EQ(GetStr(ParseJson(unique.out), "id"), a);
+  RunResult unique_b = Berth({"diff", b.substr(0, common + 1)});
+  EXPECT_EQ(unique_b.exit_code, 0) << unique_b.Describe();
+
+  RunResult ambiguous = Berth({"show", a.substr(0, 1)});
+  EXPECT_NE(ambiguous.exit_code, 0) << ambiguous.Describe();
+  EXPECT_TRUE(Contains(ambiguous.err, "ambiguous")) << ambiguous.Describe();
+  EXPECT_TRUE(Contains(ambiguous.err, a)) << ambiguous.Describe();
+  EXPECT_TRUE(Contains(ambiguous.err, b)) << ambiguous.Describe();
+
+  // Ids start with the time; "zz" would be more than a thousand years from now.
+  RunResult missing = Berth({"show", "zz"});
+  EXPECT_NE(missing.exit_code, 0) << missing.Describe();
+  EXPECT_TRUE(Contains(missing.err, "zz")) << missing.Describe();
+  RunResult bad = Berth({"logs", "a%"});
+  EXPECT_NE(bad.exit_code, 0) << bad.Describe();
+}
+
+// --- 11. Output -----------------------------------------------------------------------------
+
+TEST_F(JobsTest, OutputBeyondTheLimitKeepsHeadAndTailAndStatesTheElidedBytes) {
+  std::string policy = kPolicy;
+  policy.replace(policy.find("[defaults]\n"), 11, "[defaults]\noutput_limit = \"64KiB\"\n");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  constexpr int64_t kFiller = 5 * 1000 * 1000;
+  constexpr int64_t kLimit = 64 * 1024;
+  const int64_t total = kFiller + 16 + 15;  // "BEGIN-OF-OUTPUT\n" and "\nEND-OF-OUTPUT\n"
+
+  RunResult run = Berth(RunArgs({}, "implement", "spew.sh", {std::to_string(kFiller)}));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GetInt(receipt, "output.stdout.bytes"), total) << receipt.dump(2);
+  EXPECT_EQ(GetInt(receipt, "output.stdout.elided"), total - kLimit) << receipt.dump(2);
+
+  const std::string kept = ReadText(JobDir(id) + "/stdout");
+  EXPECT_GE(kept.size(), static_cast<size_t>(kLimit));
+  EXPECT_LE(kept.size(), static_cast<size_t>(kLimit + 256)) << "only a short notice is added";
+  EXPECT_TRUE(kept.starts_with("BEGIN-OF-OUTPUT\nfiller line of agent output\n"));
+  // 5,000,000 bytes of 28-byte lines end with 12 bytes of one: "filler line ".
+  EXPECT_TRUE(kept.ends_with("of agent output\nfiller line \nEND-OF-OUTPUT\n"))
+      << "the tail: " << kept.substr(kept.size() - 100);
+  // A line of its own between head and tail states the elided byte count.
+  const size_t notice = kept.find("bytes elided");
+  ASSERT_NE(notice, std::string::npos) << "no line states the elided bytes";
+  const size_t line_start = kept.rfind('\n', notice) + 1;
+  const std::string line = kept.substr(line_start, kept.find('\n', notice) - line_start);
+  EXPECT_TRUE(Contains(line, " " + std::to_string(total - kLimit) + " bytes elided")) << line;
+}
+
+// --- 12. JSON output of run -----------------------------------------------------------------
+
+TEST_F(JobsTest, RunJsonPrintsTheEndedJob) {
+  RunResult run = Berth(RunArgs({"--json"}, "implement", "copy.sh", {"src/main.c", "src/j.c"}));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << "stdout must be exactly the job object\n" << run.Describe();
+  EXPECT_EQ(GetStr(job, "state"), "completed");
+  EXPECT_TRUE(IsHex(Get(job, "commit"), 40));
+  EXPECT_EQ(GetInt(job, "exit_code"), 0);
+  EXPECT_EQ(GetStr(job, "receipt.schema"), "berth.receipt/1");
+  EXPECT_EQ(job, ShowJson(GetStr(job, "id")));
+}
+
+TEST_F(JobsTest, DetachJsonPrintsTheLiveJobAtOnce) {
+  RunResult run = Berth(RunArgs({"--detach", "--json"}, "implement", "sleep.sh", {Token()}));
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << "stdout must be exactly the job object\n" << run.Describe();
+  const std::string state = GetStr(job, "state");
+  EXPECT_TRUE(state == "queued" || state == "preparing" || state == "running") << state;
+  EXPECT_TRUE(Get(job, "receipt").is_null());
+  EXPECT_TRUE(Get(job, "ended_at").is_null());
+  EXPECT_TRUE(Get(job, "exit_code").is_null());
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  const std::string id = GetStr(job, "id");
+  WaitForState(id, "running");
+  EXPECT_EQ(Berth({"cancel", id}).exit_code, 0);
+  EXPECT_EQ(GetStr(WaitForEnd(id), "state"), "cancelled");
+}
+
+TEST_F(JobsTest, LogsFollowStreamsUntilTheJobEnds) {
+  const std::string id = StartSleepingJob(Token());
+  RunningProgram follow = StartBerth({"logs", "-f", id});
+  // `logs -f` keeps following while the job lives; the cancel ends both.
+  ASSERT_TRUE(WaitUntil([&] { return Contains(Berth({"logs", id}).err, "running"); }, kStateWait));
+  EXPECT_EQ(Berth({"cancel", id}).exit_code, 0);
+  RunResult logs = follow.Wait();
+  EXPECT_EQ(logs.exit_code, 0) << logs.Describe();
+  EXPECT_TRUE(Contains(logs.err, "queued")) << logs.Describe();
+  EXPECT_TRUE(Contains(logs.err, "cancel")) << logs.Describe();
+  EXPECT_EQ(GetStr(WaitForEnd(id), "state"), "cancelled");
+}
+
+TEST_F(JobsTest, LsListsThisRepositorysJobsAndAllListsEveryRepositorys) {
+  // A second repository with its own job, sharing the state directory.
+  const std::string other = root() + "/other";
+  ASSERT_TRUE(sys::MakeDirs(other + "/.berth", 0755));
+  ASSERT_TRUE(sys::MakeDirs(other + "/src", 0755));
+  ASSERT_TRUE(WriteText(other + "/.berth/policy.toml", kPolicy));
+  ASSERT_TRUE(WriteText(other + "/src/a.c", "a\n"));
+  std::optional<std::string> git = FindInPath("git");
+  ASSERT_TRUE(git.has_value());
+  const EnvVars env = {{"PATH", kPath},
+                       {"HOME", home()},
+                       {"GIT_CONFIG_NOSYSTEM", "1"},
+                       {"BERTH_STATE_DIR", state()}};
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{*git, "init", "-q"},
+        {*git, "-c", "user.name=e2e", "-c", "user.email=e2e@berth.invalid", "-c",
+         "commit.gpgsign=false", "add", "-A"},
+        {*git, "-c", "user.name=e2e", "-c", "user.email=e2e@berth.invalid", "-c",
+         "commit.gpgsign=false", "commit", "-q", "-m", "other"}}) {
+    RunResult result = RunProgram(args, env, other);
+    ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  }
+  std::vector<std::string> argv = {BERTH_BINARY};
+  std::vector<std::string> run = RunArgs({}, "implement", "noop.sh");
+  argv.insert(argv.end(), run.begin(), run.end());
+  RunResult there = RunProgram(argv, env, other);
+  ASSERT_EQ(there.exit_code, 0) << there.Describe();
+  ASSERT_EQ(Berth(RunArgs({}, "implement", "noop.sh")).exit_code, 0);
+
+  json here = ListJson();
+  ASSERT_EQ(here.size(), 1u) << here.dump(2);
+  EXPECT_EQ(GetStr(here[0], "repo"), ws());
+  RunResult all = Berth({"ls", "--all", "--json"});
+  ASSERT_EQ(all.exit_code, 0) << all.Describe();
+  json every = ParseJson(all.out);
+  ASSERT_TRUE(every.is_array()) << all.Describe();
+  std::set<std::string> repos;
+  for (const json& j : every) repos.insert(GetStr(j, "repo"));
+  EXPECT_EQ(repos, (std::set<std::string>{ws(), other})) << every.dump(2);
+  RunResult human = Berth({"ls"});
+  EXPECT_EQ(human.exit_code, 0) << human.Describe();
+  EXPECT_TRUE(Contains(human.out, GetStr(here[0], "id"))) << human.Describe();
+}
+
+// --- 13. Read agents ------------------------------------------------------------------------
+
+TEST_F(JobsTest, ReadAgentCannotWriteItsWorkspaceAndCommitsNothing) {
+  RunResult run = Berth(RunArgs({}, "explore", "write_probe.sh"));
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "completed");
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  EXPECT_FALSE(BranchExists(id));
+  EXPECT_EQ(GetStr(job, "receipt.agent.capability"), "read");
+  EXPECT_TRUE(ReceiptFiles(Get(job, "receipt")).empty());
+  const std::string report = ReadText(JobDir(id) + "/stdout");
+  for (const char* file : {"src/x.c", "src/main.c"}) {
+    EXPECT_TRUE(Contains(report, std::string("write ") + file + ": failed:")) << report;
+  }
+  EXPECT_TRUE(Contains(report, "Read-only file system")) << report;
+  EXPECT_FALSE(Contains(report, ": ok")) << report;
+  EXPECT_EQ(ReadText(ws() + "/src/main.c"), kMainC);
+}
+
+TEST_F(JobsTest, ReadOnlyFlagLowersAWriteAgent) {
+  RunResult run = Berth(RunArgs({"--read-only"}, "implement", "write_probe.sh"));
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "completed");
+  EXPECT_TRUE(Get(job, "commit").is_null());
+  EXPECT_EQ(GetStr(job, "receipt.agent.capability"), "read");
+  EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "Read-only file system"));
+}
+
+}  // namespace
+}  // namespace berth::e2e

@@ -1,0 +1,354 @@
+// End-to-end tests of `berth land` (docs/landing.md): real jobs made by the scripted agents of
+// tests/fixtures/agents in a temp repository, then landed, refused, raced and killed mid-way.
+// What must hold every time: the target either gets exactly one new commit carrying the
+// job's changes and its `Berth-Job:` trailer, or the repository (HEAD, refs, index, files) is
+// byte-for-byte what it was; the user's unrelated uncommitted edits always survive.
+//
+// Passes as root and as an unprivileged user; a host without the sandbox is a loud skip.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sys/fs.h"
+#include "tests/e2e/e2e_util.h"
+
+namespace berth::e2e {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr char kPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+constexpr char kPolicyHead[] = R"(version = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**"]
+)";
+constexpr char kPassingCheck[] = R"(
+[[verify]]
+name = "unit"
+argv = ["sh", "-c", "exit 0"]
+)";
+constexpr char kFailingCheck[] = R"(
+[[verify]]
+name = "unit"
+argv = ["sh", "-c", "exit 3"]
+)";
+
+constexpr char kMainC[] = "int main(void) { return 0; }\n";
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string TrimRight(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+class LandTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    std::optional<std::string> git = FindInPath("git");
+    REQUIRE_FEATURE(git.has_value(), "no git in /usr/local/bin, /usr/bin or /bin");
+    git_ = *git;
+    std::optional<std::string> true_path = FindInPath("true");
+    ASSERT_TRUE(true_path.has_value());
+    RunResult probe = Berth({"sandbox", "--", *true_path});
+    if (probe.exit_code == 69) {
+      RequireFeature(false, "the sandbox is unavailable on this host: " + probe.err);
+      return;
+    }
+    ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
+    ASSERT_EQ(Git({"init", "-q", "-b", "main"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "user.name", "berth e2e"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "commit.gpgsign", "false"}).exit_code, 0);
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/src", 0755));
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/.berth", 0755));
+    ASSERT_TRUE(WriteText(ws() + "/src/main.c", kMainC));
+    ASSERT_TRUE(WriteText(ws() + "/src/old.c", "old\n"));
+    ASSERT_TRUE(WriteText(ws() + "/src/tool.sh", "#!/bin/sh\necho tool\n", 0644));
+    ASSERT_TRUE(WriteText(ws() + "/README.md", "readme\n"));
+    ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", std::string(kPolicyHead) + kPassingCheck));
+    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "base"}).exit_code, 0);
+    base_ = GitOut({"rev-parse", "HEAD"});
+  }
+
+  void TearDown() override {
+    if (!state().empty()) KillProcessesWithArgument(state());
+    if (!root().empty()) (void)MakeTreeRemovable(root());
+    SandboxTest::TearDown();
+  }
+
+  // Writes the policy and commits it, so the checkout stays clean.
+  void CommitPolicy(const std::string& text) {
+    ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", text));
+    ASSERT_EQ(Git({"commit", "-q", "-am", "policy"}).exit_code, 0);
+  }
+
+  RunResult Berth(const std::vector<std::string>& args, EnvVars env = {}) const {
+    env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
+    return Run(args, env);
+  }
+  RunResult Git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {git_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}},
+                      ws());
+  }
+  std::string GitOut(const std::vector<std::string>& args) const {
+    RunResult result = Git(args);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    return TrimRight(result.out);
+  }
+
+  // Runs `berth run implement -- sh AGENTS/SCRIPT ARGS...` to its end; returns the job id.
+  std::string RunJob(const std::string& script, const std::vector<std::string>& args,
+                     const std::string& expected_state = "completed") {
+    std::vector<std::string> argv = {"run", "--json", "implement",
+                                     "--",  "sh",     std::string(AGENTS_DIR) + "/" + script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult run = Berth(argv);
+    json job = json::parse(run.out, nullptr, false);
+    EXPECT_TRUE(job.is_object()) << run.Describe();
+    if (!job.is_object()) return "<no job>";
+    EXPECT_EQ(job.value("state", ""), expected_state) << run.Describe();
+    return job.value("id", "<no id>");
+  }
+
+  json LandJson(const std::vector<std::string>& extra, int expected_exit) {
+    std::vector<std::string> argv = {"land", "--json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    RunResult land = Berth(argv);
+    EXPECT_EQ(land.exit_code, expected_exit) << land.Describe();
+    json result = json::parse(land.out, nullptr, false);
+    EXPECT_TRUE(result.is_object()) << land.Describe();
+    return result.is_object() ? result : json::object();
+  }
+
+  // Everything a land could change: HEAD, every ref, the index's bytes, the land journal and
+  // every file of the checkout (bytes and modes).
+  std::map<std::string, std::string> RepoState() const {
+    std::map<std::string, std::string> state;
+    for (const auto& [path, what] : TreeFingerprint(ws()))
+      if (!path.starts_with(".git/") && path != ".git") state["file " + path] = what;
+    state["HEAD"] = ReadText(ws() + "/.git/HEAD");
+    state["index"] = ReadText(ws() + "/.git/index");
+    state["refs"] = Git({"for-each-ref", "--format=%(refname) %(objectname)"}).out;
+    state["journal"] = PathExists(ws() + "/.git/berth-land.json") ? "present" : "absent";
+    state["CHERRY_PICK_HEAD"] = PathExists(ws() + "/.git/CHERRY_PICK_HEAD") ? "present" : "absent";
+    return state;
+  }
+
+  const std::string& base() const { return base_; }
+
+ private:
+  std::string git_;
+  std::string base_;
+};
+
+TEST_F(LandTest, VerifiedJobLandsAsOneCommitKeepingTheUsersOtherEditAndOnlyOnce) {
+  const std::string id = RunJob("edit.sh", {});
+  ASSERT_TRUE(WriteText(ws() + "/README.md", "the user's uncommitted edit\n"));
+
+  json landed = LandJson({id}, 0);
+  EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(landed.value("target", ""), "main");
+  EXPECT_EQ(landed.value("old", ""), base());
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+  EXPECT_EQ(landed.value("new", ""), head);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), base());
+  EXPECT_TRUE(Contains(GitOut({"log", "-1", "--format=%B"}), "Berth-Job: " + id));
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an"}), "berth");
+  // The checkout holds the job's tree; the only difference is the user's edit.
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), " M README.md");
+  EXPECT_EQ(ReadText(ws() + "/README.md"), "the user's uncommitted edit\n");
+  EXPECT_EQ(GitOut({"diff", "--stat", "berth/" + id, "HEAD"}), "");
+  EXPECT_FALSE(PathExists(ws() + "/src/old.c"));
+  struct stat st;
+  ASSERT_EQ(::lstat((ws() + "/src/tool.sh").c_str(), &st), 0);
+  EXPECT_TRUE(st.st_mode & S_IXUSR);
+  ASSERT_EQ(::lstat((ws() + "/src/link").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_FALSE(PathExists(ws() + "/.git/berth-land.json"));
+
+  RunResult show = Berth({"show", id, "--json"});
+  json job = json::parse(show.out, nullptr, false);
+  ASSERT_TRUE(job.is_object()) << show.Describe();
+  EXPECT_EQ(job.value("landed_commit", ""), head) << job.dump(2);
+  EXPECT_TRUE(job["receipt"]["landing"].is_object()) << job.dump(2);
+
+  json again = LandJson({id}, 1);
+  EXPECT_TRUE(Contains(again.value("refused_reason", ""), "already landed")) << again.dump(2);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), head);
+}
+
+TEST_F(LandTest, JobBranchMovedByHandRefuses) {
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"});
+  ASSERT_EQ(Git({"branch", "-f", "berth/" + id, base()}).exit_code, 0);
+  auto before = RepoState();
+  json refused = LandJson({id}, 1);
+  EXPECT_TRUE(Contains(refused.value("refused_reason", ""), "moved")) << refused.dump(2);
+  EXPECT_EQ(RepoState(), before);
+}
+
+TEST_F(LandTest, ConflictRefusesListingThePathAndChangesNothing) {
+  const std::string id = RunJob("edit.sh", {});
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 7; }\n"));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "user's conflicting change"}).exit_code, 0);
+  ASSERT_TRUE(WriteText(ws() + "/README.md", "uncommitted\n"));
+  auto before = RepoState();
+  json refused = LandJson({id}, 1);
+  EXPECT_EQ(refused["conflicts"], json::array({"src/main.c"})) << refused.dump(2);
+  EXPECT_EQ(RepoState(), before);
+  json dry = LandJson({id, "--dry-run"}, 1);
+  EXPECT_EQ(dry["conflicts"], json::array({"src/main.c"})) << dry.dump(2);
+  EXPECT_EQ(RepoState(), before);
+}
+
+TEST_F(LandTest, UncommittedChangeToATouchedPathRefuses) {
+  const std::string id = RunJob("edit.sh", {});
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", "user's edit\n"));
+  auto before = RepoState();
+  json refused = LandJson({id}, 1);
+  EXPECT_EQ(refused["dirty"], json::array({"src/main.c"})) << refused.dump(2);
+  EXPECT_EQ(RepoState(), before);
+}
+
+TEST_F(LandTest, FailedRequiredCheckRefuses) {
+  CommitPolicy(std::string(kPolicyHead) + kFailingCheck);
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"}, "verification-failed");
+  auto before = RepoState();
+  json refused = LandJson({id}, 1);
+  EXPECT_FALSE(refused.value("refused_reason", "").empty()) << refused.dump(2);
+  EXPECT_EQ(RepoState(), before);
+}
+
+TEST_F(LandTest, NoChecksRefusesUnlessThePolicyAllowsUnverified) {
+  CommitPolicy(kPolicyHead);
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"});
+  auto before = RepoState();
+  json refused = LandJson({id}, 1);
+  EXPECT_TRUE(Contains(refused.value("refused_reason", ""), "not verified")) << refused.dump(2);
+  EXPECT_EQ(RepoState(), before);
+
+  CommitPolicy(std::string(kPolicyHead) + "[landing]\nallow_unverified = true\n");
+  // The policy changed since the job ran: only with --reverify.
+  json changed = LandJson({id}, 1);
+  EXPECT_TRUE(Contains(changed.value("refused_reason", ""), "policy changed")) << changed.dump(2);
+  json landed = LandJson({id, "--reverify"}, 0);
+  EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(ReadText(ws() + "/src/copy.c"), kMainC);
+}
+
+TEST_F(LandTest, BranchNotCheckedOutMovesOnlyThatRef) {
+  ASSERT_EQ(Git({"branch", "release"}).exit_code, 0);
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"});
+  ASSERT_TRUE(WriteText(ws() + "/README.md", "uncommitted\n"));
+  auto before = RepoState();
+  json landed = LandJson({id, "--onto", "release"}, 0);
+  EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(landed.value("checked_out", true), false);
+  EXPECT_EQ(GitOut({"rev-parse", "release"}), landed.value("new", ""));
+  EXPECT_EQ(GitOut({"rev-parse", "release^"}), base());
+  auto after = RepoState();
+  EXPECT_NE(after["refs"], before["refs"]);
+  after["refs"] = before["refs"];
+  EXPECT_EQ(after, before);
+}
+
+TEST_F(LandTest, DryRunChangesNothing) {
+  const std::string id = RunJob("edit.sh", {});
+  auto before = RepoState();
+  json dry = LandJson({id, "--dry-run"}, 0);
+  EXPECT_EQ(dry.value("landed", true), false) << dry.dump(2);
+  EXPECT_EQ(dry.value("dry_run", false), true);
+  EXPECT_TRUE(dry["paths"].is_array() && !dry["paths"].empty()) << dry.dump(2);
+  EXPECT_EQ(RepoState(), before);
+}
+
+TEST_F(LandTest, TwoConcurrentLandsOfNonConflictingJobsBothLand) {
+  const std::string one = RunJob("copy.sh", {"src/main.c", "src/one.c"});
+  const std::string two = RunJob("copy.sh", {"src/main.c", "src/two.c"});
+  RunningProgram a = Start({"land", one}, {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  RunningProgram b = Start({"land", two}, {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  RunResult ra = a.Wait();
+  RunResult rb = b.Wait();
+  EXPECT_EQ(ra.exit_code, 0) << ra.Describe();
+  EXPECT_EQ(rb.exit_code, 0) << rb.Describe();
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD~2"}), base());
+  std::string log = GitOut({"log", "--format=%B", base() + "..HEAD"});
+  EXPECT_TRUE(Contains(log, "Berth-Job: " + one)) << log;
+  EXPECT_TRUE(Contains(log, "Berth-Job: " + two)) << log;
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  EXPECT_EQ(ReadText(ws() + "/src/one.c"), kMainC);
+  EXPECT_EQ(ReadText(ws() + "/src/two.c"), kMainC);
+}
+
+// /proc/PID/stat's state field.
+char ProcessState(pid_t pid) {
+  std::string stat = ReadText("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+TEST_F(LandTest, KillNineAtEveryStepLeavesTheRepositoryBeforeOrAfter) {
+  ASSERT_TRUE(WriteText(ws() + "/README.md", "the user's uncommitted edit\n"));
+  int index = 0;
+  for (const char* step : {"journal-written", "index-written", "files-written", "ref-moved"}) {
+    SCOPED_TRACE(step);
+    const std::string file = "src/k" + std::to_string(index++) + ".c";
+    const std::string id = RunJob("copy.sh", {"src/main.c", file});
+    const std::string old_head = GitOut({"rev-parse", "HEAD"});
+    auto before = RepoState();
+    RunningProgram land =
+        Start({"land", id}, {{"GIT_CONFIG_NOSYSTEM", "1"}, {"BERTH_TEST_LAND_PAUSE", step}});
+    ASSERT_GT(land.pid(), 0);
+    ASSERT_TRUE(WaitUntil([&] { return ProcessState(land.pid()) == 'T'; }, seconds(15)))
+        << "berth land never stopped after " << step;
+    ASSERT_EQ(kill(land.pid(), SIGKILL), 0);
+    RunResult killed = land.Wait();
+    EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.Describe();
+
+    // Any land recovers first; a dry run changes nothing else.
+    RunResult recover = Berth({"land", id, "--dry-run"});
+    EXPECT_FALSE(PathExists(ws() + "/.git/berth-land.json")) << recover.Describe();
+    const std::string head = GitOut({"rev-parse", "HEAD"});
+    if (head == old_head) {
+      EXPECT_EQ(recover.exit_code, 0) << recover.Describe();
+      auto now = RepoState();
+      // The index may be rewritten with the same entries; compare what git records in it.
+      now.erase("index");
+      before.erase("index");
+      EXPECT_EQ(now, before);
+      EXPECT_EQ(GitOut({"status", "--porcelain"}), " M README.md");
+      EXPECT_NE(std::string(step), "ref-moved");
+    } else {
+      EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), old_head);
+      EXPECT_TRUE(Contains(GitOut({"log", "-1", "--format=%B"}), "Berth-Job: " + id));
+      EXPECT_EQ(GitOut({"status", "--porcelain"}), " M README.md");
+      EXPECT_EQ(ReadText(ws() + "/" + file), kMainC);
+      EXPECT_EQ(std::string(step), "ref-moved");
+    }
+    EXPECT_EQ(ReadText(ws() + "/README.md"), "the user's uncommitted edit\n");
+    EXPECT_FALSE(PathExists(ws() + "/.git/CHERRY_PICK_HEAD"));
+  }
+}
+
+}  // namespace
+}  // namespace berth::e2e
