@@ -84,8 +84,19 @@ int List(Session& s, const JobsOptions& o) {
 int Show(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error());
+  Result<std::vector<store::AuditEntry>> audit = s.store().ListAudit(j->id);
   if (o.json) {
-    fmt::print("{}\n", job::DumpJson(job::JobToJson(*j), 2));
+    nlohmann::json out = job::JobToJson(*j);
+    nlohmann::json entries = nlohmann::json::array();
+    if (audit) {
+      for (const store::AuditEntry& a : *audit) {
+        nlohmann::json detail = nlohmann::json::parse(a.detail_json, nullptr, false);
+        entries.push_back({{"seq", a.seq}, {"at", job::IsoTime(a.at_ms)}, {"action", a.action},
+                           {"detail", detail.is_discarded() ? nlohmann::json(a.detail_json) : detail}});
+      }
+    }
+    out["audit"] = std::move(entries);
+    fmt::print("{}\n", job::DumpJson(out, 2));
     return 0;
   }
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
@@ -101,6 +112,14 @@ int Show(Session& s, const JobsOptions& o) {
     fmt::print("events\n");
     for (const store::Event& e : *events)
       fmt::print("  {}  {:<10} {}\n", job::IsoTime(e.at_ms), e.step, e.detail);
+  }
+  if (j->landed_commit)
+    fmt::print("landed   {} at {}\n", *j->landed_commit,
+               j->landed_at_ms ? job::IsoTime(*j->landed_at_ms) : "?");
+  if (audit && !audit->empty()) {
+    fmt::print("audit\n");
+    for (const store::AuditEntry& a : *audit)
+      fmt::print("  #{} {}  {:<8} {}\n", a.seq, job::IsoTime(a.at_ms), a.action, a.detail_json);
   }
   if (j->receipt_json) {
     nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
