@@ -1333,5 +1333,92 @@ TEST_F(JobsTest, ReadOnlyFlagLowersAWriteAgent) {
   EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "Read-only file system"));
 }
 
+// --- Verification ---------------------------------------------------------------------------
+
+// The policy of JobsTest plus `checks` ([[verify]] entries), an [env] that passes a credential
+// and a setting to the agent, and a .gitignore for *.o; committed as the new base.
+class VerifyTest : public JobsTest {
+ protected:
+  void UseChecks(const std::string& checks) {
+    ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) +
+                                            "[env]\npass = [\"GITHUB_TOKEN\", \"MY_SETTING\"]\n" +
+                                            checks));
+    ASSERT_TRUE(WriteText(ws() + "/.gitignore", "*.o\n"));
+    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "checks"}).exit_code, 0);
+  }
+  // A write job whose agent is `script` (a sh -c string), with the credential in berth's env.
+  RunResult RunShell(const std::string& script) const {
+    return Run({"run", "implement", "--", "sh", "-c", script},
+               {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GITHUB_TOKEN", "ghp_e2e_secret_value"},
+                {"MY_SETTING", "on"}});
+  }
+  json Check(const json& job, size_t index) const {
+    json checks = Get(job, "receipt.verification.checks");
+    return checks.is_array() && index < checks.size() ? checks[index] : json::object();
+  }
+};
+
+TEST_F(VerifyTest, CheckKilledBySigkillFailsTheJob) {
+  ASSERT_NO_FATAL_FAILURE(UseChecks(
+      "[[verify]]\nname = \"killed\"\nargv = [\"sh\", \"-c\", \"kill -9 $$\"]\n"));
+  RunResult run = RunShell("echo 'int x;' > src/x.c");
+  EXPECT_EQ(run.exit_code, 1) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "verification-failed") << job.dump(2);
+  json check = Check(job, 0);
+  EXPECT_EQ(GetInt(check, "signal"), 9) << check.dump(2);
+  EXPECT_EQ(Get(check, "passed"), false) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(check, "reason"), "signal 9")) << check.dump(2);
+  // The commit stays on the job branch for inspection.
+  EXPECT_TRUE(BranchExists(GetStr(job, "id")));
+}
+
+TEST_F(VerifyTest, ChecksSeeExactlyTheCommittedTree) {
+  ASSERT_NO_FATAL_FAILURE(UseChecks(
+      "[[verify]]\nname = \"committed\"\n"
+      "argv = [\"sh\", \"-c\", \"test -f src/committed.c && test ! -e src/left.o\"]\n"
+      "[[verify]]\nname = \"control\"\nrequired = false\n"
+      "argv = [\"sh\", \"-c\", \"test -e src/left.o\"]\n"));
+  // left.o is ignored by the base's .gitignore: the agent leaves it, nothing commits it.
+  RunResult run = RunShell("echo 'int c;' > src/committed.c; echo junk > src/left.o");
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  EXPECT_EQ(Get(Check(job, 0), "passed"), true) << Check(job, 0).dump(2);
+  // The control proves the test can fail: the uncommitted file is really absent.
+  EXPECT_EQ(Get(Check(job, 1), "passed"), false) << Check(job, 1).dump(2);
+  EXPECT_TRUE(PathExists(JobDir(GetStr(job, "id")) + "/upper/src/left.o"));
+}
+
+TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
+  ASSERT_NO_FATAL_FAILURE(UseChecks(
+      "[[verify]]\nname = \"env\"\n"
+      "argv = [\"sh\", \"-c\", \"env; test -z \\\"$GITHUB_TOKEN\\\" && "
+      "test \\\"$MY_SETTING\\\" = on\"]\n"));
+  // The agent itself does get what the policy passes.
+  RunResult run = RunShell("printf '%s' \"$GITHUB_TOKEN\" > src/agent-saw.txt");
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  json check = Check(job, 0);
+  EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
+  EXPECT_FALSE(Contains(GetStr(check, "output_tail"), "ghp_e2e_secret_value")) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "MY_SETTING=on")) << check.dump(2);
+  EXPECT_EQ(GitOut({"show", GetStr(job, "commit") + ":src/agent-saw.txt"}), "ghp_e2e_secret_value");
+}
+
+TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
+  ASSERT_NO_FATAL_FAILURE(UseChecks(
+      "[[verify]]\nname = \"ok\"\nargv = [\"true\"]\n"));
+  ASSERT_EQ(RunShell("echo 'int v;' > src/v.c").exit_code, 0);
+  const std::string id = NewestJobId();
+  RunResult again = Berth({"verify", id});
+  EXPECT_EQ(again.exit_code, 0) << again.Describe();
+  json history = Get(ShowJson(id), "receipt.verification_history");
+  EXPECT_TRUE(history.is_array() && history.size() == 2) << history.dump(2);
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed");  // a terminal state never changes
+}
+
 }  // namespace
 }  // namespace berth::e2e
