@@ -84,21 +84,11 @@ int List(Session& s, const JobsOptions& o) {
 int Show(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error());
-  Result<std::vector<store::AuditEntry>> audit = s.store().ListAudit(j->id);
   if (o.json) {
-    nlohmann::json out = job::JobToJson(*j);
-    nlohmann::json entries = nlohmann::json::array();
-    if (audit) {
-      for (const store::AuditEntry& a : *audit) {
-        nlohmann::json detail = nlohmann::json::parse(a.detail_json, nullptr, false);
-        entries.push_back({{"seq", a.seq}, {"at", job::IsoTime(a.at_ms)}, {"action", a.action},
-                           {"detail", detail.is_discarded() ? nlohmann::json(a.detail_json) : detail}});
-      }
-    }
-    out["audit"] = std::move(entries);
-    fmt::print("{}\n", job::DumpJson(out, 2));
+    fmt::print("{}\n", job::DumpJson(job::JobToJson(*j), 2));
     return 0;
   }
+  Result<std::vector<store::AuditEntry>> audit = s.store().ListAudit(j->id);
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
              j->state_reason.empty() ? "" : " (" + j->state_reason + ")");
   fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
