@@ -23,8 +23,8 @@ int ExitCodeFor(const Error& error) {
     case Cause::kPermissionDenied:
     case Cause::kSystem:
     case Cause::kTimedOut: return kExitOsError;
-    case Cause::kPolicyDenied: return 78;
-    case Cause::kBusy: return 75;
+    case Cause::kPolicyDenied: return kExitPolicy;
+    case Cause::kBusy: return kExitBusy;
     case Cause::kInternal: return kExitSoftware;
   }
   return kExitSoftware;

@@ -11,8 +11,6 @@
 #include "sandbox/launcher.h"
 #include "sys/fs.h"
 
-extern char** environ;
-
 namespace berth::cli {
 
 void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
@@ -42,27 +40,17 @@ void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
 int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
                       const std::vector<std::string>& command) {
   options.request.argv = command;
+  Result<job::JobContext> ctx = MakeJobContext(global);
+  if (!ctx) {
+    PrintError(ctx.error());
+    return ExitCodeFor(ctx.error());
+  }
   sandbox::HostContext host;
-  host.identity = sys::CurrentIdentity();
-  Result<std::string> cwd = sys::CurrentDir();
-  if (!cwd) {
-    PrintError(cwd.error());
-    return kExitOsError;
-  }
-  host.cwd = *cwd;
-  host.state_dir = config::StateDir(global.state_dir, host.identity.home);
-  Result<config::UserConfig> user_config =
-      config::LoadUserConfig(config::UserConfigPath(host.identity.home));
-  if (!user_config) {
-    PrintError(user_config.error());
-    return kExitUsage;
-  }
-  host.extra_hidden = user_config->hidden_paths;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry = *e;
-    size_t eq = entry.find('=');
-    if (eq != std::string::npos) host.environ.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
-  }
+  host.identity = ctx->identity;
+  host.cwd = ctx->cwd;
+  host.state_dir = ctx->state_dir;
+  host.extra_hidden = ctx->extra_hidden;
+  host.environ = ctx->environ;
   if (command.empty() && !options.print_spec) {
     PrintError(Error(Cause::kInvalidArgument, "no command given", 0,
                      "usage: berth sandbox [options] -- CMD ARGS..."));

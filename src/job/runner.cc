@@ -13,6 +13,7 @@
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/job_json.h"
+#include "job/job_sandbox.h"
 #include "job/land.h"
 #include "job/lease.h"
 #include "job/outcome.h"
@@ -175,20 +176,8 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
       setenv("BERTH_PROMPT", *prompt);
   }
 
-  sandbox::HostContext host;
-  host.identity = ctx_.identity;
-  host.cwd = job_.repo;
-  host.state_dir = request_.state_dir;
-  host.extra_hidden = request_.extra_hidden;
-  // Other jobs' workspaces, prompts and the store are no business of this job.
-  host.extra_hidden.push_back(request_.state_dir);
-  host.environ = ctx_.environ;
-  sandbox::SandboxSpec spec = TRY(sandbox::BuildSpec(req, host));
-
   // The workspace replaces the user's checkout at the repository's own path.
-  spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
-                                  [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
-                   spec.paths.end());
+  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, req));
   using Access = sandbox::PathGrant::Access;
   const workspace::JobWorkspace& ws = *workspace_;
   if (!request_.write) {

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "job/job_json.h"
+#include "job/job_sandbox.h"
 #include "job/output_capture.h"
 #include "sandbox/launcher.h"
 #include "sandbox/request.h"
@@ -178,14 +179,7 @@ Result<Verification> RunChecks(
     req.setenv.push_back("BERTH_JOB_ID=" + job.id);
     req.setenv.push_back("BERTH_VERIFY=" + check.name);
 
-    sandbox::HostContext host;
-    host.identity = ctx.identity;
-    host.cwd = job.repo;
-    host.state_dir = request.state_dir;
-    host.extra_hidden = request.extra_hidden;
-    host.extra_hidden.push_back(request.state_dir);
-    host.environ = ctx.environ;
-    Result<sandbox::SandboxSpec> built = sandbox::BuildSpec(req, host);
+    Result<sandbox::SandboxSpec> built = BuildJobSandbox(ctx, request, job.repo, req);
     CheckResult result;
     if (!built) {
       result.name = check.name;
@@ -194,11 +188,6 @@ Result<Verification> RunChecks(
       result.reason = "could not start: " + built.error().ToString();
     } else {
       sandbox::SandboxSpec spec = std::move(*built);
-      spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
-                                      [](const sandbox::PathGrant& p) {
-                                        return p.origin == "workspace";
-                                      }),
-                       spec.paths.end());
       spec.overlay = sandbox::OverlayWorkspace{tree.tree, dir + "/upper", dir + "/work", job.repo};
       // Defence in depth: whatever the allowlist let through, no credential-shaped variable.
       spec.env.erase(std::remove_if(spec.env.begin(), spec.env.end(),

@@ -1,0 +1,25 @@
+#include "job/job_sandbox.h"
+
+#include <algorithm>
+
+namespace berth::job {
+
+Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunRequest& request,
+                                             const std::string& repo,
+                                             const sandbox::SandboxRequest& sandbox_request) {
+  sandbox::HostContext host;
+  host.identity = ctx.identity;
+  host.cwd = repo;
+  host.state_dir = request.state_dir;
+  host.extra_hidden = request.extra_hidden;
+  // Other jobs' workspaces, prompts and the store are no business of this job.
+  host.extra_hidden.push_back(request.state_dir);
+  host.environ = ctx.environ;
+  sandbox::SandboxSpec spec = TRY(sandbox::BuildSpec(sandbox_request, host));
+  spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
+                                  [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
+                   spec.paths.end());
+  return spec;
+}
+
+}  // namespace berth::job
