@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/user_config.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -16,6 +17,7 @@ struct JobContext {
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
   std::vector<std::string> extra_hidden;  // from the user's config
+  config::UserConfig user;                // the user's config (providers, hosts)
   std::string self_exe;                   // for the detached supervisor
 };
 

@@ -1,5 +1,9 @@
 #include "provider/registry.h"
 
+#include <nlohmann/json.hpp>
+
+#include "provider/provider_json.h"
+
 #include <gtest/gtest.h>
 
 namespace berth::provider {
@@ -100,6 +104,24 @@ TEST(Registry, ConfigTypeErrorsNameKeyAndLine) {
   c = config::ParseUserConfig("[providers.x]\nread_args = []\n", "c.toml");
   ASSERT_FALSE(c.has_value());
   EXPECT_NE(c.error().message().find("'providers.x.executable' is required"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::provider
+
+
+
+namespace berth::provider {
+namespace {
+
+TEST(ProviderJson, RoundTripsEveryBuiltin) {
+  for (const Provider& p : Builtins()) {
+    Result<Provider> back = FromJson(ToJson(p));
+    ASSERT_TRUE(back.has_value()) << p.name;
+    EXPECT_EQ(ToJson(*back), ToJson(p)) << p.name;
+  }
+  EXPECT_FALSE(FromJson(nlohmann::json::array()).has_value());
+  EXPECT_FALSE(FromJson(nlohmann::json{{"name", "x"}, {"prompt", "pipe"}, {"output", "plain"}}).has_value());
 }
 
 }  // namespace
