@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
@@ -31,7 +30,8 @@ std::vector<std::string> PolicyProviders(const std::string& cwd) {
 }  // namespace
 
 void AddDoctorCommand(CLI::App& app, DoctorOptions* options) {
-  CLI::App* sub = app.add_subcommand("doctor", "Check what this host allows and whether providers can run");
+  CLI::App* sub =
+      app.add_subcommand("doctor", "Check what this host allows and whether providers can run");
   sub->add_option("--provider", options->provider, "check this provider only");
   sub->add_flag("--json", options->json, "print the report as JSON");
 }
@@ -57,21 +57,25 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
     return report.ok() ? 0 : kExitUnavailable;
   }
   size_t width = 12;
-  for (const doctor::Item& item : report.items) width = std::max(width, std::min<size_t>(item.name.size(), 40));
+  for (const doctor::Item& item : report.items)
+    width = std::max(width, std::min<size_t>(item.name.size(), 40));
   std::string section;
   for (const doctor::Item& item : report.items) {
     if (item.section != section) {
       section = item.section;
       fmt::print("{}\n", section);
     }
-    fmt::print("  {:<8} {:<{}} {}\n", doctor::StatusName(item.status), item.name, width, item.detail);
+    fmt::print("  {:<8} {:<{}} {}\n", doctor::StatusName(item.status), item.name, width,
+               item.detail);
     if (!item.fix.empty()) fmt::print("  {:<8} {:<{}} fix: {}\n", "", "", width, item.fix);
   }
   fmt::print("\n");
   fmt::print("sandbox tier: {}\n", report.tier.empty() ? "none works here" : report.tier);
   for (const doctor::ProviderVerdict& v : report.providers) {
-    if (v.can_run) fmt::print("{}: can run\n", v.name);
-    else fmt::print("{}: cannot run ({})\n", v.name, v.why_not);
+    if (v.can_run)
+      fmt::print("{}: can run\n", v.name);
+    else
+      fmt::print("{}: cannot run ({})\n", v.name, v.why_not);
   }
   return report.ok() ? 0 : kExitUnavailable;
 }

@@ -1,7 +1,6 @@
 #include "doctor/doctor.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "doctor/checks.h"
@@ -12,10 +11,14 @@ namespace berth::doctor {
 
 const char* StatusName(ItemStatus status) {
   switch (status) {
-    case ItemStatus::kOk: return "ok";
-    case ItemStatus::kMissing: return "missing";
-    case ItemStatus::kBlocked: return "blocked";
-    case ItemStatus::kUnknown: return "unknown";
+    case ItemStatus::kOk:
+      return "ok";
+    case ItemStatus::kMissing:
+      return "missing";
+    case ItemStatus::kBlocked:
+      return "blocked";
+    case ItemStatus::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -32,17 +35,19 @@ nlohmann::json Report::ToJson() const {
   j["tier"] = tier.empty() ? nlohmann::json(nullptr) : nlohmann::json(tier);
   j["items"] = nlohmann::json::array();
   for (const Item& i : items) {
-    j["items"].push_back({{"section", i.section},
-                          {"name", i.name},
-                          {"status", StatusName(i.status)},
-                          {"detail", i.detail},
-                          {"fix", i.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(i.fix)}});
+    j["items"].push_back(
+        {{"section", i.section},
+         {"name", i.name},
+         {"status", StatusName(i.status)},
+         {"detail", i.detail},
+         {"fix", i.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(i.fix)}});
   }
   j["providers"] = nlohmann::json::array();
   for (const ProviderVerdict& v : providers) {
-    j["providers"].push_back({{"name", v.name},
-                              {"can_run", v.can_run},
-                              {"why_not", v.can_run ? nlohmann::json(nullptr) : nlohmann::json(v.why_not)}});
+    j["providers"].push_back(
+        {{"name", v.name},
+         {"can_run", v.can_run},
+         {"why_not", v.can_run ? nlohmann::json(nullptr) : nlohmann::json(v.why_not)}});
   }
   return j;
 }
@@ -55,8 +60,8 @@ Report RunDoctor(const Inputs& in) {
 
   Result<std::vector<provider::Provider>> all = provider::All(in.user);
   if (!all) {
-    report.items.push_back({"providers", "config", ItemStatus::kBlocked, all.error().ToString(),
-                            all.error().hint()});
+    report.items.push_back(
+        {"providers", "config", ItemStatus::kBlocked, all.error().ToString(), all.error().hint()});
     report.providers.push_back({"config", false, all.error().message()});
     return report;
   }
@@ -87,7 +92,8 @@ Report RunDoctor(const Inputs& in) {
                             "install one (codex, claude, gemini, grok) or define [providers.NAME]; "
                             "`berth doctor --provider NAME` checks one"});
   }
-  for (const provider::Provider* p : chosen) report.providers.push_back(CheckProvider(in, *p, &report.items));
+  for (const provider::Provider* p : chosen)
+    report.providers.push_back(CheckProvider(in, *p, &report.items));
   return report;
 }
 

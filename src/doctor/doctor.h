@@ -6,11 +6,10 @@
 // `unknown` and says which prerequisite failed.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "config/user_config.h"
 #include "sys/process.h"
@@ -24,8 +23,8 @@ struct Item {
   std::string section;  // "kernel", "git", "environment", "provider codex"
   std::string name;     // "user namespaces", "cli", "endpoint api.openai.com:443"
   ItemStatus status = ItemStatus::kUnknown;
-  std::string detail;   // what was found, or why not
-  std::string fix;      // what to do; empty when ok
+  std::string detail;  // what was found, or why not
+  std::string fix;     // what to do; empty when ok
 };
 
 struct ProviderVerdict {
@@ -49,8 +48,8 @@ struct Inputs {
   config::UserConfig user;
   std::string state_dir;
   std::string cwd;
-  std::string only_provider;                   // --provider; "" for all configured ones
-  std::vector<std::string> policy_providers;   // named by the repository's policy, if any
+  std::string only_provider;                  // --provider; "" for all configured ones
+  std::vector<std::string> policy_providers;  // named by the repository's policy, if any
   // [net.hosts]: names the proxy maps to an address instead of asking DNS; probed the same way.
   std::vector<std::pair<std::string, std::string>> host_map;
   int network_timeout_ms = 3000;

@@ -14,8 +14,8 @@ namespace berth::doctor {
 
 namespace {
 
-Item Make(const std::string& section, const std::string& name, ItemStatus status, std::string detail,
-          std::string fix = {}) {
+Item Make(const std::string& section, const std::string& name, ItemStatus status,
+          std::string detail, std::string fix = {}) {
   return Item{section, name, status, std::move(detail), std::move(fix)};
 }
 
@@ -32,7 +32,8 @@ Item TrySandbox(const Inputs& in, const std::string& tier) {
   Result<std::string> dir = sys::MakeDirs(in.state_dir, 0700)
                                 ? sys::MakeTempDir(in.state_dir, "doctor-")
                                 : Result<std::string>(Error(Cause::kSystem, "no state directory"));
-  if (!dir) return Make("kernel", name, ItemStatus::kUnknown, "not tried: " + dir.error().ToString());
+  if (!dir)
+    return Make("kernel", name, ItemStatus::kUnknown, "not tried: " + dir.error().ToString());
   struct Cleanup {
     std::string path;
     ~Cleanup() { (void)sys::RemoveTree(path); }
@@ -50,18 +51,21 @@ Item TrySandbox(const Inputs& in, const std::string& tier) {
   host.extra_hidden = in.user.hidden_paths;
   host.environ = in.environ;
   Result<sandbox::SandboxSpec> spec = sandbox::BuildSpec(request, host);
-  if (!spec) return Make("kernel", name, ItemStatus::kBlocked, spec.error().ToString(), spec.error().hint());
+  if (!spec)
+    return Make("kernel", name, ItemStatus::kBlocked, spec.error().ToString(), spec.error().hint());
   sandbox::LaunchOptions options;
   Result<sys::UniqueFd> null = sys::OpenReadOnly("/dev/null");
   if (null) options.stdio[0] = null->get();
   const int64_t start = sys::MonotonicMillis();
   Result<sandbox::LaunchResult> run = sandbox::Launch(*spec, "doctor", options);
   const int64_t ms = sys::MonotonicMillis() - start;
-  if (!run) return Make("kernel", name, ItemStatus::kBlocked, run.error().ToString(), run.error().hint());
+  if (!run)
+    return Make("kernel", name, ItemStatus::kBlocked, run.error().ToString(), run.error().hint());
   if (run->status.signaled || run->status.code != 0)
-    return Make("kernel", name, ItemStatus::kBlocked,
-                "a sandboxed /bin/true ended with status " + std::to_string(run->status.ShellCode()),
-                "run `berth sandbox -v -- true` to see the failing step");
+    return Make(
+        "kernel", name, ItemStatus::kBlocked,
+        "a sandboxed /bin/true ended with status " + std::to_string(run->status.ShellCode()),
+        "run `berth sandbox -v -- true` to see the failing step");
   return Make("kernel", name, ItemStatus::kOk,
               "a sandboxed /bin/true ran in " + std::to_string(ms) + " ms (" + run->tier + ")");
 }
@@ -73,7 +77,8 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
   items->push_back(Make(s, "kernel", ItemStatus::kOk, "Linux " + sys::KernelRelease()));
   sys::Capability userns = sys::ProbeUserNamespaces();
   if (userns.available) {
-    items->push_back(Make(s, "user namespaces", ItemStatus::kOk, "an unprivileged user namespace was created"));
+    items->push_back(
+        Make(s, "user namespaces", ItemStatus::kOk, "an unprivileged user namespace was created"));
   } else {
     items->push_back(Make(s, "user namespaces", ItemStatus::kBlocked, userns.reason,
                           "allow unprivileged user namespaces (sysctl "
@@ -83,11 +88,13 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
   }
   const int abi = sys::LandlockAbi();
   if (abi >= 4)
-    items->push_back(Make(s, "landlock", ItemStatus::kOk, "ABI " + std::to_string(abi) + " (filesystem and TCP rules)"));
+    items->push_back(Make(s, "landlock", ItemStatus::kOk,
+                          "ABI " + std::to_string(abi) + " (filesystem and TCP rules)"));
   else if (abi > 0)
     items->push_back(Make(s, "landlock", ItemStatus::kOk,
-                          "ABI " + std::to_string(abi) + " (filesystem rules; no TCP rules, so "
-                          "the landlock tier cannot confine TCP)"));
+                          "ABI " + std::to_string(abi) +
+                              " (filesystem rules; no TCP rules, so "
+                              "the landlock tier cannot confine TCP)"));
   else
     items->push_back(Make(s, "landlock", ItemStatus::kMissing, "Landlock is missing or disabled",
                           "boot a kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in lsm="));
@@ -103,9 +110,11 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
     items->push_back(Make(s, "seccomp", ItemStatus::kOk, "filters and user notification"));
 
   if (!userns.available) {
-    items->push_back(Make(s, "overlayfs", ItemStatus::kUnknown, "not checked: it needs user namespaces"));
+    items->push_back(
+        Make(s, "overlayfs", ItemStatus::kUnknown, "not checked: it needs user namespaces"));
   } else if (workspace::OverlayAvailable(in.state_dir)) {
-    items->push_back(Make(s, "overlayfs", ItemStatus::kOk, "copy-on-write workspaces and provider state"));
+    items->push_back(
+        Make(s, "overlayfs", ItemStatus::kOk, "copy-on-write workspaces and provider state"));
   } else {
     items->push_back(Make(s, "overlayfs", ItemStatus::kMissing,
                           "an overlay mount in a user namespace failed",
@@ -115,7 +124,8 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
   sandbox::Limits limits;
   limits.memory_bytes = 256ull << 20;
   limits.pids = 256;
-  Result<sandbox::ResourceLimits> cg = sandbox::ResourceLimits::Prepare(limits, "doctor-probe", true);
+  Result<sandbox::ResourceLimits> cg =
+      sandbox::ResourceLimits::Prepare(limits, "doctor-probe", true);
   if (!cg) {
     items->push_back(Make(s, "cgroups", ItemStatus::kBlocked, cg.error().ToString()));
   } else {
@@ -148,7 +158,8 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
     items->push_back(std::move(ll));
   }
   if (tier == "namespaces") {
-    items->push_back(Make(s, "tier", ItemStatus::kOk, "namespaces: every promise of docs/sandbox.md holds"));
+    items->push_back(
+        Make(s, "tier", ItemStatus::kOk, "namespaces: every promise of docs/sandbox.md holds"));
   } else if (tier == "landlock") {
     items->push_back(Make(s, "tier", ItemStatus::kBlocked,
                           "only the weaker landlock tier works (no mount, pid or network "
@@ -188,17 +199,18 @@ void CheckEnvironment(const Inputs& in, std::vector<Item>* items) {
   const std::string s = "environment";
   std::string marker = provider::ParentSandboxMarker(in.environ);
   if (!marker.empty()) {
-    items->push_back(Make(s, "parent sandbox", ItemStatus::kBlocked,
-                          "berth runs inside another tool's sandbox with networking disabled (" +
-                              marker + ")",
-                          "providers cannot reach their APIs from here; run berth outside that "
-                          "sandbox, or enable its network"));
+    items->push_back(
+        Make(s, "parent sandbox", ItemStatus::kBlocked,
+             "berth runs inside another tool's sandbox with networking disabled (" + marker + ")",
+             "providers cannot reach their APIs from here; run berth outside that "
+             "sandbox, or enable its network"));
   } else if (!Lookup(in, "CODEX_SANDBOX").empty()) {
     items->push_back(Make(s, "parent sandbox", ItemStatus::kOk,
                           "inside Codex's sandbox (CODEX_SANDBOX=" + Lookup(in, "CODEX_SANDBOX") +
                               ") with networking on"));
   } else {
-    items->push_back(Make(s, "parent sandbox", ItemStatus::kOk, "no marker of another tool's sandbox"));
+    items->push_back(
+        Make(s, "parent sandbox", ItemStatus::kOk, "no marker of another tool's sandbox"));
   }
   std::vector<std::string> hints;
   if (sys::Exists("/.dockerenv")) hints.push_back("/.dockerenv");
@@ -206,7 +218,8 @@ void CheckEnvironment(const Inputs& in, std::vector<Item>* items) {
   if (std::string c = Lookup(in, "container"); !c.empty()) hints.push_back("container=" + c);
   if (Result<std::string> cg = sys::ReadFile("/proc/1/cgroup"); cg) {
     for (const char* word : {"docker", "kubepods", "containerd", "libpod", "lxc"})
-      if (cg->find(word) != std::string::npos) hints.push_back(std::string("/proc/1/cgroup mentions ") + word);
+      if (cg->find(word) != std::string::npos)
+        hints.push_back(std::string("/proc/1/cgroup mentions ") + word);
   }
   if (hints.empty()) {
     items->push_back(Make(s, "container", ItemStatus::kOk, "no container markers"));
@@ -214,8 +227,9 @@ void CheckEnvironment(const Inputs& in, std::vector<Item>* items) {
     std::string found;
     for (const std::string& h : hints) found += (found.empty() ? "" : ", ") + h;
     items->push_back(Make(s, "container", ItemStatus::kOk,
-                          "inside a container (" + found + "); the kernel items above say what "
-                          "it allows"));
+                          "inside a container (" + found +
+                              "); the kernel items above say what "
+                              "it allows"));
   }
 }
 

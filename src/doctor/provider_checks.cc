@@ -21,12 +21,13 @@ void CheckEndpoint(const Inputs& in, const std::string& section, const std::stri
   const std::string name = "endpoint " + endpoint;
   Result<net::HostPattern> pattern = net::ParseHostPattern(endpoint);
   if (!pattern) {
-    items->push_back({section, name, ItemStatus::kBlocked, pattern.error().ToString(), "fix the endpoint"});
+    items->push_back(
+        {section, name, ItemStatus::kBlocked, pattern.error().ToString(), "fix the endpoint"});
     return;
   }
   if (pattern->kind == net::HostPattern::Kind::kSubdomains) {
-    items->push_back({section, name, ItemStatus::kUnknown,
-                      "not probed: a wildcard names no single host", ""});
+    items->push_back(
+        {section, name, ItemStatus::kUnknown, "not probed: a wildcard names no single host", ""});
     return;
   }
   std::vector<sys::IpAddress> addresses;
@@ -37,7 +38,8 @@ void CheckEndpoint(const Inputs& in, const std::string& section, const std::stri
   } else {
     for (const auto& [host, address] : in.host_map) {
       if (host != pattern->host) continue;
-      if (std::optional<sys::IpAddress> ip = sys::IpAddress::Parse(address)) addresses.push_back(*ip);
+      if (std::optional<sys::IpAddress> ip = sys::IpAddress::Parse(address))
+        addresses.push_back(*ip);
       how = "mapped to " + address + " by [net.hosts]";
     }
     if (addresses.empty()) {
@@ -64,7 +66,8 @@ void CheckEndpoint(const Inputs& in, const std::string& section, const std::stri
       sys::ConnectTcp({addresses.front(), pattern->port}, in.network_timeout_ms);
   if (!connected) {
     items->push_back({section, "connect " + endpoint, ItemStatus::kBlocked,
-                      "connecting to " + sys::SocketAddress{addresses.front(), pattern->port}.ToString() +
+                      "connecting to " +
+                          sys::SocketAddress{addresses.front(), pattern->port}.ToString() +
                           " failed: " + connected.error().ToString(),
                       "check firewalls and proxies between this host and " + pattern->host});
     return;
@@ -75,14 +78,17 @@ void CheckEndpoint(const Inputs& in, const std::string& section, const std::stri
 
 }  // namespace
 
-ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p, std::vector<Item>* items) {
+ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p,
+                              std::vector<Item>* items) {
   const std::string section = "provider " + p.name;
   const size_t first = items->size();
   const std::string& home = in.identity.home;
   Result<std::string> cli = provider::FindCli(p, in.environ);
   if (!cli) {
-    items->push_back({section, "cli", ItemStatus::kMissing, cli.error().message(), cli.error().hint()});
-    items->push_back({section, "version", ItemStatus::kUnknown, "not asked: the CLI is missing", ""});
+    items->push_back(
+        {section, "cli", ItemStatus::kMissing, cli.error().message(), cli.error().hint()});
+    items->push_back(
+        {section, "version", ItemStatus::kUnknown, "not asked: the CLI is missing", ""});
   } else {
     items->push_back({section, "cli", ItemStatus::kOk, *cli, ""});
     Result<std::string> version = provider::CliVersion(p, *cli, in.environ, home);
@@ -90,8 +96,9 @@ ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p, std
       items->push_back({section, "version", ItemStatus::kBlocked, version.error().ToString(),
                         version.error().hint()});
     else
-      items->push_back({section, "version", version->empty() ? ItemStatus::kUnknown : ItemStatus::kOk,
-                        version->empty() ? "the provider defines no version command" : *version, ""});
+      items->push_back(
+          {section, "version", version->empty() ? ItemStatus::kUnknown : ItemStatus::kOk,
+           version->empty() ? "the provider defines no version command" : *version, ""});
   }
 
   provider::Credentials creds = provider::FindCredentials(p, in.environ, home);
@@ -101,7 +108,8 @@ ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p, std
     std::string found;
     for (const std::string& v : creds.variables) found += (found.empty() ? "$" : ", $") + v;
     for (const std::string& f : creds.files) found += (found.empty() ? "" : ", ") + f;
-    items->push_back({section, "credentials", ItemStatus::kOk, "present: " + found + " (not checked with the provider)", ""});
+    items->push_back({section, "credentials", ItemStatus::kOk,
+                      "present: " + found + " (not checked with the provider)", ""});
   } else {
     berth::Status required = provider::RequireCredentials(p, creds, home);
     items->push_back({section, "credentials", ItemStatus::kMissing, required.error().message(),
@@ -113,16 +121,20 @@ ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p, std
     const std::string name = "state " + dir_template;
     if (sys::TypeOfFollowing(dir) == sys::FileType::kDirectory) {
       if (sys::WritableDir(dir))
-        items->push_back({section, name, ItemStatus::kOk, dir + " is writable (jobs write to their own copy)", ""});
+        items->push_back({section, name, ItemStatus::kOk,
+                          dir + " is writable (jobs write to their own copy)", ""});
       else
-        items->push_back({section, name, ItemStatus::kBlocked, dir + " is not writable by this user",
-                          "fix its owner or mode"});
+        items->push_back({section, name, ItemStatus::kBlocked,
+                          dir + " is not writable by this user", "fix its owner or mode"});
     } else if (sys::TypeOf(dir) != sys::FileType::kMissing) {
-      items->push_back({section, name, ItemStatus::kBlocked, dir + " exists and is not a directory", "remove or rename it"});
+      items->push_back({section, name, ItemStatus::kBlocked, dir + " exists and is not a directory",
+                        "remove or rename it"});
     } else if (sys::WritableDir(sys::Dirname(dir))) {
-      items->push_back({section, name, ItemStatus::kOk, dir + " does not exist yet; berth creates it for the first job", ""});
+      items->push_back({section, name, ItemStatus::kOk,
+                        dir + " does not exist yet; berth creates it for the first job", ""});
     } else {
-      items->push_back({section, name, ItemStatus::kBlocked, dir + " is missing and its parent is not writable",
+      items->push_back({section, name, ItemStatus::kBlocked,
+                        dir + " is missing and its parent is not writable",
                         "create " + dir + " yourself"});
     }
   }
@@ -131,9 +143,11 @@ ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p, std
   Result<std::vector<std::string>> endpoints =
       provider::Endpoints(p, [&](const std::string& n) { return Lookup(in, n); });
   if (!endpoints) {
-    items->push_back({section, "endpoints", ItemStatus::kBlocked, endpoints.error().ToString(), endpoints.error().hint()});
+    items->push_back({section, "endpoints", ItemStatus::kBlocked, endpoints.error().ToString(),
+                      endpoints.error().hint()});
   } else if (endpoints->empty()) {
-    items->push_back({section, "endpoints", ItemStatus::kOk, "none: the provider needs no network", ""});
+    items->push_back(
+        {section, "endpoints", ItemStatus::kOk, "none: the provider needs no network", ""});
   } else {
     for (const std::string& e : *endpoints) CheckEndpoint(in, section, e, marker, items);
   }

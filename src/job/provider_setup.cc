@@ -1,7 +1,6 @@
 #include "job/provider_setup.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "provider/invocation.h"
@@ -37,8 +36,9 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
     case policy::NetworkMode::kNone:
       if (!net_grants.empty())
         return Error(Cause::kPolicyDenied,
-                     "the grant net:" + net_grants.front() + " needs a network, but the agent's "
-                     "network is \"none\"",
+                     "the grant net:" + net_grants.front() +
+                         " needs a network, but the agent's "
+                         "network is \"none\"",
                      0, "set network = \"allowlist\" for the agent in .berth/policy.toml");
       r->network = "none";
       r->allowlist.clear();
@@ -50,8 +50,8 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
     case policy::NetworkMode::kAllowlist:
       break;
   }
-  r->network = mode == policy::NetworkMode::kAllowlist || !net_grants.empty() ? "allowlist"
-                                                                              : "provider";
+  r->network =
+      mode == policy::NetworkMode::kAllowlist || !net_grants.empty() ? "allowlist" : "provider";
   r->allowlist.clear();
   for (const std::string& e : endpoints) AddUnique(&r->allowlist, e);
   for (const std::string& g : net_grants) AddUnique(&r->allowlist, g);
@@ -104,12 +104,13 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
     r->env_set.emplace(kv.substr(0, eq), kv.substr(eq + 1));
   }
   r->credential_names = p.credentials;
-  for (const std::string& dir : p.state_dirs) r->state_dirs.push_back(provider::ExpandHome(dir, home));
+  for (const std::string& dir : p.state_dirs)
+    r->state_dirs.push_back(provider::ExpandHome(dir, home));
   for (const std::string& file : p.state_files)
     r->state_files.push_back(provider::ExpandHome(file, home));
 
-  std::vector<std::string> endpoints = TRY(provider::Endpoints(
-      p, [&](const std::string& name) { return Lookup(ctx, *r, name); }));
+  std::vector<std::string> endpoints =
+      TRY(provider::Endpoints(p, [&](const std::string& name) { return Lookup(ctx, *r, name); }));
   return ResolveNetwork(choice.network, endpoints, r);
 }
 

@@ -24,8 +24,8 @@ struct ProviderChoice {
 
 // Fills the provider fields of `request` (argv, credential names, env, endpoints, state).
 // `request.write`, `request.grants` and the prompt must already be set.
-Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice,
-                     const std::string& prompt, RunRequest* request);
+Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const std::string& prompt,
+                     RunRequest* request);
 
 // The job's network from the policy's mode and the grants: `provider` reaches the
 // provider's endpoints, `allowlist` those plus every net: grant. A net: grant turns

@@ -32,7 +32,8 @@ std::string LastLine(const std::string& text) {
 std::string NetworkHint(const Provider& provider, const RunFacts& facts) {
   if (facts.parent_network_disabled)
     return "berth itself runs inside another tool's sandbox with networking disabled "
-           "(CODEX_SANDBOX_NETWORK_DISABLED=1), so " + provider.name +
+           "(CODEX_SANDBOX_NETWORK_DISABLED=1), so " +
+           provider.name +
            " cannot reach its API; run berth outside that sandbox or enable its network";
   if (!facts.endpoint_problems.empty()) {
     std::string hint = provider.name + "'s endpoint could not be reached from berth's proxy: " +
@@ -46,37 +47,43 @@ std::string NetworkHint(const Provider& provider, const RunFacts& facts) {
 
 const char* OutcomeKindName(OutcomeKind kind) {
   switch (kind) {
-    case OutcomeKind::kCompleted: return "completed";
-    case OutcomeKind::kChildFailed: return "child-failed";
-    case OutcomeKind::kMalformedOutput: return "malformed-output";
-    case OutcomeKind::kUnavailable: return "unavailable";
-    case OutcomeKind::kUnauthenticated: return "unauthenticated";
+    case OutcomeKind::kCompleted:
+      return "completed";
+    case OutcomeKind::kChildFailed:
+      return "child-failed";
+    case OutcomeKind::kMalformedOutput:
+      return "malformed-output";
+    case OutcomeKind::kUnavailable:
+      return "unavailable";
+    case OutcomeKind::kUnauthenticated:
+      return "unauthenticated";
   }
   return "?";
 }
 
 bool LooksUnauthenticated(const std::string& text) {
-  return ContainsAny(text, {"not logged in", "401", "unauthorized", "unauthenticated",
-                            "invalid api key", "invalid_api_key", "invalid x-api-key",
-                            "authentication_error", "authentication failed", "please run /login",
-                            "api key not valid", "missing api key", "no api key",
-                            "api_key_invalid", "permission_denied: api key"});
+  return ContainsAny(
+      text, {"not logged in", "401", "unauthorized", "unauthenticated", "invalid api key",
+             "invalid_api_key", "invalid x-api-key", "authentication_error",
+             "authentication failed", "please run /login", "api key not valid", "missing api key",
+             "no api key", "api_key_invalid", "permission_denied: api key"});
 }
 
 bool LooksModelUnavailable(const std::string& text) {
   return ContainsAny(text, {"model_not_found", "model not found", "unknown model",
                             "does not exist or you do not have access", "is not supported",
                             "not_found_error: model", "no such model", "invalid model"}) ||
-         (ContainsAny(text, {"model"}) && ContainsAny(text, {"404", "not found", "does not exist"}));
+         (ContainsAny(text, {"model"}) &&
+          ContainsAny(text, {"404", "not found", "does not exist"}));
 }
 
 bool LooksNetworkFailure(const std::string& text) {
-  return ContainsAny(text, {"econnrefused", "enotfound", "eai_again", "getaddrinfo",
-                            "connection refused", "connection error", "network error",
-                            "error sending request", "dns", "fetch failed", "timed out",
-                            "etimedout", "stream disconnected", "could not resolve",
-                            "failed to connect", "unable to connect", "connect error",
-                            "403 forbidden", "x-berth-denied"});
+  return ContainsAny(
+      text,
+      {"econnrefused", "enotfound", "eai_again", "getaddrinfo", "connection refused",
+       "connection error", "network error", "error sending request", "dns", "fetch failed",
+       "timed out", "etimedout", "stream disconnected", "could not resolve", "failed to connect",
+       "unable to connect", "connect error", "403 forbidden", "x-berth-denied"});
 }
 
 Outcome Classify(const Provider& provider, const RunFacts& facts) {
@@ -97,7 +104,8 @@ Outcome Classify(const Provider& provider, const RunFacts& facts) {
     if (LooksUnauthenticated(said)) {
       o.kind = OutcomeKind::kUnauthenticated;
       o.reason = provider.name + " was refused authentication: " + said;
-      o.hint = provider.login_hint.empty() ? "check the provider's credentials" : provider.login_hint;
+      o.hint =
+          provider.login_hint.empty() ? "check the provider's credentials" : provider.login_hint;
       return o;
     }
     if (LooksModelUnavailable(said)) {

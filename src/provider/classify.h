@@ -15,7 +15,13 @@
 
 namespace berth::provider {
 
-enum class OutcomeKind { kCompleted, kChildFailed, kMalformedOutput, kUnavailable, kUnauthenticated };
+enum class OutcomeKind {
+  kCompleted,
+  kChildFailed,
+  kMalformedOutput,
+  kUnavailable,
+  kUnauthenticated
+};
 
 const char* OutcomeKindName(OutcomeKind kind);
 

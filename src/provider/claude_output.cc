@@ -23,8 +23,9 @@ AgentOutput ParseClaude(std::string_view text) {
         out.model = m;
     } else if (type == "result") {
       const nlohmann::json* is_error = AtPath(line, "is_error");
-      const bool failed = (is_error != nullptr && is_error->is_boolean() && is_error->get<bool>()) ||
-                          (StringAt(line, "subtype") != "success");
+      const bool failed =
+          (is_error != nullptr && is_error->is_boolean() && is_error->get<bool>()) ||
+          (StringAt(line, "subtype") != "success");
       std::string result = StringAt(line, "result");
       if (failed) {
         if (out.failure.empty()) {

@@ -17,7 +17,8 @@ AgentOutput ParseCodex(std::string_view text) {
     if (type == "thread.started") {
       out.session_id = StringAt(line, "thread_id");
     } else if (type == "item.completed") {
-      if (StringAt(line, "item.type") == "agent_message") out.final_text = StringAt(line, "item.text");
+      if (StringAt(line, "item.type") == "agent_message")
+        out.final_text = StringAt(line, "item.text");
     } else if (type == "turn.completed") {
       completed = true;
       // Usage is per turn; a resumed thread reports each turn, so they add up.

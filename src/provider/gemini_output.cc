@@ -30,7 +30,8 @@ AgentOutput ParseGemini(std::string_view text) {
         out.has_final = true;
       } else if (out.failure.empty()) {
         out.failure = StringAt(line, "error.message");
-        if (out.failure.empty()) out.failure = "the run ended with status " + StringAt(line, "status");
+        if (out.failure.empty())
+          out.failure = "the run ended with status " + StringAt(line, "status");
       }
       out.usage.input_tokens = IntAt(line, "stats.input_tokens");
       out.usage.cached_input_tokens = IntAt(line, "stats.cached");

@@ -74,12 +74,16 @@ Result<std::string> EndpointOfUrl(const std::string& url) {
   std::string scheme = url.substr(0, scheme_end);
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   int port = 0;
-  if (scheme == "https") port = 443;
-  else if (scheme == "http") port = 80;
-  else return bad("is neither http nor https");
+  if (scheme == "https")
+    port = 443;
+  else if (scheme == "http")
+    port = 80;
+  else
+    return bad("is neither http nor https");
   std::string rest = url.substr(scheme_end + 3);
   std::string authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  if (size_t at = authority.rfind('@'); at != std::string::npos)
+    authority = authority.substr(at + 1);
   std::string host = authority;
   std::string port_text;
   if (!authority.empty() && authority[0] == '[') {
@@ -97,8 +101,7 @@ Result<std::string> EndpointOfUrl(const std::string& url) {
   if (host.empty()) return bad("has no host");
   for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (!port_text.empty()) {
-    if (port_text.size() > 5 ||
-        port_text.find_first_not_of("0123456789") != std::string::npos)
+    if (port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos)
       return bad("has a bad port");
     port = std::stoi(port_text);
     if (port < 1 || port > 65535) return bad("has a bad port");

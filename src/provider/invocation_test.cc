@@ -33,10 +33,16 @@ using V = std::vector<std::string>;
 
 // The exact argv of every built-in per capability; docs/providers.md shows the same lines.
 TEST(Invocation, CodexArgv) {
-  const V base = {"codex", "exec", "--json", "--skip-git-repo-check", "--color", "never",
+  const V base = {"codex",
+                  "exec",
+                  "--json",
+                  "--skip-git-repo-check",
+                  "--color",
+                  "never",
                   "--dangerously-bypass-approvals-and-sandbox"};
   V write = base;
-  write.insert(write.end(), {"--model", "gpt-5-codex", "--config", "model_reasoning_effort=high", "-"});
+  write.insert(write.end(),
+               {"--model", "gpt-5-codex", "--config", "model_reasoning_effort=high", "-"});
   EXPECT_EQ(Argv("codex", true, "gpt-5-codex", "high"), write);
   V read = base;
   read.push_back("-");
@@ -44,8 +50,14 @@ TEST(Invocation, CodexArgv) {
 }
 
 TEST(Invocation, ClaudeArgv) {
-  const V base = {"claude", "-p", "--output-format", "stream-json", "--verbose",
-                  "--dangerously-skip-permissions", "--strict-mcp-config", "--disallowedTools",
+  const V base = {"claude",
+                  "-p",
+                  "--output-format",
+                  "stream-json",
+                  "--verbose",
+                  "--dangerously-skip-permissions",
+                  "--strict-mcp-config",
+                  "--disallowedTools",
                   "Task"};
   V write = base;
   write.insert(write.end(), {"--model", "sonnet"});
@@ -62,7 +74,8 @@ TEST(Invocation, GeminiArgv) {
 }
 
 TEST(Invocation, GrokArgv) {
-  EXPECT_EQ(Argv("grok", true, "grok-4"), (V{"grok", "--model", "grok-4", "--prompt", "fix the bug"}));
+  EXPECT_EQ(Argv("grok", true, "grok-4"),
+            (V{"grok", "--model", "grok-4", "--prompt", "fix the bug"}));
 }
 
 TEST(Invocation, PromptChannels) {
@@ -103,7 +116,8 @@ TEST(Invocation, EndpointsFromBaseUrl) {
   Result<V> bad = Endpoints(Builtin("claude"), lookup);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("ANTHROPIC_BASE_URL"), std::string::npos);
-  for (const char* url : {"ftp://x/", "http://:80/", "http://x:0/", "http://x:99999/", "http://[::1/"})
+  for (const char* url :
+       {"ftp://x/", "http://:80/", "http://x:0/", "http://x:99999/", "http://[::1/"})
     EXPECT_FALSE(EndpointOfUrl(url).has_value()) << url;
   EXPECT_EQ(*EndpointOfUrl("http://x"), "x:80");
 }

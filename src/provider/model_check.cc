@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace berth::provider {
 
@@ -30,7 +29,8 @@ std::vector<std::string> Tokens(const std::string& name) {
 }
 
 bool IsDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 // What may follow a model's name in a snapshot of the same model: dates and build numbers,
@@ -101,7 +101,8 @@ ModelCheck CheckModel(const Provider& provider, const std::string& requested,
   }
   check.evidence = "missing";
   check.ok = false;
-  check.reason = provider.name + " did not report which model it used (asked for " + requested + ")";
+  check.reason =
+      provider.name + " did not report which model it used (asked for " + requested + ")";
   return check;
 }
 

@@ -1,9 +1,8 @@
 // Checking the model an agent ran with against the one the job asked for.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "provider/provider.h"
 

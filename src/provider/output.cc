@@ -54,13 +54,20 @@ AgentOutput ParseJsonLines(std::string_view text, const FieldPaths& fields) {
 
 AgentOutput ParseOutput(const Provider& provider, std::string_view text) {
   switch (provider.output) {
-    case OutputFormat::kCodex: return ParseCodex(text);
-    case OutputFormat::kClaude: return ParseClaude(text);
-    case OutputFormat::kGemini: return ParseGemini(text);
-    case OutputFormat::kGrok: return ParseGrok(text);
-    case OutputFormat::kJsonLines: return ParseJsonLines(text, provider.fields);
-    case OutputFormat::kPlain: return ParsePlain(text);
-    case OutputFormat::kNone: break;
+    case OutputFormat::kCodex:
+      return ParseCodex(text);
+    case OutputFormat::kClaude:
+      return ParseClaude(text);
+    case OutputFormat::kGemini:
+      return ParseGemini(text);
+    case OutputFormat::kGrok:
+      return ParseGrok(text);
+    case OutputFormat::kJsonLines:
+      return ParseJsonLines(text, provider.fields);
+    case OutputFormat::kPlain:
+      return ParsePlain(text);
+    case OutputFormat::kNone:
+      break;
   }
   AgentOutput none;
   return none;

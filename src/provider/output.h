@@ -7,11 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "provider/provider.h"
 
@@ -25,16 +24,16 @@ struct Usage {
 };
 
 struct AgentOutput {
-  bool has_final = false;     // a final result was seen (the turn completed)
+  bool has_final = false;  // a final result was seen (the turn completed)
   std::string final_text;
-  std::string model;          // as the CLI reported it; "" when it did not
+  std::string model;  // as the CLI reported it; "" when it did not
   std::string session_id;
   Usage usage;
   std::optional<double> cost_usd;
-  std::string failure;        // the provider's own failure reason, first one wins
-  bool cancelled = false;     // the CLI reported that it was interrupted
-  size_t lines = 0;           // lines read
-  size_t unparsed = 0;        // non-empty lines that were not JSON (JSON formats only)
+  std::string failure;     // the provider's own failure reason, first one wins
+  bool cancelled = false;  // the CLI reported that it was interrupted
+  size_t lines = 0;        // lines read
+  size_t unparsed = 0;     // non-empty lines that were not JSON (JSON formats only)
 
   nlohmann::json ToJson() const;
 };

@@ -32,10 +32,10 @@ std::string ExpandHome(const std::string& path, const std::string& home) {
 Result<std::string> FindCli(const Provider& provider, const Environ& environ) {
   Result<std::string> found = sys::FindExecutable(provider.executable, Lookup(environ, "PATH"));
   if (found) return found;
-  return Error(Cause::kUnavailable,
-               "the " + provider.name + " CLI (" + provider.executable + ") was not found in PATH",
-               0, InstallHint(provider) + ", then check with `berth doctor --provider " +
-                      provider.name + "`");
+  return Error(
+      Cause::kUnavailable,
+      "the " + provider.name + " CLI (" + provider.executable + ") was not found in PATH", 0,
+      InstallHint(provider) + ", then check with `berth doctor --provider " + provider.name + "`");
 }
 
 Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
@@ -54,8 +54,8 @@ Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
                                           std::to_string(timeout_ms / 1000) + " s");
   if (run.status.signaled || run.status.code != 0)
     return Error(Cause::kUnavailable,
-                 cli + " --version failed (status " + std::to_string(run.status.ShellCode()) +
-                     ")" + (first.empty() ? "" : ": " + first),
+                 cli + " --version failed (status " + std::to_string(run.status.ShellCode()) + ")" +
+                     (first.empty() ? "" : ": " + first),
                  0, "reinstall the " + provider.name + " CLI");
   return first;
 }
@@ -77,7 +77,8 @@ Status RequireCredentials(const Provider& provider, const Credentials& found,
                           const std::string& home) {
   if (found.present()) return {};
   std::string looked;
-  for (const std::string& name : provider.credentials) looked += (looked.empty() ? "$" : ", $") + name;
+  for (const std::string& name : provider.credentials)
+    looked += (looked.empty() ? "$" : ", $") + name;
   for (const std::string& file : provider.auth_files)
     looked += (looked.empty() ? "" : ", ") + ExpandHome(file, home);
   return Error(Cause::kUnauthenticated,

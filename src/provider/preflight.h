@@ -29,7 +29,7 @@ Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
                                int timeout_ms = 15000);
 
 struct Credentials {
-  bool needed = false;               // the provider declares credentials at all
+  bool needed = false;                 // the provider declares credentials at all
   std::vector<std::string> variables;  // credential variables that are set (names)
   std::vector<std::string> files;      // auth files that exist
   bool present() const { return !needed || !variables.empty() || !files.empty(); }

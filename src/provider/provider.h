@@ -34,32 +34,32 @@ struct FieldPaths {
 struct Provider {
   std::string name;
   bool builtin = false;
-  std::string executable;                  // looked up in the job's PATH
-  std::vector<std::string> version_args;   // e.g. {"--version"}; empty: not asked
+  std::string executable;                 // looked up in the job's PATH
+  std::vector<std::string> version_args;  // e.g. {"--version"}; empty: not asked
   // Argument templates after the executable, in the order capability, model, effort,
-  // prompt. Placeholders, each a whole argument or part of one: {model}, {effort}, {prompt} (the text, for PromptChannel::kArgument) and
-  // {prompt_file} (the prompt's path inside the sandbox).
+  // prompt. Placeholders, each a whole argument or part of one: {model}, {effort}, {prompt} (the
+  // text, for PromptChannel::kArgument) and {prompt_file} (the prompt's path inside the sandbox).
   std::vector<std::string> read_args;
   std::vector<std::string> write_args;
-  std::vector<std::string> model_args;     // appended when a model is requested
-  std::vector<std::string> effort_args;    // appended when an effort is requested
-  std::vector<std::string> prompt_args;    // appended last: "-" or {"--prompt", "{prompt}"}
+  std::vector<std::string> model_args;   // appended when a model is requested
+  std::vector<std::string> effort_args;  // appended when an effort is requested
+  std::vector<std::string> prompt_args;  // appended last: "-" or {"--prompt", "{prompt}"}
   PromptChannel prompt = PromptChannel::kStdin;
-  std::vector<std::string> env;            // variable names passed when set (not secrets)
-  std::vector<std::string> credentials;    // credential variable names (values never recorded)
-  std::vector<std::string> set_env;        // NAME=VALUE always set inside the job
+  std::vector<std::string> env;          // variable names passed when set (not secrets)
+  std::vector<std::string> credentials;  // credential variable names (values never recorded)
+  std::vector<std::string> set_env;      // NAME=VALUE always set inside the job
   // Variables whose value is a base URL (OPENAI_BASE_URL, ...): when set, its host and port
   // become one of the provider's endpoints.
   std::vector<std::string> base_url_env;
-  std::vector<std::string> endpoints;      // HOST[:PORT] (443 by default) or *.DOMAIN
-  std::vector<std::string> state_dirs;     // "~/.codex": copy-on-write inside the job
-  std::vector<std::string> state_files;    // "~/.claude.json": a job-private copy
+  std::vector<std::string> endpoints;    // HOST[:PORT] (443 by default) or *.DOMAIN
+  std::vector<std::string> state_dirs;   // "~/.codex": copy-on-write inside the job
+  std::vector<std::string> state_files;  // "~/.claude.json": a job-private copy
   // Authentication preflight: credentials look present when one of `credentials` is set or
   // one of these files exists. Both empty: the provider needs no credentials.
   std::vector<std::string> auth_files;
-  std::string login_hint;                  // what to do when none is present
+  std::string login_hint;  // what to do when none is present
   OutputFormat output = OutputFormat::kPlain;
-  FieldPaths fields;                       // OutputFormat::kJsonLines only
+  FieldPaths fields;  // OutputFormat::kJsonLines only
   // How the reported model is checked: the CLI reports it in its output, or it does not and
   // the evidence is the argv berth pinned it with.
   bool reports_model = false;

@@ -17,9 +17,9 @@ Provider Codex() {
   p.version_args = {"--version"};
   // berth's sandbox is the boundary: Codex's own sandbox and approvals are off in both
   // capabilities (a read job's workspace is read-only in berth's sandbox).
-  const std::vector<std::string> common = {"exec", "--json", "--skip-git-repo-check",
-                                           "--color", "never",
-                                           "--dangerously-bypass-approvals-and-sandbox"};
+  const std::vector<std::string> common = {
+      "exec",    "--json", "--skip-git-repo-check",
+      "--color", "never",  "--dangerously-bypass-approvals-and-sandbox"};
   p.read_args = common;
   p.write_args = common;
   p.prompt_args = {"-"};
@@ -45,11 +45,13 @@ Provider Claude() {
   p.executable = "claude";
   p.version_args = {"--version"};
   const std::vector<std::string> common = {"-p",
-                                           "--output-format", "stream-json",
+                                           "--output-format",
+                                           "stream-json",
                                            "--verbose",
                                            "--dangerously-skip-permissions",
                                            "--strict-mcp-config",
-                                           "--disallowedTools", "Task"};
+                                           "--disallowedTools",
+                                           "Task"};
   p.read_args = common;
   p.write_args = common;
   p.model_args = {"--model", "{model}"};
@@ -159,10 +161,15 @@ Result<Provider> FromConfig(const config::ProviderEntry& e) {
   p.model_args = e.model_args;
   p.effort_args = e.effort_args;
   p.prompt_args = e.prompt_args;
-  if (e.prompt.empty() || e.prompt == "stdin") p.prompt = PromptChannel::kStdin;
-  else if (e.prompt == "file") p.prompt = PromptChannel::kFile;
-  else if (e.prompt == "argument") p.prompt = PromptChannel::kArgument;
-  else return Invalid(e, "'prompt' must be \"stdin\", \"file\" or \"argument\", not \"" + e.prompt + "\"");
+  if (e.prompt.empty() || e.prompt == "stdin")
+    p.prompt = PromptChannel::kStdin;
+  else if (e.prompt == "file")
+    p.prompt = PromptChannel::kFile;
+  else if (e.prompt == "argument")
+    p.prompt = PromptChannel::kArgument;
+  else
+    return Invalid(
+        e, "'prompt' must be \"stdin\", \"file\" or \"argument\", not \"" + e.prompt + "\"");
   for (const std::vector<std::string>* names : {&e.env, &e.credentials, &e.base_url_env})
     for (const std::string& name : *names)
       if (!policy::IsEnvName(name)) return Invalid(e, "'" + name + "' is not a variable name");
@@ -192,11 +199,13 @@ Result<Provider> FromConfig(const config::ProviderEntry& e) {
     if (!e.fields.empty()) return Invalid(e, "'fields' needs output = \"json-lines\"");
   } else if (e.output == "json-lines") {
     p.output = OutputFormat::kJsonLines;
-    const std::map<std::string, std::string*> known = {
-        {"text", &p.fields.text},       {"model", &p.fields.model},
-        {"session", &p.fields.session}, {"input_tokens", &p.fields.input_tokens},
-        {"output_tokens", &p.fields.output_tokens}, {"cost", &p.fields.cost},
-        {"error", &p.fields.error}};
+    const std::map<std::string, std::string*> known = {{"text", &p.fields.text},
+                                                       {"model", &p.fields.model},
+                                                       {"session", &p.fields.session},
+                                                       {"input_tokens", &p.fields.input_tokens},
+                                                       {"output_tokens", &p.fields.output_tokens},
+                                                       {"cost", &p.fields.cost},
+                                                       {"error", &p.fields.error}};
     for (const auto& [key, path] : e.fields) {
       auto it = known.find(key);
       if (it == known.end())
@@ -252,22 +261,32 @@ Result<Provider> Find(const std::string& name, const config::UserConfig& user) {
 
 const char* PromptChannelName(PromptChannel channel) {
   switch (channel) {
-    case PromptChannel::kStdin: return "stdin";
-    case PromptChannel::kFile: return "file";
-    case PromptChannel::kArgument: return "argument";
+    case PromptChannel::kStdin:
+      return "stdin";
+    case PromptChannel::kFile:
+      return "file";
+    case PromptChannel::kArgument:
+      return "argument";
   }
   return "?";
 }
 
 const char* OutputFormatName(OutputFormat format) {
   switch (format) {
-    case OutputFormat::kCodex: return "codex";
-    case OutputFormat::kClaude: return "claude";
-    case OutputFormat::kGemini: return "gemini";
-    case OutputFormat::kGrok: return "grok";
-    case OutputFormat::kJsonLines: return "json-lines";
-    case OutputFormat::kPlain: return "plain";
-    case OutputFormat::kNone: return "none";
+    case OutputFormat::kCodex:
+      return "codex";
+    case OutputFormat::kClaude:
+      return "claude";
+    case OutputFormat::kGemini:
+      return "gemini";
+    case OutputFormat::kGrok:
+      return "grok";
+    case OutputFormat::kJsonLines:
+      return "json-lines";
+    case OutputFormat::kPlain:
+      return "plain";
+    case OutputFormat::kNone:
+      return "none";
   }
   return "?";
 }

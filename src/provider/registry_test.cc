@@ -1,10 +1,10 @@
 #include "provider/registry.h"
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "provider/provider_json.h"
-
-#include <gtest/gtest.h>
 
 namespace berth::provider {
 namespace {
@@ -94,8 +94,8 @@ TEST(Registry, BadDefinitionsNameTheProblem) {
 }
 
 TEST(Registry, ConfigTypeErrorsNameKeyAndLine) {
-  Result<config::UserConfig> c =
-      config::ParseUserConfig("[providers.x]\nexecutable = \"x\"\nendpoints = \"a.com\"\n", "c.toml");
+  Result<config::UserConfig> c = config::ParseUserConfig(
+      "[providers.x]\nexecutable = \"x\"\nendpoints = \"a.com\"\n", "c.toml");
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().message(), "c.toml:3: 'providers.x.endpoints' must be an array of strings");
   c = config::ParseUserConfig("[providers.x]\nexecutable = \"x\"\nendpoint = []\n", "c.toml");
@@ -109,8 +109,6 @@ TEST(Registry, ConfigTypeErrorsNameKeyAndLine) {
 }  // namespace
 }  // namespace berth::provider
 
-
-
 namespace berth::provider {
 namespace {
 
@@ -121,7 +119,8 @@ TEST(ProviderJson, RoundTripsEveryBuiltin) {
     EXPECT_EQ(ToJson(*back), ToJson(p)) << p.name;
   }
   EXPECT_FALSE(FromJson(nlohmann::json::array()).has_value());
-  EXPECT_FALSE(FromJson(nlohmann::json{{"name", "x"}, {"prompt", "pipe"}, {"output", "plain"}}).has_value());
+  EXPECT_FALSE(
+      FromJson(nlohmann::json{{"name", "x"}, {"prompt", "pipe"}, {"output", "plain"}}).has_value());
 }
 
 }  // namespace
