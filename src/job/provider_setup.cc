@@ -84,6 +84,7 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
   inv.effort = choice.effort;
   inv.prompt_text = prompt;
   inv.prompt_path = kPromptPathInJob;
+  inv.getenv = [&](const std::string& name) { return Lookup(ctx, *r, name); };
   if (p.prompt != provider::PromptChannel::kStdin && prompt.empty())
     return Error(Cause::kInvalidArgument, "the " + p.name + " provider needs a prompt", 0,
                  "give one with --prompt or --prompt-file");

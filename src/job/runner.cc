@@ -89,6 +89,7 @@ class JobRun {
   Result<sandbox::SandboxSpec> BuildSpec();
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
   Status AddProviderState(sandbox::SandboxSpec* spec);
+  Status ApplySettings();
   // For a provider agent: reads its output and classifies how it ended. nullopt when it
   // completed and the job goes on to collect its changes.
   std::optional<store::JobRecord> JudgeProvider(const sandbox::LaunchResult& run);
@@ -285,6 +286,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     std::string real = TRY(sys::RealPath(dir));
     spec->state_overlays.push_back({real, base + "/upper", base + "/work", real});
   }
+  TRY(ApplySettings());
   // State files (a CLI's settings file beside its directory) get a job-private copy.
   for (size_t i = 0; i < request_.state_files.size(); ++i) {
     const std::string& file = request_.state_files[i];
@@ -296,6 +298,49 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
                              "provider state"};
     grant.source = copy;
     spec->paths.push_back(grant);
+  }
+  return {};
+}
+
+namespace {
+
+// Objects merge key by key; anything else in `patch` replaces what was there.
+void MergeInto(nlohmann::json& base, const nlohmann::json& patch) {
+  if (!base.is_object() || !patch.is_object()) {
+    base = patch;
+    return;
+  }
+  for (auto it = patch.begin(); it != patch.end(); ++it) MergeInto(base[it.key()], it.value());
+}
+
+}  // namespace
+
+// The provider's settings patches go into the job's copy of its settings file: the upper
+// layer of the state overlay, so the user's file never changes.
+Status JobRun::ApplySettings() {
+  if (!provider_) return {};
+  for (const provider::SettingsPatch& patch : provider_->settings) {
+    if (!patch.when_set.empty() &&
+        std::find(credentials_passed_.begin(), credentials_passed_.end(), patch.when_set) ==
+            credentials_passed_.end())
+      continue;
+    const std::string file = provider::ExpandHome(patch.file, ctx_.identity.home);
+    for (size_t i = 0; i < request_.state_dirs.size(); ++i) {
+      const std::string& dir = request_.state_dirs[i];
+      if (!sys::IsWithin(file, dir) || file == dir) continue;
+      const std::string rel = file.substr(dir.size() + 1);
+      const std::string upper = job_.job_dir + "/state/" + std::to_string(i) + "/upper/" + rel;
+      // The job's copy if an earlier patch made one, else the user's file, else nothing.
+      std::string current = sys::ReadFile(upper).value_or(sys::ReadFile(file).value_or("{}"));
+      nlohmann::json settings = nlohmann::json::parse(current, nullptr, false);
+      if (settings.is_discarded() || !settings.is_object()) settings = nlohmann::json::object();
+      nlohmann::json overrides = nlohmann::json::parse(patch.json, nullptr, false);
+      if (overrides.is_discarded()) return Error(Cause::kInternal, "bad settings patch for " + patch.file);
+      MergeInto(settings, overrides);
+      TRY(sys::MakeDirs(sys::Dirname(upper), 0700));
+      TRY(sys::WriteFileAtomic(upper, settings.dump(2) + "\n", 0600));
+      break;
+    }
   }
   return {};
 }

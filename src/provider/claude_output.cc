@@ -22,10 +22,10 @@ AgentOutput ParseClaude(std::string_view text) {
       if (std::string m = StringAt(line, "message.model"); !m.empty() && m != "<synthetic>")
         out.model = m;
     } else if (type == "result") {
+      // `subtype` says "success" even after an API error: is_error decides.
       const nlohmann::json* is_error = AtPath(line, "is_error");
-      const bool failed =
-          (is_error != nullptr && is_error->is_boolean() && is_error->get<bool>()) ||
-          (StringAt(line, "subtype") != "success");
+      const bool failed = is_error == nullptr || !is_error->is_boolean() || is_error->get<bool>();
+      if (StringAt(line, "terminal_reason") == "aborted_streaming") out.cancelled = true;
       std::string result = StringAt(line, "result");
       if (failed) {
         if (out.failure.empty()) {

@@ -9,16 +9,33 @@
 
 namespace berth::provider {
 
+namespace {
+
+// Codex passes an API error body through as a string; its error.message is the reason.
+std::string Unwrap(const std::string& message) {
+  if (message.empty() || message[0] != '{') return message;
+  nlohmann::json body = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return message;
+  std::string inner = StringAt(body, "error.message");
+  if (inner.empty()) return message;
+  std::string code = StringAt(body, "error.code");
+  if (code.empty()) code = StringAt(body, "error.type");
+  return code.empty() ? inner : inner + " (" + code + ")";
+}
+
+}  // namespace
+
 AgentOutput ParseCodex(std::string_view text) {
   AgentOutput out;
   bool completed = false;
+  std::string turn_failure;
+  std::string last_error;  // also transient ("Reconnecting... 1/5"): only used if no turn ended
   ForEachJsonLine(text, &out, [&](const nlohmann::json& line) {
     const std::string type = StringAt(line, "type");
     if (type == "thread.started") {
       out.session_id = StringAt(line, "thread_id");
     } else if (type == "item.completed") {
-      if (StringAt(line, "item.type") == "agent_message")
-        out.final_text = StringAt(line, "item.text");
+      if (StringAt(line, "item.type") == "agent_message") out.final_text = StringAt(line, "item.text");
     } else if (type == "turn.completed") {
       completed = true;
       // Usage is per turn; a resumed thread reports each turn, so they add up.
@@ -29,12 +46,15 @@ AgentOutput ParseCodex(std::string_view text) {
       add(out.usage.cached_input_tokens, IntAt(line, "usage.cached_input_tokens"));
       add(out.usage.output_tokens, IntAt(line, "usage.output_tokens"));
     } else if (type == "turn.failed") {
-      if (out.failure.empty()) out.failure = StringAt(line, "error.message");
+      if (turn_failure.empty()) turn_failure = StringAt(line, "error.message");
+      if (turn_failure.empty()) turn_failure = "the turn failed";
     } else if (type == "error") {
-      if (out.failure.empty()) out.failure = StringAt(line, "message");
+      last_error = StringAt(line, "message");
     }
   });
-  out.has_final = completed && out.failure.empty();
+  if (!turn_failure.empty()) out.failure = Unwrap(turn_failure);
+  else if (!completed && !last_error.empty()) out.failure = Unwrap(last_error);
+  out.has_final = completed && turn_failure.empty();
   return out;
 }
 

@@ -7,7 +7,8 @@ namespace berth::provider {
 namespace {
 
 // Replaces every {name} in `text`; unknown or empty placeholders are errors.
-Result<std::string> Expand(const std::string& text, const InvocationRequest& r) {
+Result<std::string> Expand(const std::string& text, const InvocationRequest& r,
+                           const std::string& base_url) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -27,10 +28,13 @@ Result<std::string> Expand(const std::string& text, const InvocationRequest& r) 
                                : name == "effort"      ? &r.effort
                                : name == "prompt"      ? &r.prompt_text
                                : name == "prompt_file" ? &r.prompt_path
+                               : name == "base_url"    ? &base_url
                                                        : nullptr;
     if (value == nullptr) {
-      // Not a placeholder (e.g. a JSON argument): keep it as written.
-      out += text.substr(open, close - open + 1);
+      // Not a placeholder (a JSON or TOML argument): keep the brace, look on after it.
+      out += '{';
+      i = open + 1;
+      continue;
     } else if (value->empty()) {
       return Error(Cause::kInvalidArgument,
                    "the argument '" + text + "' needs {" + name + "}, which this job does not have",
@@ -44,8 +48,8 @@ Result<std::string> Expand(const std::string& text, const InvocationRequest& r) 
 }
 
 Status Append(const std::vector<std::string>& templates, const InvocationRequest& r,
-              std::vector<std::string>* argv) {
-  for (const std::string& t : templates) argv->push_back(TRY(Expand(t, r)));
+              const std::string& base_url, std::vector<std::string>* argv) {
+  for (const std::string& t : templates) argv->push_back(TRY(Expand(t, r, base_url)));
   return {};
 }
 
@@ -54,12 +58,25 @@ Status Append(const std::vector<std::string>& templates, const InvocationRequest
 Result<Invocation> BuildInvocation(const Provider& provider, const InvocationRequest& request) {
   if (provider.executable.empty())
     return Error(Cause::kInvalidArgument, "provider '" + provider.name + "' has no executable");
+  auto lookup = [&](const std::string& name) -> std::string {
+    if (!request.getenv) return {};
+    return request.getenv(name).value_or("");
+  };
+  std::string base_url = provider.default_base_url;
+  for (const std::string& name : provider.base_url_env) {
+    if (std::string value = lookup(name); !value.empty()) {
+      base_url = value;
+      break;
+    }
+  }
   Invocation inv;
   inv.argv.push_back(provider.executable);
-  TRY(Append(request.write ? provider.write_args : provider.read_args, request, &inv.argv));
-  if (!request.model.empty()) TRY(Append(provider.model_args, request, &inv.argv));
-  if (!request.effort.empty()) TRY(Append(provider.effort_args, request, &inv.argv));
-  TRY(Append(provider.prompt_args, request, &inv.argv));
+  TRY(Append(request.write ? provider.write_args : provider.read_args, request, base_url, &inv.argv));
+  if (!request.model.empty()) TRY(Append(provider.model_args, request, base_url, &inv.argv));
+  if (!request.effort.empty()) TRY(Append(provider.effort_args, request, base_url, &inv.argv));
+  for (const ArgsWhenSet& extra : provider.args_when_set)
+    if (!lookup(extra.variable).empty()) TRY(Append(extra.args, request, base_url, &inv.argv));
+  TRY(Append(provider.prompt_args, request, base_url, &inv.argv));
   inv.prompt_on_stdin = provider.prompt == PromptChannel::kStdin;
   return inv;
 }

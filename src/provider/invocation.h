@@ -11,12 +11,15 @@
 
 namespace berth::provider {
 
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
 struct InvocationRequest {
   bool write = false;
   std::string model;        // "" : the CLI's default
   std::string effort;       // "" : the CLI's default
   std::string prompt_text;  // for PromptChannel::kArgument
   std::string prompt_path;  // the prompt's path inside the sandbox, for {prompt_file}
+  EnvLookup getenv;         // the job's environment, for args_when_set; may be empty
 };
 
 struct Invocation {
@@ -25,11 +28,9 @@ struct Invocation {
 };
 
 // The argv for `request`: executable, capability args, model args (when a model is asked
-// for), effort args (when an effort is), prompt args. A placeholder whose value is missing
+// for), effort args (when an effort is), args_when_set whose variable is set, prompt args. A placeholder whose value is missing
 // is an error naming it (e.g. a template using {model} with no model requested).
 Result<Invocation> BuildInvocation(const Provider& provider, const InvocationRequest& request);
-
-using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // The hosts the provider may reach, as HOST:PORT or *.DOMAIN:PORT: its built-in endpoints,
 // or, when one of its base-URL variables is set, that URL's host and port instead (the CLI

@@ -33,49 +33,66 @@ using V = std::vector<std::string>;
 
 // The exact argv of every built-in per capability; docs/providers.md shows the same lines.
 TEST(Invocation, CodexArgv) {
-  const V base = {"codex",
-                  "exec",
-                  "--json",
-                  "--skip-git-repo-check",
-                  "--color",
-                  "never",
-                  "--dangerously-bypass-approvals-and-sandbox"};
+  const V base = {"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color",
+                  "never", "--dangerously-bypass-approvals-and-sandbox",
+                  "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
+                  "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
+                  "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
+                  "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot"};
   V write = base;
-  write.insert(write.end(),
-               {"--model", "gpt-5-codex", "--config", "model_reasoning_effort=high", "-"});
-  EXPECT_EQ(Argv("codex", true, "gpt-5-codex", "high"), write);
+  write.insert(write.end(), {"-m", "gpt-5.5", "-c", "model_reasoning_effort=\"high\"", "-"});
+  EXPECT_EQ(Argv("codex", true, "gpt-5.5", "high"), write);
   V read = base;
   read.push_back("-");
   EXPECT_EQ(Argv("codex", false), read);
 }
 
+TEST(Invocation, CodexUsesOpenAiKeyThroughItsOwnProviderEntry) {
+  std::map<std::string, std::string> env = {{"OPENAI_API_KEY", "k"}};
+  InvocationRequest r;
+  r.write = true;
+  r.getenv = [&](const std::string& n) -> std::optional<std::string> {
+    auto it = env.find(n);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  auto tail = [&] {
+    V argv = BuildInvocation(Builtin("codex"), r)->argv;
+    return V(argv.end() - 5, argv.end());
+  };
+  EXPECT_EQ(tail(), (V{"-c", "model_provider=\"berth\"", "-c",
+                       "model_providers.berth={name=\"berth\",base_url=\"https://api.openai.com/v1\","
+                       "env_key=\"OPENAI_API_KEY\",wire_api=\"responses\"}",
+                       "-"}));
+  env["OPENAI_BASE_URL"] = "http://model.test:8080/v1";
+  EXPECT_NE(tail()[3].find("base_url=\"http://model.test:8080/v1\""), std::string::npos);
+  env.clear();
+  EXPECT_EQ(BuildInvocation(Builtin("codex"), r)->argv.back(), "-");
+  EXPECT_EQ(BuildInvocation(Builtin("codex"), r)->argv.size(), 29u);
+}
+
 TEST(Invocation, ClaudeArgv) {
-  const V base = {"claude",
-                  "-p",
-                  "--output-format",
-                  "stream-json",
-                  "--verbose",
-                  "--dangerously-skip-permissions",
-                  "--strict-mcp-config",
-                  "--disallowedTools",
-                  "Task"};
-  V write = base;
-  write.insert(write.end(), {"--model", "sonnet"});
+  V write = {"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+             "bypassPermissions", "--tools", "Bash,Edit,Read,Write,Glob,Grep",
+             "--strict-mcp-config", "--no-session-persistence", "--model", "sonnet"};
   EXPECT_EQ(Argv("claude", true, "sonnet"), write);
-  EXPECT_EQ(Argv("claude", false), base);
+  V read = {"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+            "dontAsk", "--tools", "Bash,Read,Glob,Grep", "--allowedTools", "Bash,Read,Glob,Grep",
+            "--strict-mcp-config", "--no-session-persistence"};
+  EXPECT_EQ(Argv("claude", false), read);
 }
 
 TEST(Invocation, GeminiArgv) {
-  const V base = {"gemini", "--output-format", "stream-json", "--yolo"};
-  V write = base;
-  write.insert(write.end(), {"--model", "gemini-2.5-pro"});
-  EXPECT_EQ(Argv("gemini", true, "gemini-2.5-pro"), write);
-  EXPECT_EQ(Argv("gemini", false), base);
+  EXPECT_EQ(Argv("gemini", true, "gemini-2.5-pro"),
+            (V{"gemini", "--skip-trust", "--approval-mode", "yolo", "-e", "none", "-o",
+               "stream-json", "-m", "gemini-2.5-pro"}));
+  EXPECT_EQ(Argv("gemini", false), (V{"gemini", "--skip-trust", "--approval-mode", "default",
+                                      "-e", "none", "-o", "stream-json"}));
 }
 
 TEST(Invocation, GrokArgv) {
   EXPECT_EQ(Argv("grok", true, "grok-4"),
-            (V{"grok", "--model", "grok-4", "--prompt", "fix the bug"}));
+            (V{"grok", "--max-tool-rounds", "50", "-m", "grok-4", "-p", "fix the bug"}));
 }
 
 TEST(Invocation, PromptChannels) {

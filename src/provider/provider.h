@@ -31,6 +31,22 @@ struct FieldPaths {
   std::string error;
 };
 
+// Settings berth merges into the job's copy of a CLI's JSON settings file (never the user's):
+// the CLI's telemetry, update checks and nested agents off, and what a base URL needs.
+struct SettingsPatch {
+  std::string file;       // "~/.gemini/settings.json"; must lie in one of the state_dirs
+  std::string json;       // an object, merged key by key over the user's settings
+  std::string when_set;   // applied only when this credential variable is passed; "" always
+};
+
+// Arguments added when a variable is set in the job's environment, e.g. Codex's custom model
+// provider when OPENAI_API_KEY is set. {base_url} in them is the value of the first
+// base_url_env variable that is set, else the provider's default_base_url.
+struct ArgsWhenSet {
+  std::string variable;
+  std::vector<std::string> args;
+};
+
 struct Provider {
   std::string name;
   bool builtin = false;
@@ -43,7 +59,9 @@ struct Provider {
   std::vector<std::string> write_args;
   std::vector<std::string> model_args;   // appended when a model is requested
   std::vector<std::string> effort_args;  // appended when an effort is requested
-  std::vector<std::string> prompt_args;  // appended last: "-" or {"--prompt", "{prompt}"}
+  std::vector<std::string> prompt_args;  // appended last: "-" or {"-p", "{prompt}"}
+  std::vector<ArgsWhenSet> args_when_set;  // built-ins only; before the prompt args
+  std::string default_base_url;            // for {base_url}
   PromptChannel prompt = PromptChannel::kStdin;
   std::vector<std::string> env;          // variable names passed when set (not secrets)
   std::vector<std::string> credentials;  // credential variable names (values never recorded)
@@ -54,6 +72,7 @@ struct Provider {
   std::vector<std::string> endpoints;    // HOST[:PORT] (443 by default) or *.DOMAIN
   std::vector<std::string> state_dirs;   // "~/.codex": copy-on-write inside the job
   std::vector<std::string> state_files;  // "~/.claude.json": a job-private copy
+  std::vector<SettingsPatch> settings;     // built-ins only
   // Authentication preflight: credentials look present when one of `credentials` is set or
   // one of these files exists. Both empty: the provider needs no credentials.
   std::vector<std::string> auth_files;

@@ -12,6 +12,19 @@ const OutputFormat kFormats[] = {
 const PromptChannel kChannels[] = {PromptChannel::kStdin, PromptChannel::kFile,
                                    PromptChannel::kArgument};
 
+nlohmann::json SettingsToJson(const std::vector<SettingsPatch>& patches) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SettingsPatch& s : patches)
+    out.push_back({{"file", s.file}, {"json", s.json}, {"when_set", s.when_set}});
+  return out;
+}
+
+nlohmann::json ArgsWhenSetToJson(const std::vector<ArgsWhenSet>& list) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ArgsWhenSet& a : list) out.push_back({{"variable", a.variable}, {"args", a.args}});
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const Provider& p) {
@@ -45,6 +58,9 @@ nlohmann::json ToJson(const Provider& p) {
         {"cost", p.fields.cost},
         {"error", p.fields.error}}},
       {"reports_model", p.reports_model},
+      {"settings", SettingsToJson(p.settings)},
+      {"args_when_set", ArgsWhenSetToJson(p.args_when_set)},
+      {"default_base_url", p.default_base_url},
   };
 }
 
@@ -107,6 +123,22 @@ Result<Provider> FromJson(const nlohmann::json& j) {
       if (v != f.end() && v->is_string()) *field = v->get<std::string>();
     }
   }
+  if (auto it = j.find("settings"); it != j.end() && it->is_array()) {
+    for (const nlohmann::json& s : *it) {
+      if (!s.is_object()) return bad("settings");
+      p.settings.push_back({s.value("file", ""), s.value("json", ""), s.value("when_set", "")});
+    }
+  }
+  if (auto it = j.find("args_when_set"); it != j.end() && it->is_array()) {
+    for (const nlohmann::json& a : *it) {
+      if (!a.is_object() || !a.contains("args") || !a["args"].is_array()) return bad("args_when_set");
+      ArgsWhenSet entry{a.value("variable", ""), {}};
+      for (const nlohmann::json& arg : a["args"])
+        if (arg.is_string()) entry.args.push_back(arg.get<std::string>());
+      p.args_when_set.push_back(std::move(entry));
+    }
+  }
+  str("default_base_url", &p.default_base_url);
   if (p.name.empty()) return bad("no name");
   return p;
 }

@@ -16,23 +16,36 @@ Provider Codex() {
   p.executable = "codex";
   p.version_args = {"--version"};
   // berth's sandbox is the boundary: Codex's own sandbox and approvals are off in both
-  // capabilities (a read job's workspace is read-only in berth's sandbox).
+  // capabilities (a read job's workspace is read-only in berth's sandbox). Its update check,
+  // analytics, web search, plugins, apps, nested agents, hooks and memories are off.
   const std::vector<std::string> common = {
-      "exec",    "--json", "--skip-git-repo-check",
-      "--color", "never",  "--dangerously-bypass-approvals-and-sandbox"};
+      "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
+      "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
+      "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
+      "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot"};
   p.read_args = common;
   p.write_args = common;
+  p.model_args = {"-m", "{model}"};
+  p.effort_args = {"-c", "model_reasoning_effort=\"{effort}\""};
+  // Codex's built-in provider reads CODEX_API_KEY or its stored login. With OPENAI_API_KEY,
+  // berth declares a provider that uses it, at OPENAI_BASE_URL when that is set.
+  p.args_when_set = {
+      {"OPENAI_API_KEY",
+       {"-c", "model_provider=\"berth\"", "-c",
+        "model_providers.berth={name=\"berth\",base_url=\"{base_url}\",env_key=\"OPENAI_API_KEY\","
+        "wire_api=\"responses\"}"}}};
+  p.default_base_url = "https://api.openai.com/v1";
   p.prompt_args = {"-"};
-  p.model_args = {"--model", "{model}"};
-  p.effort_args = {"--config", "model_reasoning_effort={effort}"};
   p.prompt = PromptChannel::kStdin;
-  p.env = {"OPENAI_BASE_URL", "CODEX_HOME"};
-  p.credentials = {"OPENAI_API_KEY", "CODEX_API_KEY"};
+  p.env = {"OPENAI_BASE_URL"};
+  p.credentials = {"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"};
   p.base_url_env = {"OPENAI_BASE_URL"};
   p.endpoints = {"api.openai.com", "chatgpt.com", "auth.openai.com"};
   p.state_dirs = {"~/.codex"};
   p.auth_files = {"~/.codex/auth.json"};
-  p.login_hint = "set OPENAI_API_KEY, or run `codex login` outside berth";
+  p.login_hint = "set OPENAI_API_KEY (or CODEX_API_KEY), or run `codex login` outside berth";
   p.output = OutputFormat::kCodex;
   p.reports_model = false;
   return p;
@@ -44,22 +57,25 @@ Provider Claude() {
   p.builtin = true;
   p.executable = "claude";
   p.version_args = {"--version"};
-  const std::vector<std::string> common = {"-p",
-                                           "--output-format",
-                                           "stream-json",
-                                           "--verbose",
-                                           "--dangerously-skip-permissions",
-                                           "--strict-mcp-config",
-                                           "--disallowedTools",
-                                           "Task"};
-  p.read_args = common;
-  p.write_args = common;
+  // --tools leaves out the nested-agent, scheduling and web tools; no MCP servers, no
+  // session files. Read jobs get no editing tools and no permission prompts.
+  p.write_args = {"-p", "--output-format", "stream-json", "--verbose",
+                  "--permission-mode", "bypassPermissions",
+                  "--tools", "Bash,Edit,Read,Write,Glob,Grep",
+                  "--strict-mcp-config", "--no-session-persistence"};
+  p.read_args = {"-p", "--output-format", "stream-json", "--verbose",
+                 "--permission-mode", "dontAsk",
+                 "--tools", "Bash,Read,Glob,Grep", "--allowedTools", "Bash,Read,Glob,Grep",
+                 "--strict-mcp-config", "--no-session-persistence"};
   p.model_args = {"--model", "{model}"};
   p.prompt = PromptChannel::kStdin;
-  p.env = {"ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR"};
+  p.env = {"ANTHROPIC_BASE_URL"};
   p.credentials = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"};
-  p.set_env = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
-               "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1"};
+  // IS_SANDBOX: Claude Code refuses to skip permissions as uid 0 unless it is told it runs
+  // in a sandbox, which it does.
+  p.set_env = {"IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+               "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+               "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"};
   p.base_url_env = {"ANTHROPIC_BASE_URL"};
   p.endpoints = {"api.anthropic.com"};
   p.state_dirs = {"~/.claude"};
@@ -77,20 +93,33 @@ Provider Gemini() {
   p.builtin = true;
   p.executable = "gemini";
   p.version_args = {"--version"};
-  const std::vector<std::string> common = {"--output-format", "stream-json", "--yolo"};
-  p.read_args = common;
-  p.write_args = common;
-  p.model_args = {"--model", "{model}"};
+  // Headless `default` approval offers no write or shell tool at all; `yolo` approves all.
+  // --skip-trust: the workspace is berth's; -e none: no extensions.
+  p.read_args = {"--skip-trust", "--approval-mode", "default", "-e", "none", "-o", "stream-json"};
+  p.write_args = {"--skip-trust", "--approval-mode", "yolo", "-e", "none", "-o", "stream-json"};
+  p.model_args = {"-m", "{model}"};
   p.prompt = PromptChannel::kStdin;
   p.env = {"GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
-           "GOOGLE_GENAI_USE_VERTEXAI"};
+           "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"};
   p.credentials = {"GEMINI_API_KEY", "GOOGLE_API_KEY"};
+  // Without the relaunch the CLI is one process that ends on SIGTERM.
+  p.set_env = {"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_COLOR=1"};
   p.base_url_env = {"GOOGLE_GEMINI_BASE_URL"};
   p.endpoints = {"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com",
                  "oauth2.googleapis.com"};
   p.state_dirs = {"~/.gemini"};
   p.auth_files = {"~/.gemini/oauth_creds.json"};
   p.login_hint = "set GEMINI_API_KEY, or run `gemini` once outside berth to log in";
+  p.settings = {
+      {"~/.gemini/settings.json",
+       R"({"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},)"
+       R"("general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},)"
+       R"("experimental":{"enableAgents":false},"tools":{"exclude":["invoke_agent"]}})",
+       ""},
+      // With a base URL the CLI otherwise picks an auth type it then refuses.
+      {"~/.gemini/settings.json", R"({"security":{"auth":{"selectedType":"gemini-api-key"}}})",
+       "GEMINI_API_KEY"},
+  };
   p.output = OutputFormat::kGemini;
   p.reports_model = true;
   return p;
@@ -102,11 +131,16 @@ Provider Grok() {
   p.builtin = true;
   p.executable = "grok";
   p.version_args = {"--version"};
-  p.prompt_args = {"--prompt", "{prompt}"};
-  p.model_args = {"--model", "{model}"};
+  // Headless Grok approves every tool and has no read mode: a read job's workspace is
+  // read-only in berth's sandbox, which is what enforces it.
+  p.read_args = {"--max-tool-rounds", "50"};
+  p.write_args = {"--max-tool-rounds", "50"};
+  p.model_args = {"-m", "{model}"};
+  p.prompt_args = {"-p", "{prompt}"};
   p.prompt = PromptChannel::kArgument;
-  p.env = {"GROK_BASE_URL", "GROK_MODEL"};
-  p.credentials = {"GROK_API_KEY", "XAI_API_KEY"};
+  p.env = {"GROK_BASE_URL"};
+  p.credentials = {"GROK_API_KEY"};
+  p.set_env = {"NO_COLOR=1"};
   p.base_url_env = {"GROK_BASE_URL"};
   p.endpoints = {"api.x.ai"};
   p.state_dirs = {"~/.grok"};
