@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "base/result.h"
+#include "net/host_map.h"
 
 namespace berth::config {
 
 struct UserConfig {
   std::vector<std::string> hidden_paths;  // [sandbox] hide = ["~/.private", ...]
+  // [net.hosts] "model.test" = "127.0.0.1" (or [net] hosts = { ... }): names the egress proxy
+  // resolves to a fixed address instead of asking DNS.
+  net::HostMap net_hosts;
 };
 
 std::string UserConfigPath(const std::string& home);

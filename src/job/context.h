@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/host_map.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -16,6 +17,7 @@ struct JobContext {
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
   std::vector<std::string> extra_hidden;  // from the user's config
+  net::HostMap net_hosts;                 // from the user's config: [net.hosts]
   std::string self_exe;                   // for the detached supervisor
 };
 

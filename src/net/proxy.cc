@@ -356,6 +356,7 @@ class EgressProxy::Connection {
 Result<std::unique_ptr<EgressProxy>> EgressProxy::Start(sys::UniqueFd listener, ProxyConfig config) {
   if (!listener.valid()) return Error(Cause::kInvalidArgument, "the proxy needs a listening socket");
   if (config.max_connections < 1) return Error(Cause::kInvalidArgument, "max_connections must be at least 1");
+  TRY(sys::SetNonBlocking(listener.get()));
   sys::UniqueFd stop = TRY(sys::MakeEventFd());
   sys::UniqueFd slot_freed = TRY(sys::MakeEventFd());
   std::unique_ptr<EgressProxy> proxy(

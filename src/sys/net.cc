@@ -234,6 +234,13 @@ Result<SocketAddress> LocalAddress(int fd) {
   return *address;
 }
 
+Status SetNonBlocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    return Error::FromErrno("fcntl O_NONBLOCK", errno);
+  return {};
+}
+
 Result<UniqueFd> Accept(int listen_fd) {
   int fd = RetryEintr([&] { return ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC); });
   if (fd >= 0) {

@@ -68,6 +68,8 @@ Result<std::vector<IpAddress>> ResolveHost(const std::string& host, int timeout_
 Result<UniqueFd> ListenTcp(const SocketAddress& address, int backlog = 128);
 // The address a socket is bound to (the real port after binding port 0).
 Result<SocketAddress> LocalAddress(int fd);
+// Makes `fd` non-blocking (e.g. a socket received from another process).
+Status SetNonBlocking(int fd);
 // Accepts one pending connection (non-blocking, close-on-exec); an invalid UniqueFd when
 // none is pending. Transient per-connection failures (ECONNABORTED) also yield none.
 Result<UniqueFd> Accept(int listen_fd);
