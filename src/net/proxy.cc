@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <utility>
+
+#include "base/check.h"
 
 #include "net/address_class.h"
 #include "net/request_head.h"
@@ -24,12 +27,16 @@ struct Reply {
   std::string message;
 };
 
-// One direction of a relay: bytes read from `from` wait in `buffer` until written to `to`.
+// One direction of a relay: bytes read from `from` wait in `data[begin, end)` until written
+// to `to`. The buffer is allocated once, without zero-filling, and reused.
 struct Flow {
+  static constexpr size_t kCapacity = 4 * kChunk;
+
   int from;
   int to;
-  std::string buffer{};
-  size_t sent = 0;
+  std::unique_ptr<char[]> data = std::make_unique_for_overwrite<char[]>(kCapacity);
+  size_t begin = 0;
+  size_t end = 0;
   bool eof = false;     // `from` has no more bytes
   bool closed = false;  // `to` was shut down for writing
   uint64_t bytes = 0;   // written to `to`
@@ -37,8 +44,19 @@ struct Flow {
   bool awaiting_head = false;
   std::string head{};
 
-  size_t pending() const { return buffer.size() - sent; }
-  bool WantsRead() const { return !eof && pending() < kChunk; }
+  size_t pending() const { return end - begin; }
+  bool WantsRead() const { return !eof && end < kCapacity; }
+  // Queues `bytes` (at most kCapacity in all; callers queue one head plus its leftover).
+  void Queue(std::string_view text) {
+    if (begin > 0) {
+      std::memmove(data.get(), data.get() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+    }
+    CHECK(end + text.size() <= kCapacity);
+    std::memcpy(data.get() + end, text.data(), text.size());
+    end += text.size();
+  }
 };
 
 enum class RelayEnd { kDone, kStopped, kBroken, kBadResponse };
@@ -252,7 +270,7 @@ class EgressProxy::Connection {
   // Moves bytes both ways until both directions have ended.
   void Relay(std::string to_upstream, bool rewrite_response) {
     Flow up{client_.get(), upstream_.get()};
-    up.buffer = std::move(to_upstream);
+    up.Queue(to_upstream);
     Flow down{upstream_.get(), client_.get()};
     down.awaiting_head = rewrite_response;
     RelayEnd end = Pump(up, down);
@@ -301,29 +319,29 @@ class EgressProxy::Connection {
   }
 
   static bool Read(Flow& flow) {
-    std::string& target = flow.awaiting_head ? flow.head : flow.buffer;
-    size_t old = target.size();
-    target.resize(old + kChunk);
-    Result<size_t> n = sys::ReadSome(flow.from, target.data() + old, kChunk);
-    if (!n) {
-      target.resize(old);
-      return false;
+    if (flow.awaiting_head) {
+      size_t old = flow.head.size();
+      flow.head.resize(old + kChunk);
+      Result<size_t> n = sys::ReadSome(flow.from, flow.head.data() + old, kChunk);
+      size_t got = n && *n != sys::kWouldBlock ? *n : 0;
+      flow.head.resize(old + got);
+      if (n && *n == 0) flow.eof = true;
+      return n.has_value();
     }
+    Result<size_t> n = sys::ReadSome(flow.from, flow.data.get() + flow.end, Flow::kCapacity - flow.end);
+    if (!n) return false;
     if (*n == 0) flow.eof = true;
-    target.resize(old + (*n == sys::kWouldBlock ? 0 : *n));
+    if (*n != sys::kWouldBlock) flow.end += *n;
     return true;
   }
 
   static bool Write(Flow& flow) {
-    Result<size_t> n = sys::WriteSome(flow.to, flow.buffer.data() + flow.sent, flow.pending());
+    Result<size_t> n = sys::WriteSome(flow.to, flow.data.get() + flow.begin, flow.pending());
     if (!n) return false;
     if (*n == sys::kWouldBlock) return true;
-    flow.sent += *n;
+    flow.begin += *n;
     flow.bytes += *n;
-    if (flow.sent == flow.buffer.size()) {
-      flow.buffer.clear();
-      flow.sent = 0;
-    }
+    if (flow.begin == flow.end) flow.begin = flow.end = 0;
     return true;
   }
 
@@ -338,8 +356,7 @@ class EgressProxy::Connection {
     }
     Result<std::string> rewritten = RewriteResponseHead(std::string_view(flow.head).substr(0, length));
     if (!rewritten) return false;
-    flow.buffer = *rewritten + flow.head.substr(length);
-    flow.sent = 0;
+    flow.Queue(*rewritten + flow.head.substr(length));
     flow.head.clear();
     flow.awaiting_head = false;
     return true;
