@@ -87,7 +87,8 @@ std::string ReadHead(int fd, int stop_fd) {
 class Origin {
  public:
   explicit Origin(size_t bulk_bytes) : bulk_bytes_(bulk_bytes) {
-    listener_ = Must(sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0}, 512), "origin listen");
+    listener_ =
+        Must(sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0}, 512), "origin listen");
     port_ = Must(sys::LocalAddress(listener_.get()), "origin address").port;
     stop_ = Must(sys::MakeEventFd(), "eventfd");
     thread_ = std::thread([this] { Serve(); });
@@ -108,14 +109,15 @@ class Origin {
       if (head.rfind("BULK", 0) == 0) {
         for (size_t sent = 0; sent < bulk_bytes_;) {
           size_t n = std::min(chunk.size(), bulk_bytes_ - sent);
-          if (!sys::WriteAllWithin(client->get(), std::string_view(chunk.data(), n), kWaitMs, stop_.get()))
+          if (!sys::WriteAllWithin(client->get(), std::string_view(chunk.data(), n), kWaitMs,
+                                   stop_.get()))
             break;
           sent += n;
         }
       } else {
-        (void)sys::WriteAllWithin(client->get(),
-                                  "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-                                  kWaitMs, stop_.get());
+        (void)sys::WriteAllWithin(
+            client->get(), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+            kWaitMs, stop_.get());
       }
       (void)sys::Shutdown(client->get(), sys::ShutdownHow::kWrite);
       std::vector<char> sink(4096);
@@ -135,11 +137,13 @@ sys::UniqueFd Connect(uint16_t port) {
 }
 
 // One bulk transfer; returns MiB/s.
-double Bulk(uint16_t connect_port, const std::string& tunnel_to, size_t bytes, std::vector<char>& buffer) {
+double Bulk(uint16_t connect_port, const std::string& tunnel_to, size_t bytes,
+            std::vector<char>& buffer) {
   const double start = NowSeconds();
   sys::UniqueFd fd = Connect(connect_port);
   if (!tunnel_to.empty()) {
-    Must(sys::WriteAllWithin(fd.get(), "CONNECT " + tunnel_to + " HTTP/1.1\r\n\r\n", kWaitMs), "CONNECT");
+    Must(sys::WriteAllWithin(fd.get(), "CONNECT " + tunnel_to + " HTTP/1.1\r\n\r\n", kWaitMs),
+         "CONNECT");
     std::string head = ReadHead(fd.get(), -1);
     if (head != "HTTP/1.1 200 Connection established\r\n\r\n") Die("CONNECT refused: " + head);
   }
@@ -202,7 +206,8 @@ int main(int argc, char** argv) {
   net::ProxyConfig config;
   config.allow.push_back(Must(net::ParseHostPattern("origin.test:" + port), "pattern"));
   Must(config.hosts.Add("origin.test", "127.0.0.1"), "host map");
-  sys::UniqueFd listener = Must(sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0}, 512), "proxy listen");
+  sys::UniqueFd listener =
+      Must(sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0}, 512), "proxy listen");
   const uint16_t proxy_port = Must(sys::LocalAddress(listener.get()), "proxy address").port;
   std::unique_ptr<net::EgressProxy> proxy =
       Must(net::EgressProxy::Start(std::move(listener), std::move(config)), "proxy");
@@ -232,8 +237,9 @@ int main(int argc, char** argv) {
 
   // (b) latency, interleaved one by one.
   const std::string direct_request = "GET / HTTP/1.1\r\nHost: origin.test:" + port + "\r\n\r\n";
-  const std::string proxy_request = "GET http://origin.test:" + port + "/ HTTP/1.1\r\nHost: origin.test:" +
-                                    port + "\r\nProxy-Connection: Keep-Alive\r\n\r\n";
+  const std::string proxy_request = "GET http://origin.test:" + port +
+                                    "/ HTTP/1.1\r\nHost: origin.test:" + port +
+                                    "\r\nProxy-Connection: Keep-Alive\r\n\r\n";
   std::vector<double> direct_us, proxy_us;
   for (size_t i = 0; i < std::min<size_t>(requests / 10 + 1, 100); ++i) {  // warm-up
     (void)RoundTrip(origin.port(), direct_request, buffer);
@@ -245,7 +251,8 @@ int main(int argc, char** argv) {
   }
   const double d50 = Percentile(direct_us, 0.5), d99 = Percentile(direct_us, 0.99);
   const double p50 = Percentile(proxy_us, 0.5), p99 = Percentile(proxy_us, 0.99);
-  std::printf("\n== round trip: connect + small request + response + close (us, %zu each)\n", requests);
+  std::printf("\n== round trip: connect + small request + response + close (us, %zu each)\n",
+              requests);
   std::printf("direct:          median %8.1f  p99 %8.1f\n", d50, d99);
   std::printf("proxy (http://): median %8.1f  p99 %8.1f\n", p50, p99);
   std::printf("proxy/direct:    median %8.3f  p99 %8.3f\n", p50 / d50, p99 / d99);

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "base/check.h"
-
 #include "net/address_class.h"
 #include "net/request_head.h"
 #include "sys/net.h"
@@ -70,7 +69,7 @@ struct EgressProxy::Shared {
 
   mutable std::mutex mutex;
   std::map<std::pair<std::string, uint16_t>, HostStats> stats;  // guarded by mutex
-  std::mutex callback_mutex;  // serialises on_decision
+  std::mutex callback_mutex;                                    // serialises on_decision
 
   template <typename F>
   void Update(const std::string& host, uint16_t port, F&& change) {
@@ -104,7 +103,8 @@ class EgressProxy::Connection {
     if (!head_text) return;
     Result<RequestHead> head = ParseRequestHead(*head_text);
     if (!head) {
-      Send({400, "Bad Request", "X-Berth-Error", "berth: bad proxy request: " + head.error().message()});
+      Send({400, "Bad Request", "X-Berth-Error",
+            "berth: bad proxy request: " + head.error().message()});
       return;
     }
     host_ = head->host;
@@ -195,11 +195,13 @@ class EgressProxy::Connection {
     for (const sys::IpAddress& ip : addresses) {
       AddressClass address_class = ClassifyAddress(ip);
       if (address_class == AddressClass::kPublic || private_ok) continue;
-      bool granted = std::any_of(config.allow.begin(), config.allow.end(), [&](const HostPattern& p) {
-        return p.kind == HostPattern::Kind::kAddress && p.address == ip && p.port == port_;
-      });
+      bool granted =
+          std::any_of(config.allow.begin(), config.allow.end(), [&](const HostPattern& p) {
+            return p.kind == HostPattern::Kind::kAddress && p.address == ip && p.port == port_;
+          });
       if (granted) continue;
-      std::string what = ip.ToString() == host_ ? host_ + " is" : host_ + " resolves to " + ip.ToString() + ",";
+      std::string what =
+          ip.ToString() == host_ ? host_ + " is" : host_ + " resolves to " + ip.ToString() + ",";
       Deny(what + " a " + AddressClassName(address_class) +
            " address; such addresses need the address itself granted (" +
            GrantFor(ip.ToString(), port_) + ") or the name mapped in [net.hosts]");
@@ -223,8 +225,7 @@ class EgressProxy::Connection {
   }
 
   void Deny(const std::string& why) {
-    const std::string message =
-        "berth: egress to " + HostPort(host_, port_) + " denied: " + why;
+    const std::string message = "berth: egress to " + HostPort(host_, port_) + " denied: " + why;
     shared_.Update(host_, port_, [&](HostStats& s) {
       ++s.denied;
       s.last_denial = why;
@@ -300,7 +301,8 @@ class EgressProxy::Connection {
       if (entries[2].readable) return RelayEnd::kStopped;
       const sys::PollEntry& from_up = entries[0];
       const sys::PollEntry& from_down = entries[1];
-      if (up.WantsRead() && (from_up.readable || from_up.failed) && !Read(up)) return RelayEnd::kBroken;
+      if (up.WantsRead() && (from_up.readable || from_up.failed) && !Read(up))
+        return RelayEnd::kBroken;
       if (down.WantsRead() && (from_down.readable || from_down.failed) && !Read(down))
         return RelayEnd::kBroken;
       if (down.awaiting_head && !TakeResponseHead(down)) return RelayEnd::kBadResponse;
@@ -328,7 +330,8 @@ class EgressProxy::Connection {
       if (n && *n == 0) flow.eof = true;
       return n.has_value();
     }
-    Result<size_t> n = sys::ReadSome(flow.from, flow.data.get() + flow.end, Flow::kCapacity - flow.end);
+    Result<size_t> n =
+        sys::ReadSome(flow.from, flow.data.get() + flow.end, Flow::kCapacity - flow.end);
     if (!n) return false;
     if (*n == 0) flow.eof = true;
     if (*n != sys::kWouldBlock) flow.end += *n;
@@ -354,7 +357,8 @@ class EgressProxy::Connection {
       if (flow.eof) flow.awaiting_head = false;
       return !flow.eof || flow.head.empty();
     }
-    Result<std::string> rewritten = RewriteResponseHead(std::string_view(flow.head).substr(0, length));
+    Result<std::string> rewritten =
+        RewriteResponseHead(std::string_view(flow.head).substr(0, length));
     if (!rewritten) return false;
     flow.Queue(*rewritten + flow.head.substr(length));
     flow.head.clear();
@@ -370,19 +374,22 @@ class EgressProxy::Connection {
   uint16_t port_ = 0;
 };
 
-Result<std::unique_ptr<EgressProxy>> EgressProxy::Start(sys::UniqueFd listener, ProxyConfig config) {
-  if (!listener.valid()) return Error(Cause::kInvalidArgument, "the proxy needs a listening socket");
-  if (config.max_connections < 1) return Error(Cause::kInvalidArgument, "max_connections must be at least 1");
+Result<std::unique_ptr<EgressProxy>> EgressProxy::Start(sys::UniqueFd listener,
+                                                        ProxyConfig config) {
+  if (!listener.valid())
+    return Error(Cause::kInvalidArgument, "the proxy needs a listening socket");
+  if (config.max_connections < 1)
+    return Error(Cause::kInvalidArgument, "max_connections must be at least 1");
   TRY(sys::SetNonBlocking(listener.get()));
   sys::UniqueFd stop = TRY(sys::MakeEventFd());
   sys::UniqueFd slot_freed = TRY(sys::MakeEventFd());
-  std::unique_ptr<EgressProxy> proxy(
-      new EgressProxy(std::move(listener), std::move(stop), std::move(slot_freed), std::move(config)));
+  auto proxy = std::make_unique<EgressProxy>(Key(), std::move(listener), std::move(stop),
+                                             std::move(slot_freed), std::move(config));
   proxy->accept_thread_ = std::thread([p = proxy.get()] { p->AcceptLoop(); });
   return proxy;
 }
 
-EgressProxy::EgressProxy(sys::UniqueFd listener, sys::UniqueFd stop, sys::UniqueFd slot_freed,
+EgressProxy::EgressProxy(Key, sys::UniqueFd listener, sys::UniqueFd stop, sys::UniqueFd slot_freed,
                          ProxyConfig config)
     : listener_(std::move(listener)),
       stop_(std::move(stop)),
@@ -471,15 +478,14 @@ nlohmann::json EgressProxy::StatsJson() const {
     failed += s.failed;
     bytes_out += s.bytes_out;
     bytes_in += s.bytes_in;
-    nlohmann::json h = {{"host", s.host},         {"port", s.port},
-                        {"allowed", s.allowed},   {"denied", s.denied},
-                        {"failed", s.failed},     {"bytes_out", s.bytes_out},
+    nlohmann::json h = {{"host", s.host},        {"port", s.port},     {"allowed", s.allowed},
+                        {"denied", s.denied},    {"failed", s.failed}, {"bytes_out", s.bytes_out},
                         {"bytes_in", s.bytes_in}};
     if (!s.last_denial.empty()) h["last_denial"] = s.last_denial;
     if (!s.last_failure.empty()) h["last_failure"] = s.last_failure;
     hosts.push_back(std::move(h));
   }
-  return {{"allowed", allowed}, {"denied", denied},     {"failed", failed},
+  return {{"allowed", allowed},     {"denied", denied},     {"failed", failed},
           {"bytes_out", bytes_out}, {"bytes_in", bytes_in}, {"hosts", std::move(hosts)}};
 }
 

@@ -96,7 +96,7 @@ struct PollEntry {
   bool want_write = false;
   bool readable = false;  // data, EOF or a pending connection
   bool writable = false;
-  bool failed = false;    // POLLERR/POLLHUP/POLLNVAL
+  bool failed = false;  // POLLERR/POLLHUP/POLLNVAL
 };
 // poll(2) over `entries`, retrying EINTR; returns how many are ready, 0 on timeout.
 Result<int> Poll(std::span<PollEntry> entries, int timeout_ms);
