@@ -6,12 +6,43 @@
 #include <cstdio>
 
 #include "cli/exit_codes.h"
+#include "base/strings.h"
 #include "cli/output.h"
 #include "config/user_config.h"
+#include "net/proxy.h"
 #include "sandbox/launcher.h"
 #include "sys/fs.h"
 
 namespace berth::cli {
+
+namespace {
+
+// The egress proxy's configuration for a spec: its allowlist plus the user's [net.hosts].
+Result<net::ProxyConfig> ProxyConfigFor(const sandbox::SandboxSpec& spec,
+                                        const job::JobContext& ctx) {
+  net::ProxyConfig config;
+  for (const std::string& entry : spec.net_allow) config.allow.push_back(TRY(net::ParseHostPattern(entry)));
+  config.hosts = ctx.user.net_hosts;
+  return config;
+}
+
+// One line per host the job asked the proxy for.
+void PrintEgressSummary(const net::EgressProxy& proxy, const std::string& address) {
+  fmt::print(stderr, "berth: egress proxy at {}\n", address);
+  std::vector<net::HostStats> stats = proxy.Stats();
+  if (stats.empty()) fmt::print(stderr, "berth: egress: no connection was requested\n");
+  for (const net::HostStats& s : stats) {
+    std::string line = fmt::format("berth: egress {}: allowed {}, denied {}", net::HostPort(s.host, s.port),
+                                   s.allowed, s.denied);
+    if (s.failed > 0) line += fmt::format(", failed {}", s.failed);
+    line += fmt::format(", {} out, {} in", FormatBytes(s.bytes_out), FormatBytes(s.bytes_in));
+    if (!s.last_denial.empty()) line += " (denied: " + s.last_denial + ")";
+    if (!s.last_failure.empty()) line += " (failed: " + s.last_failure + ")";
+    fmt::print(stderr, "{}\n", line);
+  }
+}
+
+}  // namespace
 
 void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
   CLI::App* sub = app.add_subcommand(
@@ -22,8 +53,11 @@ void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
   sub->add_option("--write", r.writes, "also make PATH writable (same as --grant write:PATH)");
   sub->add_option("--read", r.reads, "un-hide a hidden PATH (same as --grant read:PATH)");
   sub->add_option("--grant", r.grants,
-                  "write:PATH, read:PATH, socket:PATH, docker, browser or cache:NAME");
-  sub->add_option("--network", r.network, "none (default), or open with --profile full");
+                  "write:PATH, read:PATH, socket:PATH, docker, browser, cache:NAME or "
+                  "net:HOST[:PORT] (also net:*.DOMAIN[:PORT]; the port defaults to 443)");
+  sub->add_option("--network", r.network,
+                  "none (the default), proxy (the default with net: grants), or open with "
+                  "--profile full");
   sub->add_option("--memory", r.memory, "memory limit, e.g. 512MiB");
   sub->add_option("--pids", r.pids, "maximum number of processes and threads");
   sub->add_option("--cpus", r.cpus, "CPU limit in cores, e.g. 1.5 (needs a cgroup)");
@@ -65,6 +99,11 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
   if (options.print_spec) {
     nlohmann::json j = spec->ToJson();
+    if (spec->network == sandbox::Network::kProxy) {
+      nlohmann::json hosts = nlohmann::json::object();
+      for (const auto& [name, ip] : ctx->user.net_hosts.entries()) hosts[name] = ip.ToString();
+      j["net_hosts"] = std::move(hosts);
+    }
     Result<sandbox::TierChoice> tier = sandbox::ResolveTier(*spec);
     if (tier) {
       j["resolved_tier"] = spec->profile == sandbox::Profile::kFull
@@ -81,8 +120,27 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
   for (const std::string& warning : spec->warnings) PrintWarning(warning);
 
+  // With net: grants the egress proxy runs here, in this process, for as long as the
+  // command does; the launcher hands it the socket the job's proxy variables point at.
+  sandbox::LaunchOptions launch;
+  std::unique_ptr<net::EgressProxy> proxy;
+  std::optional<net::ProxyConfig> proxy_config;
+  if (spec->network == sandbox::Network::kProxy) {
+    Result<net::ProxyConfig> config = ProxyConfigFor(*spec, *ctx);
+    if (!config) {
+      PrintError(config.error());
+      return ExitCodeFor(config.error());
+    }
+    proxy_config = std::move(*config);
+    launch.on_proxy_listener = [&](sys::UniqueFd listener) -> Status {
+      proxy = TRY(net::EgressProxy::Start(std::move(listener), std::move(*proxy_config)));
+      return {};
+    };
+  }
+
   std::fflush(stdout);
-  Result<sandbox::LaunchResult> result = sandbox::Launch(*spec, "sandbox");
+  Result<sandbox::LaunchResult> result = sandbox::Launch(*spec, "sandbox", launch);
+  if (proxy) proxy->Stop();
   if (!result) {
     PrintError(result.error());
     if (result.error().message().rfind("cannot run", 0) == 0)
@@ -98,6 +156,12 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
       fmt::print(stderr, "berth: limit {} = {} via {}\n", limit["name"].get<std::string>(),
                  limit["value"].get<std::string>(), limit["mechanism"].get<std::string>());
     fmt::print(stderr, "berth: setup {} ms, run {} ms\n", result->setup_ms, result->run_ms);
+    if (proxy) PrintEgressSummary(*proxy, result->proxy_address);
+  } else if (proxy) {
+    uint64_t denied = 0;
+    for (const net::HostStats& s : proxy->Stats()) denied += s.denied;
+    if (denied > 0)
+      fmt::print(stderr, "berth: the egress proxy denied {} connection(s); -v lists them\n", denied);
   }
   for (const std::string& warning : result->warnings)
     if (std::find(spec->warnings.begin(), spec->warnings.end(), warning) == spec->warnings.end())

@@ -104,6 +104,30 @@ Status ParseProviders(const std::string& source, const toml::node& node, UserCon
   return {};
 }
 
+// [net] hosts = { "name" = "address", ... }, also written as a [net.hosts] table.
+Status ParseNet(const toml::node& node, const std::string& source_name, UserConfig* config) {
+  const toml::table* net = node.as_table();
+  if (net == nullptr) return ConfigError(source_name, node.source(), "'net' must be a table");
+  for (const auto& [key, value] : *net) {
+    std::string name = "net." + std::string(key.str());
+    if (key.str() != "hosts")
+      return ConfigError(source_name, value.source(), "unknown key '" + name + "'");
+    const toml::table* hosts = value.as_table();
+    if (hosts == nullptr)
+      return ConfigError(source_name, value.source(),
+                         "'net.hosts' must be a table of \"name\" = \"IP address\"");
+    for (const auto& [host, address] : *hosts) {
+      std::optional<std::string> text = address.value<std::string>();
+      if (!text)
+        return ConfigError(source_name, address.source(),
+                           "net.hosts." + std::string(host.str()) + " must be an IP address string");
+      if (Status added = config->net_hosts.Add(host.str(), *text); !added)
+        return ConfigError(source_name, address.source(), added.error().message());
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string UserConfigPath(const std::string& home) {
@@ -131,6 +155,8 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
       TRY(ParseSandbox(source_name, node, &config));
     } else if (key.str() == "providers") {
       TRY(ParseProviders(source_name, node, &config));
+    } else if (key.str() == "net") {
+      TRY(ParseNet(node, source_name, &config));
     } else {
       return ConfigError(source_name, node.source(), "unknown key '" + std::string(key.str()) + "'");
     }

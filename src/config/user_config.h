@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "net/host_map.h"
 
 namespace berth::config {
 
@@ -31,6 +32,9 @@ struct ProviderEntry {
 struct UserConfig {
   std::vector<std::string> hidden_paths;  // [sandbox] hide = ["~/.private", ...]
   std::vector<ProviderEntry> providers;   // [providers.NAME], by name
+  // [net.hosts] "model.test" = "127.0.0.1" (or [net] hosts = { ... }): names the egress proxy
+  // resolves to a fixed address instead of asking DNS.
+  net::HostMap net_hosts;
 };
 
 std::string UserConfigPath(const std::string& home);

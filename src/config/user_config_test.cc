@@ -24,6 +24,31 @@ TEST(UserConfig, WrongTypeIsAnError) {
   EXPECT_FALSE(ParseUserConfig("[sandbox\n", "t").has_value());
 }
 
+TEST(UserConfig, ReadsTheHostMapInEitherForm) {
+  for (const char* text : {"[net.hosts]\n\"Model.test\" = \"127.0.0.1\"\nv6 = \"::1\"\n",
+                           "[net]\nhosts = { \"model.test\" = \"127.0.0.1\", v6 = \"::1\" }\n"}) {
+    Result<UserConfig> c = ParseUserConfig(text, "t");
+    ASSERT_TRUE(c.has_value()) << c.error().ToString();
+    ASSERT_NE(c->net_hosts.Find("model.test"), nullptr) << text;
+    EXPECT_EQ(c->net_hosts.Find("model.test")->ToString(), "127.0.0.1");
+    EXPECT_EQ(c->net_hosts.Find("v6")->ToString(), "::1");
+  }
+}
+
+TEST(UserConfig, HostMapIsStrict) {
+  for (const char* text : {"[net.hosts]\nx = \"localhost\"\n", "[net.hosts]\nx = 1\n",
+                           "[net.hosts]\n\"bad name\" = \"127.0.0.1\"\n",
+                           "[net.hosts]\n\"*.x.test\" = \"127.0.0.1\"\n",
+                           "[net.hosts]\n\"10.0.0.1\" = \"127.0.0.1\"\n",
+                           "[net]\nhosts = [\"x\"]\n", "[net]\nhost = {}\n", "net = 1\n"}) {
+    Result<UserConfig> c = ParseUserConfig(text, "cfg.toml");
+    EXPECT_FALSE(c.has_value()) << text;
+    if (!c) {
+      EXPECT_EQ(c.error().message().rfind("cfg.toml:", 0), 0u) << c.error().message();
+    }
+  }
+}
+
 TEST(StateDir, OverrideWins) {
   EXPECT_EQ(StateDir("/x/y/", "/home/u"), "/x/y");
 }

@@ -37,7 +37,9 @@ AddressClass ClassifyV4(const std::array<uint8_t, 4>& a) {
   return AddressClass::kPublic;
 }
 
-std::array<uint8_t, 4> LastFour(const std::array<uint8_t, 16>& b) { return {b[12], b[13], b[14], b[15]}; }
+std::array<uint8_t, 4> LastFour(const std::array<uint8_t, 16>& b) {
+  return {b[12], b[13], b[14], b[15]};
+}
 
 // Whether bytes [from, to) of `b` are all zero.
 bool AllZero(const std::array<uint8_t, 16>& b, int from, int to) {
@@ -67,23 +69,32 @@ AddressClass ClassifyAddress(const sys::IpAddress& address) {
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return AddressClass::kPrivate;  // site-local
   if ((b[0] & 0xfe) == 0xfc) return AddressClass::kUniqueLocal;
   if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) return AddressClass::kReserved;
-  if (b[0] == 0x01 && AllZero(b, 1, 8))
-    return AddressClass::kReserved;  // 100::/64, discard-only
+  if (b[0] == 0x01 && AllZero(b, 1, 8)) return AddressClass::kReserved;  // 100::/64, discard-only
   return AddressClass::kPublic;
 }
 
 const char* AddressClassName(AddressClass address_class) {
   switch (address_class) {
-    case AddressClass::kPublic: return "public";
-    case AddressClass::kUnspecified: return "unspecified";
-    case AddressClass::kLoopback: return "loopback";
-    case AddressClass::kPrivate: return "private (RFC 1918)";
-    case AddressClass::kSharedCgnat: return "shared (carrier-grade NAT)";
-    case AddressClass::kLinkLocal: return "link-local";
-    case AddressClass::kUniqueLocal: return "unique local (IPv6 private)";
-    case AddressClass::kMulticast: return "multicast";
-    case AddressClass::kBroadcast: return "broadcast";
-    case AddressClass::kReserved: return "reserved";
+    case AddressClass::kPublic:
+      return "public";
+    case AddressClass::kUnspecified:
+      return "unspecified";
+    case AddressClass::kLoopback:
+      return "loopback";
+    case AddressClass::kPrivate:
+      return "private (RFC 1918)";
+    case AddressClass::kSharedCgnat:
+      return "shared (carrier-grade NAT)";
+    case AddressClass::kLinkLocal:
+      return "link-local";
+    case AddressClass::kUniqueLocal:
+      return "unique local (IPv6 private)";
+    case AddressClass::kMulticast:
+      return "multicast";
+    case AddressClass::kBroadcast:
+      return "broadcast";
+    case AddressClass::kReserved:
+      return "reserved";
   }
   return "reserved";
 }

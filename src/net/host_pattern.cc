@@ -51,7 +51,8 @@ Result<uint16_t> ParsePort(std::string_view text, std::string_view whole) {
     return Invalid(whole, "the port must be a number from 1 to 65535");
   unsigned value = 0;
   for (char c : text) value = value * 10 + static_cast<unsigned>(c - '0');
-  if (value == 0 || value > 65535) return Invalid(whole, "the port must be a number from 1 to 65535");
+  if (value == 0 || value > 65535)
+    return Invalid(whole, "the port must be a number from 1 to 65535");
   return static_cast<uint16_t>(value);
 }
 
@@ -127,7 +128,8 @@ bool HostPattern::Matches(std::string_view request_host, uint16_t request_port) 
   if (request_port != port) return false;
   switch (kind) {
     case Kind::kName:
-    case Kind::kAddress: return request_host == host;
+    case Kind::kAddress:
+      return request_host == host;
     case Kind::kSubdomains:
       return request_host.size() > host.size() + 1 &&
              request_host.substr(request_host.size() - host.size()) == host &&

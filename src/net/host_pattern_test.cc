@@ -40,12 +40,32 @@ TEST(HostPattern, PrintsInGrantSyntax) {
 }
 
 TEST(HostPattern, RejectsBadInput) {
-  for (const char* bad :
-       {"", ":443", "example.com:", "example.com:0", "example.com:65536", "example.com:http",
-        "exa mple.com", "example..com", "-a.example", "a-.example", "*", "*.", "a.*.example",
-        "*example.com", "**.example.com", "*.10.0.0.1", "[10.0.0.1]:80", "[::1", "[::1]x",
-        "[::1]:", "127.1", "0x7f000001", "1.2.3.4.5", "http://example.com", "example.com/x",
-        "ex@mple.com"}) {
+  for (const char* bad : {"",
+                          ":443",
+                          "example.com:",
+                          "example.com:0",
+                          "example.com:65536",
+                          "example.com:http",
+                          "exa mple.com",
+                          "example..com",
+                          "-a.example",
+                          "a-.example",
+                          "*",
+                          "*.",
+                          "a.*.example",
+                          "*example.com",
+                          "**.example.com",
+                          "*.10.0.0.1",
+                          "[10.0.0.1]:80",
+                          "[::1",
+                          "[::1]x",
+                          "[::1]:",
+                          "127.1",
+                          "0x7f000001",
+                          "1.2.3.4.5",
+                          "http://example.com",
+                          "example.com/x",
+                          "ex@mple.com"}) {
     Result<HostPattern> pattern = ParseHostPattern(bad);
     EXPECT_FALSE(pattern.has_value()) << "'" << bad << "' parsed as " << pattern->ToString();
   }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <utility>
 
+#include "base/check.h"
 #include "net/address_class.h"
 #include "net/request_head.h"
 #include "sys/net.h"
@@ -24,12 +26,16 @@ struct Reply {
   std::string message;
 };
 
-// One direction of a relay: bytes read from `from` wait in `buffer` until written to `to`.
+// One direction of a relay: bytes read from `from` wait in `data[begin, end)` until written
+// to `to`. The buffer is allocated once, without zero-filling, and reused.
 struct Flow {
+  static constexpr size_t kCapacity = 4 * kChunk;
+
   int from;
   int to;
-  std::string buffer{};
-  size_t sent = 0;
+  std::unique_ptr<char[]> data = std::make_unique_for_overwrite<char[]>(kCapacity);
+  size_t begin = 0;
+  size_t end = 0;
   bool eof = false;     // `from` has no more bytes
   bool closed = false;  // `to` was shut down for writing
   uint64_t bytes = 0;   // written to `to`
@@ -37,8 +43,19 @@ struct Flow {
   bool awaiting_head = false;
   std::string head{};
 
-  size_t pending() const { return buffer.size() - sent; }
-  bool WantsRead() const { return !eof && pending() < kChunk; }
+  size_t pending() const { return end - begin; }
+  bool WantsRead() const { return !eof && end < kCapacity; }
+  // Queues `bytes` (at most kCapacity in all; callers queue one head plus its leftover).
+  void Queue(std::string_view text) {
+    if (begin > 0) {
+      std::memmove(data.get(), data.get() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+    }
+    CHECK(end + text.size() <= kCapacity);
+    std::memcpy(data.get() + end, text.data(), text.size());
+    end += text.size();
+  }
 };
 
 enum class RelayEnd { kDone, kStopped, kBroken, kBadResponse };
@@ -52,7 +69,7 @@ struct EgressProxy::Shared {
 
   mutable std::mutex mutex;
   std::map<std::pair<std::string, uint16_t>, HostStats> stats;  // guarded by mutex
-  std::mutex callback_mutex;  // serialises on_decision
+  std::mutex callback_mutex;                                    // serialises on_decision
 
   template <typename F>
   void Update(const std::string& host, uint16_t port, F&& change) {
@@ -86,7 +103,8 @@ class EgressProxy::Connection {
     if (!head_text) return;
     Result<RequestHead> head = ParseRequestHead(*head_text);
     if (!head) {
-      Send({400, "Bad Request", "X-Berth-Error", "berth: bad proxy request: " + head.error().message()});
+      Send({400, "Bad Request", "X-Berth-Error",
+            "berth: bad proxy request: " + head.error().message()});
       return;
     }
     host_ = head->host;
@@ -177,11 +195,13 @@ class EgressProxy::Connection {
     for (const sys::IpAddress& ip : addresses) {
       AddressClass address_class = ClassifyAddress(ip);
       if (address_class == AddressClass::kPublic || private_ok) continue;
-      bool granted = std::any_of(config.allow.begin(), config.allow.end(), [&](const HostPattern& p) {
-        return p.kind == HostPattern::Kind::kAddress && p.address == ip && p.port == port_;
-      });
+      bool granted =
+          std::any_of(config.allow.begin(), config.allow.end(), [&](const HostPattern& p) {
+            return p.kind == HostPattern::Kind::kAddress && p.address == ip && p.port == port_;
+          });
       if (granted) continue;
-      std::string what = ip.ToString() == host_ ? host_ + " is" : host_ + " resolves to " + ip.ToString() + ",";
+      std::string what =
+          ip.ToString() == host_ ? host_ + " is" : host_ + " resolves to " + ip.ToString() + ",";
       Deny(what + " a " + AddressClassName(address_class) +
            " address; such addresses need the address itself granted (" +
            GrantFor(ip.ToString(), port_) + ") or the name mapped in [net.hosts]");
@@ -205,8 +225,7 @@ class EgressProxy::Connection {
   }
 
   void Deny(const std::string& why) {
-    const std::string message =
-        "berth: egress to " + HostPort(host_, port_) + " denied: " + why;
+    const std::string message = "berth: egress to " + HostPort(host_, port_) + " denied: " + why;
     shared_.Update(host_, port_, [&](HostStats& s) {
       ++s.denied;
       s.last_denial = why;
@@ -252,7 +271,7 @@ class EgressProxy::Connection {
   // Moves bytes both ways until both directions have ended.
   void Relay(std::string to_upstream, bool rewrite_response) {
     Flow up{client_.get(), upstream_.get()};
-    up.buffer = std::move(to_upstream);
+    up.Queue(to_upstream);
     Flow down{upstream_.get(), client_.get()};
     down.awaiting_head = rewrite_response;
     RelayEnd end = Pump(up, down);
@@ -282,7 +301,8 @@ class EgressProxy::Connection {
       if (entries[2].readable) return RelayEnd::kStopped;
       const sys::PollEntry& from_up = entries[0];
       const sys::PollEntry& from_down = entries[1];
-      if (up.WantsRead() && (from_up.readable || from_up.failed) && !Read(up)) return RelayEnd::kBroken;
+      if (up.WantsRead() && (from_up.readable || from_up.failed) && !Read(up))
+        return RelayEnd::kBroken;
       if (down.WantsRead() && (from_down.readable || from_down.failed) && !Read(down))
         return RelayEnd::kBroken;
       if (down.awaiting_head && !TakeResponseHead(down)) return RelayEnd::kBadResponse;
@@ -301,29 +321,30 @@ class EgressProxy::Connection {
   }
 
   static bool Read(Flow& flow) {
-    std::string& target = flow.awaiting_head ? flow.head : flow.buffer;
-    size_t old = target.size();
-    target.resize(old + kChunk);
-    Result<size_t> n = sys::ReadSome(flow.from, target.data() + old, kChunk);
-    if (!n) {
-      target.resize(old);
-      return false;
+    if (flow.awaiting_head) {
+      size_t old = flow.head.size();
+      flow.head.resize(old + kChunk);
+      Result<size_t> n = sys::ReadSome(flow.from, flow.head.data() + old, kChunk);
+      size_t got = n && *n != sys::kWouldBlock ? *n : 0;
+      flow.head.resize(old + got);
+      if (n && *n == 0) flow.eof = true;
+      return n.has_value();
     }
+    Result<size_t> n =
+        sys::ReadSome(flow.from, flow.data.get() + flow.end, Flow::kCapacity - flow.end);
+    if (!n) return false;
     if (*n == 0) flow.eof = true;
-    target.resize(old + (*n == sys::kWouldBlock ? 0 : *n));
+    if (*n != sys::kWouldBlock) flow.end += *n;
     return true;
   }
 
   static bool Write(Flow& flow) {
-    Result<size_t> n = sys::WriteSome(flow.to, flow.buffer.data() + flow.sent, flow.pending());
+    Result<size_t> n = sys::WriteSome(flow.to, flow.data.get() + flow.begin, flow.pending());
     if (!n) return false;
     if (*n == sys::kWouldBlock) return true;
-    flow.sent += *n;
+    flow.begin += *n;
     flow.bytes += *n;
-    if (flow.sent == flow.buffer.size()) {
-      flow.buffer.clear();
-      flow.sent = 0;
-    }
+    if (flow.begin == flow.end) flow.begin = flow.end = 0;
     return true;
   }
 
@@ -336,10 +357,10 @@ class EgressProxy::Connection {
       if (flow.eof) flow.awaiting_head = false;
       return !flow.eof || flow.head.empty();
     }
-    Result<std::string> rewritten = RewriteResponseHead(std::string_view(flow.head).substr(0, length));
+    Result<std::string> rewritten =
+        RewriteResponseHead(std::string_view(flow.head).substr(0, length));
     if (!rewritten) return false;
-    flow.buffer = *rewritten + flow.head.substr(length);
-    flow.sent = 0;
+    flow.Queue(*rewritten + flow.head.substr(length));
     flow.head.clear();
     flow.awaiting_head = false;
     return true;
@@ -353,18 +374,22 @@ class EgressProxy::Connection {
   uint16_t port_ = 0;
 };
 
-Result<std::unique_ptr<EgressProxy>> EgressProxy::Start(sys::UniqueFd listener, ProxyConfig config) {
-  if (!listener.valid()) return Error(Cause::kInvalidArgument, "the proxy needs a listening socket");
-  if (config.max_connections < 1) return Error(Cause::kInvalidArgument, "max_connections must be at least 1");
+Result<std::unique_ptr<EgressProxy>> EgressProxy::Start(sys::UniqueFd listener,
+                                                        ProxyConfig config) {
+  if (!listener.valid())
+    return Error(Cause::kInvalidArgument, "the proxy needs a listening socket");
+  if (config.max_connections < 1)
+    return Error(Cause::kInvalidArgument, "max_connections must be at least 1");
+  TRY(sys::SetNonBlocking(listener.get()));
   sys::UniqueFd stop = TRY(sys::MakeEventFd());
   sys::UniqueFd slot_freed = TRY(sys::MakeEventFd());
-  std::unique_ptr<EgressProxy> proxy(
-      new EgressProxy(std::move(listener), std::move(stop), std::move(slot_freed), std::move(config)));
+  auto proxy = std::make_unique<EgressProxy>(Key(), std::move(listener), std::move(stop),
+                                             std::move(slot_freed), std::move(config));
   proxy->accept_thread_ = std::thread([p = proxy.get()] { p->AcceptLoop(); });
   return proxy;
 }
 
-EgressProxy::EgressProxy(sys::UniqueFd listener, sys::UniqueFd stop, sys::UniqueFd slot_freed,
+EgressProxy::EgressProxy(Key, sys::UniqueFd listener, sys::UniqueFd stop, sys::UniqueFd slot_freed,
                          ProxyConfig config)
     : listener_(std::move(listener)),
       stop_(std::move(stop)),
@@ -453,15 +478,14 @@ nlohmann::json EgressProxy::StatsJson() const {
     failed += s.failed;
     bytes_out += s.bytes_out;
     bytes_in += s.bytes_in;
-    nlohmann::json h = {{"host", s.host},         {"port", s.port},
-                        {"allowed", s.allowed},   {"denied", s.denied},
-                        {"failed", s.failed},     {"bytes_out", s.bytes_out},
+    nlohmann::json h = {{"host", s.host},        {"port", s.port},     {"allowed", s.allowed},
+                        {"denied", s.denied},    {"failed", s.failed}, {"bytes_out", s.bytes_out},
                         {"bytes_in", s.bytes_in}};
     if (!s.last_denial.empty()) h["last_denial"] = s.last_denial;
     if (!s.last_failure.empty()) h["last_failure"] = s.last_failure;
     hosts.push_back(std::move(h));
   }
-  return {{"allowed", allowed}, {"denied", denied},     {"failed", failed},
+  return {{"allowed", allowed},     {"denied", denied},     {"failed", failed},
           {"bytes_out", bytes_out}, {"bytes_in", bytes_in}, {"hosts", std::move(hosts)}};
 }
 

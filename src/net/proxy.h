@@ -28,11 +28,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 #include "net/host_map.h"
@@ -79,6 +78,14 @@ class EgressProxy {
  public:
   // Takes ownership of `listener` (a listening TCP socket) and starts serving it.
   static Result<std::unique_ptr<EgressProxy>> Start(sys::UniqueFd listener, ProxyConfig config);
+
+  // Only Start() can make a Key: construct through Start().
+  class Key {
+    friend class EgressProxy;
+    Key() = default;
+  };
+  EgressProxy(Key, sys::UniqueFd listener, sys::UniqueFd stop, sys::UniqueFd slot_freed,
+              ProxyConfig config);
   ~EgressProxy();
   EgressProxy(const EgressProxy&) = delete;
   EgressProxy& operator=(const EgressProxy&) = delete;
@@ -98,8 +105,6 @@ class EgressProxy {
   struct Shared;
 
  private:
-  EgressProxy(sys::UniqueFd listener, sys::UniqueFd stop, sys::UniqueFd slot_freed,
-              ProxyConfig config);
   void AcceptLoop();
   void ReapFinished();
 

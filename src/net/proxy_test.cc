@@ -20,7 +20,9 @@ namespace {
 
 constexpr int kWaitMs = 10'000;
 
-sys::SocketAddress Loopback(uint16_t port = 0) { return {*sys::IpAddress::Parse("127.0.0.1"), port}; }
+sys::SocketAddress Loopback(uint16_t port = 0) {
+  return {*sys::IpAddress::Parse("127.0.0.1"), port};
+}
 
 // Waits until `fd` is readable (or `stop_fd` is); false on timeout or stop.
 bool WaitReadable(int fd, int stop_fd = -1) {
@@ -83,9 +85,8 @@ class TestServer {
       if (Stopped()) return;
       Result<sys::UniqueFd> fd = sys::Accept(listener_.get());
       if (!fd || !fd->valid()) continue;
-      connections_.emplace_back([this, c = std::move(*fd)]() mutable {
-        handler_(std::move(c), stop_.get());
-      });
+      connections_.emplace_back(
+          [this, c = std::move(*fd)]() mutable { handler_(std::move(c), stop_.get()); });
     }
   }
   bool Stopped() {
@@ -195,7 +196,8 @@ TEST_F(ProxyTest, ConnectRelaysALargeTransferBothWaysAcrossAHalfClose) {
   StartProxy(std::move(config));
 
   sys::UniqueFd client = Connect();
-  ASSERT_TRUE(sys::WriteAllWithin(client.get(), "CONNECT mapped.test:" + port + " HTTP/1.1\r\n\r\n", kWaitMs));
+  ASSERT_TRUE(sys::WriteAllWithin(client.get(), "CONNECT mapped.test:" + port + " HTTP/1.1\r\n\r\n",
+                                  kWaitMs));
   EXPECT_EQ(ReadHead(client.get()), "HTTP/1.1 200 Connection established\r\n\r\n");
   std::string payload;
   uint64_t sum = 0;
@@ -240,13 +242,15 @@ TEST_F(ProxyTest, LoopbackLiteralIsRefusedUnlessGrantedItself) {
   const std::string port = std::to_string(server.port());
   StartProxy(Allow({"127.0.0.1:" + port}));
   sys::UniqueFd client = Connect();
-  ASSERT_TRUE(sys::WriteAllWithin(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\nping", kWaitMs));
+  ASSERT_TRUE(sys::WriteAllWithin(client.get(),
+                                  "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\nping", kWaitMs));
   EXPECT_EQ(ReadHead(client.get()), "HTTP/1.1 200 Connection established\r\n\r\n");
   ASSERT_TRUE(sys::Shutdown(client.get(), sys::ShutdownHow::kWrite));
   EXPECT_EQ(ReadToEnd(client.get()), "ping");
 
   std::string other = Ask("CONNECT 127.0.0.2:" + port + " HTTP/1.1\r\n\r\n");
-  EXPECT_TRUE(Contains(other, "denied: not in this job's allowlist; grant it with net:127.0.0.2:" + port))
+  EXPECT_TRUE(
+      Contains(other, "denied: not in this job's allowlist; grant it with net:127.0.0.2:" + port))
       << other;
 }
 
@@ -270,8 +274,9 @@ TEST_F(ProxyTest, PlainHttpIsForwardedInOriginFormAndEndsWithTheResponse) {
   ASSERT_TRUE(config.hosts.Add("web.test", "127.0.0.1"));
   StartProxy(std::move(config));
 
-  std::string reply = Ask("GET http://web.test:" + port + "/path?q=1 HTTP/1.1\r\nHost: web.test:" +
-                          port + "\r\nProxy-Connection: Keep-Alive\r\nAccept: */*\r\n\r\n");
+  std::string reply =
+      Ask("GET http://web.test:" + port + "/path?q=1 HTTP/1.1\r\nHost: web.test:" + port +
+          "\r\nProxy-Connection: Keep-Alive\r\nAccept: */*\r\n\r\n");
   EXPECT_EQ(reply, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
   std::lock_guard<std::mutex> lock(seen_mutex);
   EXPECT_EQ(seen, "GET /path?q=1 HTTP/1.1\r\nHost: web.test:" + port +
@@ -311,7 +316,8 @@ TEST_F(ProxyTest, StopShutsLiveTunnelsDownAndJoins) {
   const std::string port = std::to_string(server.port());
   StartProxy(Allow({"127.0.0.1:" + port}));
   sys::UniqueFd client = Connect();
-  ASSERT_TRUE(sys::WriteAllWithin(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n", kWaitMs));
+  ASSERT_TRUE(sys::WriteAllWithin(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n",
+                                  kWaitMs));
   EXPECT_EQ(ReadHead(client.get()), "HTTP/1.1 200 Connection established\r\n\r\n");
   ASSERT_TRUE(sys::WriteAllWithin(client.get(), "ping", kWaitMs));
   ASSERT_TRUE(WaitReadable(client.get()));

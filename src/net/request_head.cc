@@ -45,7 +45,8 @@ Result<std::vector<std::string_view>> Lines(std::string_view head) {
   std::vector<std::string_view> lines;
   while (!head.empty()) {
     size_t lf = head.find('\n');
-    if (lf == std::string_view::npos) return Bad("the message head does not end with an empty line");
+    if (lf == std::string_view::npos)
+      return Bad("the message head does not end with an empty line");
     std::string_view line = head.substr(0, lf);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find('\r') != std::string_view::npos) return Bad("bare CR in the message head");
@@ -72,7 +73,8 @@ Result<std::vector<Header>> ParseHeaders(const std::vector<std::string_view>& li
     std::string_view value = Trim(line.substr(colon + 1));
     for (char c : value) {
       unsigned char u = static_cast<unsigned char>(c);
-      if ((u < 0x20 && c != '\t') || u == 0x7f) return Bad("control character in header " + std::string(name));
+      if ((u < 0x20 && c != '\t') || u == 0x7f)
+        return Bad("control character in header " + std::string(name));
     }
     if (headers.size() == kMaxHeaders) return Bad("more than 100 header lines");
     headers.push_back({std::string(name), std::string(value)});
@@ -88,7 +90,8 @@ Result<std::pair<std::string, uint16_t>> ParseAuthority(std::string_view authori
   bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
-    if (close == std::string_view::npos) return Bad("malformed IPv6 host in '" + std::string(authority) + "'");
+    if (close == std::string_view::npos)
+      return Bad("malformed IPv6 host in '" + std::string(authority) + "'");
     host = authority.substr(0, close + 1);
     std::string_view rest = authority.substr(close + 1);
     if (!rest.empty()) {
@@ -148,9 +151,8 @@ Status CheckFraming(const std::vector<Header>& headers) {
   for (const Header& h : headers) {
     if (EqualsIgnoreCase(h.name, "transfer-encoding")) chunked = true;
     if (!EqualsIgnoreCase(h.name, "content-length")) continue;
-    if (h.value.empty() || !std::all_of(h.value.begin(), h.value.end(), [](char c) {
-          return c >= '0' && c <= '9';
-        }))
+    if (h.value.empty() ||
+        !std::all_of(h.value.begin(), h.value.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return Bad("malformed Content-Length");
     if (!length.empty() && length != h.value) return Bad("conflicting Content-Length headers");
     length = h.value;
@@ -178,7 +180,8 @@ Result<RequestHead> ParseRequestHead(std::string_view text) {
   std::string_view request_line = lines[0];
   size_t first = request_line.find(' ');
   size_t second = first == std::string_view::npos ? first : request_line.find(' ', first + 1);
-  if (second == std::string_view::npos || request_line.find(' ', second + 1) != std::string_view::npos)
+  if (second == std::string_view::npos ||
+      request_line.find(' ', second + 1) != std::string_view::npos)
     return Bad("malformed request line");
   RequestHead head;
   head.method = std::string(request_line.substr(0, first));
@@ -187,9 +190,8 @@ Result<RequestHead> ParseRequestHead(std::string_view text) {
   if (!IsToken(head.method)) return Bad("malformed method");
   if (head.version != "HTTP/1.1" && head.version != "HTTP/1.0")
     return Bad("unsupported protocol version '" + head.version + "'");
-  if (target.empty() || !std::all_of(target.begin(), target.end(), [](char c) {
-        return c > 0x20 && c < 0x7f;
-      }))
+  if (target.empty() ||
+      !std::all_of(target.begin(), target.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
     return Bad("malformed request target");
   head.headers = TRY(ParseHeaders(lines));
   TRY(CheckFraming(head.headers));
@@ -206,11 +208,13 @@ Result<RequestHead> ParseRequestHead(std::string_view text) {
   if (scheme_end.rfind("https://", 0) == 0)
     return Bad("https:// URLs go through CONNECT; the proxy does not originate TLS");
   if (scheme_end.rfind("http://", 0) != 0)
-    return Bad("the proxy takes absolute http:// URLs or CONNECT, not '" + std::string(target) + "'");
+    return Bad("the proxy takes absolute http:// URLs or CONNECT, not '" + std::string(target) +
+               "'");
   std::string_view rest = target.substr(7);
   size_t authority_end = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, authority_end);
-  if (authority.find('@') != std::string_view::npos) return Bad("credentials in the URL are not accepted");
+  if (authority.find('@') != std::string_view::npos)
+    return Bad("credentials in the URL are not accepted");
   auto [host, port] = TRY(ParseAuthority(authority, 80));
   head.host = std::move(host);
   head.port = port;
@@ -238,8 +242,8 @@ Result<std::string> RewriteResponseHead(std::string_view text) {
   std::vector<std::string_view> lines = TRY(Lines(text));
   if (lines.empty()) return Bad("empty response");
   std::string_view status = lines[0];
-  if (status.size() < 12 || status.substr(0, 7) != "HTTP/1." || !std::isdigit(static_cast<unsigned char>(status[7])) ||
-      status[8] != ' ' ||
+  if (status.size() < 12 || status.substr(0, 7) != "HTTP/1." ||
+      !std::isdigit(static_cast<unsigned char>(status[7])) || status[8] != ' ' ||
       !std::all_of(status.begin() + 9, status.begin() + 12,
                    [](char c) { return c >= '0' && c <= '9'; }) ||
       (status.size() > 12 && status[12] != ' '))

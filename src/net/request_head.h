@@ -21,7 +21,7 @@ inline constexpr size_t kMaxRequestHeadBytes = 16 * 1024;
 inline constexpr size_t kMaxResponseHeadBytes = 64 * 1024;
 
 struct Header {
-  std::string name;  // as sent
+  std::string name;   // as sent
   std::string value;  // without surrounding whitespace
 };
 

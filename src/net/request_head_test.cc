@@ -19,7 +19,8 @@ TEST(HeadLength, FindsTheEmptyLine) {
 }
 
 TEST(RequestHead, Connect) {
-  RequestHead head = Parse("CONNECT API.Example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n");
+  RequestHead head =
+      Parse("CONNECT API.Example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n");
   EXPECT_EQ(head.form, RequestHead::Form::kConnect);
   EXPECT_EQ(head.host, "api.example.com");
   EXPECT_EQ(head.port, 443);
@@ -32,7 +33,8 @@ TEST(RequestHead, Connect) {
 }
 
 TEST(RequestHead, AbsoluteForm) {
-  RequestHead head = Parse("GET http://Example.com:8080/a/b?c=d#frag HTTP/1.1\r\nAccept: */*\r\n\r\n");
+  RequestHead head =
+      Parse("GET http://Example.com:8080/a/b?c=d#frag HTTP/1.1\r\nAccept: */*\r\n\r\n");
   EXPECT_EQ(head.form, RequestHead::Form::kAbsolute);
   EXPECT_EQ(head.method, "GET");
   EXPECT_EQ(head.host, "example.com");
@@ -49,20 +51,20 @@ TEST(RequestHead, RejectsMalformedInput) {
   for (const char* bad : {
            "",
            "\r\n\r\n",
-           "GET / HTTP/1.1\r\n\r\n",                        // origin form
-           "GET https://example.com/ HTTP/1.1\r\n\r\n",     // TLS is CONNECT's job
+           "GET / HTTP/1.1\r\n\r\n",                     // origin form
+           "GET https://example.com/ HTTP/1.1\r\n\r\n",  // TLS is CONNECT's job
            "GET ftp://example.com/ HTTP/1.1\r\n\r\n",
            "GET * HTTP/1.1\r\n\r\n",
-           "CONNECT example.com HTTP/1.1\r\n\r\n",          // no port
+           "CONNECT example.com HTTP/1.1\r\n\r\n",  // no port
            "CONNECT example.com:0 HTTP/1.1\r\n\r\n",
            "CONNECT example.com:99999 HTTP/1.1\r\n\r\n",
-           "CONNECT ::1:443 HTTP/1.1\r\n\r\n",              // IPv6 without brackets
+           "CONNECT ::1:443 HTTP/1.1\r\n\r\n",  // IPv6 without brackets
            "CONNECT :443 HTTP/1.1\r\n\r\n",
            "CONNECT 127.1:443 HTTP/1.1\r\n\r\n",
            "GET http://user:pw@example.com/ HTTP/1.1\r\n\r\n",
            "GET http:///x HTTP/1.1\r\n\r\n",
            "GET http://exa mple.com/ HTTP/1.1\r\n\r\n",
-           "GET  http://example.com/ HTTP/1.1\r\n\r\n",     // double space
+           "GET  http://example.com/ HTTP/1.1\r\n\r\n",  // double space
            "GET http://example.com/ HTTP/2.0\r\n\r\n",
            "GET http://example.com/ HTTP/1.1 extra\r\n\r\n",
            "G(T http://example.com/ HTTP/1.1\r\n\r\n",
@@ -72,7 +74,8 @@ TEST(RequestHead, RejectsMalformedInput) {
            "GET http://example.com/ HTTP/1.1\r\nA: b\rc\r\n\r\n",
            "GET http://example.com/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
            "GET http://example.com/ HTTP/1.1\r\nContent-Length: x\r\n\r\n",
-           "GET http://example.com/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+           "GET http://example.com/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: "
+           "chunked\r\n\r\n",
            "GET http://example.com/ HTTP/1.1\r\n\r\nextra",
            "GET http://example.com/ HTTP/1.1\r\n",
        }) {
@@ -81,7 +84,8 @@ TEST(RequestHead, RejectsMalformedInput) {
   }
   const char with_nul[] = "GET http://a.test/ HTTP/1.1\r\nX: \0\r\n\r\n";
   EXPECT_FALSE(ParseRequestHead(std::string(with_nul, sizeof with_nul - 1)).has_value());
-  std::string huge = "GET http://a.test/ HTTP/1.1\r\nX: " + std::string(kMaxRequestHeadBytes, 'a') + "\r\n\r\n";
+  std::string huge =
+      "GET http://a.test/ HTTP/1.1\r\nX: " + std::string(kMaxRequestHeadBytes, 'a') + "\r\n\r\n";
   EXPECT_FALSE(ParseRequestHead(huge).has_value());
 }
 
@@ -116,9 +120,9 @@ TEST(ResponseHead, RewrittenToConnectionClose) {
             "Connection: close\r\n\r\n");
   EXPECT_EQ(RewriteResponseHead("HTTP/1.0 204\r\n\r\n").value(),
             "HTTP/1.0 204\r\nConnection: close\r\n\r\n");
-  for (const char* bad : {"", "HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n",
-                          "SSH-2.0-OpenSSH\r\n\r\n", "HTTP/1.1 200OK\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nBad\r\n\r\n"})
+  for (const char* bad :
+       {"", "HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n\r\n",
+        "HTTP/1.1 200OK\r\n\r\n", "HTTP/1.1 200 OK\r\nBad\r\n\r\n"})
     EXPECT_FALSE(RewriteResponseHead(bad).has_value()) << bad;
 }
 

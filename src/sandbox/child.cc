@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "sys/kernel.h"
+#include "sys/landlock_abi.h"
 
 namespace berth::sandbox {
 
@@ -42,6 +43,21 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
     case StepKind::kEnterRoot: rc = k::EnterRoot(step.a); break;
     case StepKind::kSetHostname: rc = k::SetHostname(step.a); break;
     case StepKind::kLoopbackUp: rc = k::BringUpLoopback(); break;
+    case StepKind::kProxyListener: {
+      // The socket is made here, inside the job's network namespace, and served outside it:
+      // no helper process runs in the sandbox. The launcher answers once the proxy is up.
+      int listener = -1;
+      rc = k::ListenTcpLoopback(static_cast<uint16_t>(step.number), &listener);
+      if (rc == 0) {
+        rc = k::SendFd(plan.proxy_socket, listener);
+        (void)k::CloseFd(listener);
+      }
+      char ready = 0;
+      if (rc == 0) rc = k::ReadAll(plan.proxy_socket, &ready, 1);
+      if (rc == ENODATA) rc = ECONNABORTED;  // the launcher gave up
+      (void)k::CloseFd(plan.proxy_socket);
+      break;
+    }
     case StepKind::kSetRlimit:
       rc = k::SetResourceLimit(step.number, static_cast<rlim_t>(step.value));
       break;
@@ -53,6 +69,9 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
       break;
     case StepKind::kLandlockPath:
       rc = k::LandlockAllowPath(*landlock_fd, step.a, step.value, step.optional);
+      break;
+    case StepKind::kLandlockPort:
+      rc = k::LandlockAllowPort(*landlock_fd, step.value, sys::landlock::kNetConnectTcp);
       break;
     case StepKind::kLandlockRestrict:
       rc = k::LandlockRestrictSelf(*landlock_fd);

@@ -68,7 +68,7 @@ Result<std::vector<std::string>> ReadableRoots(const std::vector<std::string>& h
 }
 
 Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
-                                  const std::string& private_tmp) {
+                                  const std::string& private_tmp, uint16_t proxy_port) {
   LandlockPlan plan;
   plan.abi = abi;
   const uint64_t read = LandlockReadAccess();
@@ -115,12 +115,19 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
     plan.rules.push_back({device, read | DeviceWriteAccess(abi), true});
 
   // In the namespaces tier the network namespace is the wall and the job keeps its own
-  // loopback for test servers; without it, Landlock must deny every TCP bind and connect.
-  if (tier == Tier::kLandlock && spec.network == Network::kNone) {
-    if (abi >= 4)
+  // loopback for test servers; without it, Landlock must deny every TCP bind and connect,
+  // except a connect to the egress proxy's port on the host.
+  if (tier == Tier::kLandlock && spec.network != Network::kOpen) {
+    if (abi >= 4) {
       plan.handled_net = ll::kNetBindTcp | ll::kNetConnectTcp;
-    else
+      if (spec.network == Network::kProxy) {
+        if (proxy_port == 0)
+          return Error(Cause::kInternal, "the landlock tier's proxy has no port");
+        plan.connect_ports.push_back(proxy_port);
+      }
+    } else {
       plan.missing.push_back("TCP restriction (needs Landlock ABI 4, Linux 6.7)");
+    }
   }
   if (abi >= 6)
     plan.scoped = ll::kScopeAbstractUnixSocket | ll::kScopeSignal;

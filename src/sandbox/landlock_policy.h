@@ -20,7 +20,8 @@ struct LandlockRule {
 struct LandlockPlan {
   int abi = 0;
   uint64_t handled_fs = 0;
-  uint64_t handled_net = 0;  // all TCP bind/connect denied when set (no rules are added)
+  uint64_t handled_net = 0;  // TCP bind/connect denied when set, except connect_ports
+  std::vector<uint16_t> connect_ports;  // TCP connect allowed (the proxy in the landlock tier)
   uint64_t scoped = 0;
   std::vector<LandlockRule> rules;
   std::vector<std::string> missing;  // protections this ABI cannot give, for the report
@@ -34,8 +35,9 @@ uint64_t LandlockWriteAccess(int abi);
 // readable tree means allowing its siblings instead of its parent.
 Result<std::vector<std::string>> ReadableRoots(const std::vector<std::string>& hidden);
 
-// `private_tmp` is the job's temporary directory (landlock tier) or "/tmp" (namespaces).
+// `private_tmp` is the job's temporary directory (landlock tier) or "/tmp" (namespaces);
+// `proxy_port` the host port of the egress proxy in the landlock tier (0: none).
 Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
-                                  const std::string& private_tmp);
+                                  const std::string& private_tmp, uint16_t proxy_port = 0);
 
 }  // namespace berth::sandbox

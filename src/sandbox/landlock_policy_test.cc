@@ -44,5 +44,20 @@ TEST(PlanLandlock, LandlockTierDeniesTcpAndScopes) {
   EXPECT_EQ(ns.handled_net, 0u);  // the network namespace is the wall there
 }
 
+TEST(PlanLandlock, LandlockTierProxyAllowsOnlyTheProxyPort) {
+  SandboxSpec spec;
+  spec.workspace = "/tmp";
+  spec.network = Network::kProxy;
+  spec.paths.push_back({PathGrant::Access::kReadWrite, "/tmp", "workspace"});
+  LandlockPlan plan = PlanLandlock(spec, Tier::kLandlock, 6, "/tmp", 41234).value();
+  EXPECT_NE(plan.handled_net, 0u);
+  EXPECT_EQ(plan.connect_ports, std::vector<uint16_t>{41234});
+  EXPECT_FALSE(PlanLandlock(spec, Tier::kLandlock, 6, "/tmp", 0).has_value());
+  LandlockPlan old = PlanLandlock(spec, Tier::kLandlock, 3, "/tmp", 41234).value();
+  EXPECT_EQ(old.handled_net, 0u);
+  EXPECT_FALSE(old.missing.empty()) << "a kernel without TCP rules must be reported";
+  EXPECT_TRUE(PlanLandlock(spec, Tier::kNamespaces, 6, "/tmp").value().connect_ports.empty());
+}
+
 }  // namespace
 }  // namespace berth::sandbox

@@ -14,6 +14,7 @@
 #include "sys/fs.h"
 #include "sys/host.h"
 #include "sys/kernel.h"
+#include "sys/net.h"
 #include "sys/seccomp_notify.h"
 
 namespace berth::sandbox {
@@ -170,11 +171,48 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
       if (var.name == "TMPDIR") var.value = private_tmp;
   }
 
+  // The egress proxy's socket: made here in the landlock tier (the job shares the host's
+  // network), by the init inside the job's network namespace otherwise.
+  const bool proxy = !full && spec.network == Network::kProxy;
+  if (proxy && !options.on_proxy_listener)
+    return Error(Cause::kInvalidArgument, "network proxy needs a proxy to serve the job");
+  sys::UniqueFd host_proxy_listener;
+  uint16_t host_proxy_port = 0;
+  if (proxy && tier.tier == Tier::kLandlock) {
+    sys::SocketAddress loopback{*sys::IpAddress::Parse(kProxyHost), 0};
+    host_proxy_listener = TRY_CTX(sys::ListenTcp(loopback), "the egress proxy's socket");
+    host_proxy_port = TRY(sys::LocalAddress(host_proxy_listener.get())).port;
+    const std::string url = "http://" + std::string(kProxyHost) + ":" + std::to_string(host_proxy_port);
+    for (EnvVar& var : spec.env)
+      if (var.origin == "proxy" && var.name != "NO_PROXY" && var.name != "no_proxy") var.value = url;
+    result.proxy_address = std::string(kProxyHost) + ":" + std::to_string(host_proxy_port) +
+                           " (the host's loopback)";
+    if (tier.landlock_abi < 4)
+      result.warnings.push_back(
+          "Landlock ABI " + std::to_string(tier.landlock_abi) +
+          " cannot restrict TCP (needs ABI 4, Linux 6.7): in the landlock tier the job can "
+          "connect directly, around the egress proxy");
+  } else if (proxy) {
+    result.proxy_address = std::string(kProxyHost) + ":" + std::to_string(kProxyPort) +
+                           " (the job's own network namespace)";
+  }
+
   ResourceLimits limits =
       TRY(ResourceLimits::Prepare(spec.limits, job_name + "-" + std::to_string(::getpid()),
                                   spec.allow_weaker));
   PlanInputs inputs{tier.tier, full ? 0 : tier.landlock_abi, private_tmp, limits.rlimits(), {}, -1};
   for (int i = 0; i < 3; ++i) inputs.stdio[i] = options.stdio[i];
+  inputs.proxy_port = host_proxy_port;
+  // A socket pair on which the init hands over the proxy's socket and waits for the go-ahead.
+  sys::UniqueFd proxy_parent, proxy_child;
+  if (proxy && tier.tier == Tier::kNamespaces) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+      return Error::FromErrno("socketpair", errno);
+    proxy_parent = sys::UniqueFd(pair[0]);
+    proxy_child = sys::UniqueFd(pair[1]);
+    inputs.proxy_socket = proxy_child.get();
+  }
   // A socket pair on which the command hands over its seccomp listener.
   sys::UniqueFd notify_parent, notify_child;
   if (!full && !spec.allow_user_namespaces) {
@@ -225,6 +263,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   errors.write.Reset();
   status.write.Reset();
   notify_child.Reset();
+  proxy_child.Reset();
 
   // Until the sync byte is written the child waits; any early return kills it.
   struct KillOnError {
@@ -246,6 +285,20 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
       return Error::FromErrno("release the sandbox's init", rc);
   }
   sync.write.Reset();
+  if (host_proxy_listener.valid()) TRY(options.on_proxy_listener(std::move(host_proxy_listener)));
+  if (proxy_parent.valid()) {
+    // The init sends the socket once its namespace has loopback, or exits on a failed step
+    // before that (EOF here; the error pipe then names the step).
+    (void)TRY(sys::PollReadable({proxy_parent.get()}, -1));
+    Result<sys::UniqueFd> received = sys::ReceiveFd(proxy_parent.get());
+    if (received) {
+      TRY(options.on_proxy_listener(std::move(*received)));
+      char ready = 1;
+      if (int rc = sys::kernel::WriteAll(proxy_parent.get(), &ready, 1); rc != 0 && rc != EPIPE)
+        return Error::FromErrno("release the sandbox's init after the proxy started", rc);
+    }
+    proxy_parent.Reset();
+  }
 
   StepReport report;
   int rc = sys::kernel::ReadAll(errors.read.get(), &report, sizeof report);

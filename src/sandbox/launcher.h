@@ -7,6 +7,7 @@
 // per thread, and it owns SIGINT/SIGTERM/SIGHUP of that thread while it runs.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "base/result.h"
 #include "sandbox/spec.h"
 #include "sys/process.h"
+#include "sys/unique_fd.h"
 
 namespace berth::sandbox {
 
@@ -43,6 +45,9 @@ struct LaunchResult {
   int denied_user_namespaces = 0;
   int64_t setup_ms = 0;    // from launch until the command's execve
   int64_t run_ms = 0;      // from execve until the command's tree ended
+  // Network proxy: where the job reaches the proxy, e.g. "127.0.0.1:3128 (the job's own
+  // network namespace)" or "127.0.0.1:41234 (the host's loopback)".
+  std::string proxy_address;
 };
 
 struct LaunchOptions {
@@ -53,6 +58,14 @@ struct LaunchOptions {
   // SIGINT is forwarded to the command by default (an interactive `berth sandbox`); a job's
   // supervisor treats it like SIGTERM instead: the user wants the job ended.
   bool sigint_stops = false;
+  // Required for Network::kProxy. Called once, before the command runs, with the listening
+  // TCP socket the job's proxy variables point at: in the namespaces tier it was made by the
+  // job's init inside the job's network namespace (127.0.0.1:3128 there), in the landlock tier
+  // by the launcher on the host's 127.0.0.1 at an ephemeral port. The caller serves it (an
+  // EgressProxy) until Launch returns; an error ends the launch before the command runs.
+  // Called on the launching thread while SIGINT, SIGTERM and SIGHUP are blocked, so threads
+  // it starts inherit that mask and never take those signals from the launcher.
+  std::function<Status(sys::UniqueFd listener)> on_proxy_listener;
 };
 
 // Failures before the command runs carry the step that failed in their message; their

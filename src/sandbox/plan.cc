@@ -263,6 +263,12 @@ void BuildNamespaceSetup(const SandboxSpec& spec, Plan* plan) {
   b.FinishHidden();
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
   b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
+  if (spec.network == Network::kProxy) {
+    b.Add(StepKind::kProxyListener, "open the egress proxy's socket on " +
+                                        std::string(kProxyHost) + ":" +
+                                        std::to_string(kProxyPort))
+        .number = kProxyPort;
+  }
   b.Add(StepKind::kEnterRoot, "pivot into the sandbox root").a = kNewRoot;
 }
 
@@ -284,6 +290,11 @@ void BuildCommandSteps(const SandboxSpec& spec, const PlanInputs& inputs, Plan* 
       s.a = b.Keep(rule.path);
       s.value = rule.access;
       s.optional = rule.optional;
+    }
+    for (uint16_t port : plan->landlock.connect_ports) {
+      Step& s = b.Add(StepKind::kLandlockPort,
+                      "add the Landlock rule for TCP port " + std::to_string(port));
+      s.value = port;
     }
     b.Add(StepKind::kLandlockRestrict, "enforce the Landlock ruleset");
   }
@@ -335,20 +346,24 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
     plan.layers.push_back("capabilities dropped");
     if (inputs.landlock_abi > 0) {
       std::string tmp = plan.use_namespaces ? "/tmp" : inputs.private_tmp;
-      plan.landlock = TRY(PlanLandlock(spec, inputs.tier, inputs.landlock_abi, tmp));
+      plan.landlock =
+          TRY(PlanLandlock(spec, inputs.tier, inputs.landlock_abi, tmp, inputs.proxy_port));
       plan.use_landlock = true;
       plan.layers.push_back("landlock (ABI " + std::to_string(inputs.landlock_abi) + ")");
     }
     SeccompOptions options;
     options.allow_user_namespaces = spec.allow_user_namespaces;
-    options.deny_inet_datagrams = !plan.use_namespaces && spec.network == Network::kNone;
+    // Without a network namespace nothing else stops UDP (and with it DNS) from leaving.
+    options.deny_inet_datagrams = !plan.use_namespaces && spec.network != Network::kOpen;
     options.notify_user_namespaces = inputs.seccomp_notify_socket >= 0;
     plan.seccomp_notify_socket = inputs.seccomp_notify_socket;
+    plan.proxy_socket = inputs.proxy_socket;
     plan.seccomp = TRY(CompileSeccomp(options));
     plan.use_seccomp = true;
     plan.layers.push_back("seccomp");
   }
   if (!inputs.rlimits.empty() || spec.limits.any()) plan.layers.push_back("resource limits");
+  if (!full && spec.network == Network::kProxy) plan.layers.push_back("egress proxy");
   BuildCommandSteps(spec, inputs, &plan);
   BuildExec(spec, &plan);
   return plan;

@@ -36,11 +36,13 @@ enum class StepKind {
   kEnterRoot,        // a=new root
   kSetHostname,      // a=name
   kLoopbackUp,
+  kProxyListener,    // number=port: listen on 127.0.0.1:port, hand the socket to the launcher
   kSetRlimit,        // number=resource value
   kNoNewPrivs,
   kDropCapabilities,
   kLandlockCreate,   // uses Plan::landlock
   kLandlockPath,     // a=path value=access; optional
+  kLandlockPort,     // value=port number=access (TCP connect)
   kLandlockRestrict,
   kSeccomp,          // uses Plan::seccomp
   kSubreaper,
@@ -70,6 +72,9 @@ struct Plan {
   bool use_seccomp = false;
   // With user notification: the command sends the listener over this socket (-1: none).
   int seccomp_notify_socket = -1;
+  // Network proxy, namespaces tier: the init sends the proxy's listening socket over this
+  // socket and waits for one byte back (the proxy serves it) before it goes on (-1: none).
+  int proxy_socket = -1;
   std::vector<std::string> layers;  // what confinement applies, in order, for reports
 
   // execve candidates (argv[0] searched along PATH), argv and envp, NULL-terminated.
@@ -92,6 +97,8 @@ struct PlanInputs {
   std::vector<std::pair<int, unsigned long>> rlimits;
   int stdio[3] = {-1, -1, -1};
   int seccomp_notify_socket = -1;  // the child's end; enables user-namespace notification
+  int proxy_socket = -1;           // namespaces tier, network proxy: the child's end
+  uint16_t proxy_port = 0;         // landlock tier, network proxy: the host port to allow
 };
 
 Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "base/strings.h"
+#include "net/host_pattern.h"
 #include "sys/fs.h"
 
 namespace berth::sandbox {
@@ -110,6 +111,12 @@ Status AddGrant(const std::string& text, const HostContext& host, SandboxSpec* s
       value.replace(value.find("{dir}"), 5, record.path);
       spec->env.push_back({name, value, text});
     }
+  } else if (kind == "net") {
+    Result<net::HostPattern> pattern = net::ParseNetGrant(text);
+    if (!pattern) return std::move(pattern).error();
+    std::string entry = pattern->ToString();
+    if (std::find(spec->net_allow.begin(), spec->net_allow.end(), entry) == spec->net_allow.end())
+      spec->net_allow.push_back(entry);
   } else if (text == "browser") {
     spec->allow_user_namespaces = true;
     // Chromium wants writable config and cache homes; give it private ones under /tmp.
@@ -117,7 +124,8 @@ Status AddGrant(const std::string& text, const HostContext& host, SandboxSpec* s
     spec->env.push_back({"XDG_CACHE_HOME", "/tmp/.berth-browser/cache", text});
   } else {
     return Invalid("unknown grant '" + text + "'",
-                   "grants are write:PATH, read:PATH, socket:PATH, docker, browser, cache:NAME");
+                   "grants are write:PATH, read:PATH, socket:PATH, docker, browser, cache:NAME, "
+                   "net:HOST[:PORT]");
   }
   spec->grants.push_back(std::move(record));
   return {};
@@ -141,6 +149,16 @@ void BuildEnvironment(const SandboxRequest& request, const HostContext& host, Sa
   for (const std::string& pair : request.setenv) {
     size_t eq = pair.find('=');
     env.push_back({pair.substr(0, eq), pair.substr(eq + 1), "--setenv"});
+  }
+  // The proxy variables come last so that no --setenv can point clients elsewhere (nothing
+  // else would be reachable anyway). NO_PROXY keeps the job's own loopback direct.
+  if (spec->network == Network::kProxy) {
+    const std::string url = "http://" + std::string(kProxyHost) + ":" + std::to_string(kProxyPort);
+    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                             "all_proxy"})
+      env.push_back({name, url, "proxy"});
+    for (const char* name : {"NO_PROXY", "no_proxy"})
+      env.push_back({name, "localhost,127.0.0.1,::1", "proxy"});
   }
   // The sandbox's own /tmp replaces whatever TMPDIR pointed to on the host.
   env.push_back({"TMPDIR", "/tmp", "sandbox"});
@@ -177,7 +195,6 @@ Result<SandboxSpec> BuildSpec(const SandboxRequest& request, const HostContext& 
   SandboxSpec spec;
   spec.profile = TRY(ParseProfile(request.profile));
   spec.tier = TRY(ParseTier(request.tier));
-  spec.network = TRY(ParseNetwork(request.network));
   spec.allow_weaker = request.allow_weaker;
   spec.full_access = request.full_access;
   spec.argv = request.argv;
@@ -197,6 +214,11 @@ Result<SandboxSpec> BuildSpec(const SandboxRequest& request, const HostContext& 
   grants.insert(grants.end(), request.grants.begin(), request.grants.end());
   std::vector<std::string> unhide;
   for (const std::string& grant : grants) TRY(AddGrant(grant, host, &spec, &unhide));
+  if (request.network.empty()) {
+    spec.network = spec.net_allow.empty() ? Network::kNone : Network::kProxy;
+  } else {
+    spec.network = TRY(ParseNetwork(request.network));
+  }
 
   std::vector<std::string> hidden = DefaultHiddenPaths();
   hidden.insert(hidden.end(), host.extra_hidden.begin(), host.extra_hidden.end());

@@ -16,7 +16,8 @@ namespace berth::sandbox {
 struct SandboxRequest {
   std::string profile = "isolated-write";
   std::string tier = "auto";
-  std::string network = "none";
+  // "none", "proxy" or "open"; empty: proxy when there are net: grants, else none.
+  std::string network;
   std::string workspace;  // empty: the current directory
   std::vector<std::string> writes;
   std::vector<std::string> reads;

@@ -98,6 +98,53 @@ TEST_F(BuildSpecTest, RejectsBadRequests) {
   EXPECT_TRUE(fails(r));
 }
 
+TEST_F(BuildSpecTest, NetGrantSwitchesTheNetworkToTheProxy) {
+  EXPECT_EQ(BuildSpec(request_, host_).value().network, Network::kNone);
+  request_.grants = {"net:API.example.com", "net:*.example.org:8080", "net:api.example.com:443"};
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  EXPECT_EQ(spec.network, Network::kProxy);
+  EXPECT_EQ(spec.net_allow, (std::vector<std::string>{"api.example.com", "*.example.org:8080"}));
+  EXPECT_EQ(FindEnv(spec, "HTTPS_PROXY")->value, "http://127.0.0.1:3128");
+  EXPECT_EQ(FindEnv(spec, "http_proxy")->value, "http://127.0.0.1:3128");
+  EXPECT_EQ(FindEnv(spec, "ALL_PROXY")->origin, "proxy");
+  EXPECT_EQ(FindEnv(spec, "NO_PROXY")->value, "localhost,127.0.0.1,::1");
+  EXPECT_EQ(FindEnv(spec, "no_proxy")->value, "localhost,127.0.0.1,::1");
+  nlohmann::json json = spec.ToJson();
+  EXPECT_EQ(json["network"], "proxy");
+  EXPECT_EQ(json["net_allow"][1], "*.example.org:8080");
+
+  // --setenv cannot point clients elsewhere.
+  request_.setenv = {"HTTPS_PROXY=http://elsewhere:1"};
+  EXPECT_EQ(FindEnv(BuildSpec(request_, host_).value(), "HTTPS_PROXY")->value, "http://127.0.0.1:3128");
+}
+
+TEST_F(BuildSpecTest, NetworkModesStayConsistent) {
+  SandboxRequest r = request_;
+  r.network = "proxy";  // a proxy that allows nothing is a valid way to watch what is asked
+  EXPECT_EQ(BuildSpec(r, host_).value().network, Network::kProxy);
+  EXPECT_EQ(FindEnv(BuildSpec(r, host_).value(), "HTTP_PROXY")->value, "http://127.0.0.1:3128");
+  r = request_;
+  r.network = "none";
+  EXPECT_EQ(FindEnv(BuildSpec(r, host_).value(), "HTTP_PROXY"), nullptr);
+  r.grants = {"net:example.com"};
+  EXPECT_FALSE(BuildSpec(r, host_).has_value()) << "net: grants with --network none";
+  r.network = "open";
+  r.profile = "full";
+  r.full_access = true;
+  EXPECT_FALSE(BuildSpec(r, host_).has_value()) << "net: grants with --network open";
+  r.grants.clear();
+  EXPECT_TRUE(BuildSpec(r, host_).has_value());
+  r.network = "proxy";
+  EXPECT_FALSE(BuildSpec(r, host_).has_value()) << "the proxy cannot bind the full profile";
+  r = request_;
+  r.grants = {"net:exa mple.com"};
+  Result<SandboxSpec> bad = BuildSpec(r, host_);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().cause(), Cause::kInvalidArgument);
+  r.grants = {"net:"};
+  EXPECT_FALSE(BuildSpec(r, host_).has_value());
+}
+
 TEST_F(BuildSpecTest, ReadOnlyProfileMountsWorkspaceReadOnly) {
   request_.profile = "read-only";
   SandboxSpec spec = BuildSpec(request_, host_).value();

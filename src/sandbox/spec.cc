@@ -24,7 +24,14 @@ const char* ProfileName(Profile profile) {
   return "isolated-write";
 }
 
-const char* NetworkName(Network network) { return network == Network::kOpen ? "open" : "none"; }
+const char* NetworkName(Network network) {
+  switch (network) {
+    case Network::kNone: return "none";
+    case Network::kProxy: return "proxy";
+    case Network::kOpen: return "open";
+  }
+  return "none";
+}
 
 Result<Tier> ParseTier(const std::string& text) {
   if (text == "auto") return Tier::kAuto;
@@ -44,9 +51,10 @@ Result<Profile> ParseProfile(const std::string& text) {
 
 Result<Network> ParseNetwork(const std::string& text) {
   if (text == "none") return Network::kNone;
+  if (text == "proxy") return Network::kProxy;
   if (text == "open") return Network::kOpen;
   return Error(Cause::kInvalidArgument, "unknown network mode '" + text + "'", 0,
-               "use none, or open with the full profile");
+               "use none, proxy (with net: grants), or open with the full profile");
 }
 
 Status SandboxSpec::Validate() const {
@@ -60,7 +68,13 @@ Status SandboxSpec::Validate() const {
                    "pass --full-access to confirm");
   if (network == Network::kOpen && profile != Profile::kFull)
     return invalid("--network open is only valid with the full profile",
-                   "egress allowlists come through berth's proxy; use --network none");
+                   "egress allowlists come through berth's proxy: --grant net:HOST[:PORT]");
+  if (network == Network::kProxy && profile == Profile::kFull)
+    return invalid("--network proxy cannot be enforced with the full profile",
+                   "the full profile has the host's network; drop --network proxy or net: grants");
+  if (network != Network::kProxy && !net_allow.empty())
+    return invalid("net: grants need --network proxy",
+                   "drop --network " + std::string(NetworkName(network)) + ", or the net: grants");
   if (overlay) {
     for (const std::string* p : {&overlay->lower, &overlay->upper, &overlay->work, &overlay->target})
       if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
@@ -97,6 +111,10 @@ nlohmann::json SandboxSpec::ToJson() const {
   j["tier"] = TierName(tier);
   j["profile"] = ProfileName(profile);
   j["network"] = NetworkName(network);
+  if (network == Network::kProxy) {
+    j["proxy"] = std::string(kProxyHost) + ":" + std::to_string(kProxyPort);
+    j["net_allow"] = net_allow;
+  }
   j["allow_weaker"] = allow_weaker;
   j["full_access"] = full_access;
   j["workspace"] = workspace;

@@ -18,7 +18,15 @@ namespace berth::sandbox {
 
 enum class Tier { kAuto, kNamespaces, kLandlock };
 enum class Profile { kReadOnly, kIsolatedWrite, kFull };
-enum class Network { kNone, kOpen };
+// none: only the job's own loopback. proxy: the job's loopback plus berth's egress proxy at
+// kProxyAddress, which reaches the hosts in `net_allow` (docs/net.md). open: the host's
+// network, only with the full profile.
+enum class Network { kNone, kProxy, kOpen };
+
+// Where the job finds the proxy in the namespaces tier (inside its own network namespace).
+// The landlock tier has no namespace of its own and uses an ephemeral port on the host.
+inline constexpr uint16_t kProxyPort = 3128;
+inline constexpr const char* kProxyHost = "127.0.0.1";
 
 const char* TierName(Tier tier);
 const char* ProfileName(Profile profile);
@@ -56,8 +64,8 @@ struct EnvVar {
 
 // A grant as the user wrote it, with what it means; kept for reports and receipts.
 struct GrantRecord {
-  std::string text;   // "docker", "cache:npm", "write:/srv/data"
-  std::string kind;   // "write", "read", "socket", "cache", "browser"
+  std::string text;   // "docker", "cache:npm", "write:/srv/data", "net:example.com"
+  std::string kind;   // "write", "read", "socket", "cache", "browser", "net"
   std::string path;   // the host path it concerns, if any
   bool root_equivalent = false;
 };
@@ -88,6 +96,9 @@ struct SandboxSpec {
   std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
   bool allow_user_namespaces = false;     // the `browser` grant
   std::vector<GrantRecord> grants;
+  // Network::kProxy: the hosts the proxy lets the job reach, in grant syntax without "net:"
+  // ("api.example.com", "*.example.com:8080"), from net: grants and provider endpoints.
+  std::vector<std::string> net_allow;
 
   Limits limits;
   int64_t timeout_ms = 0;  // 0: none

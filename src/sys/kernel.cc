@@ -6,6 +6,7 @@
 #include <linux/securebits.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -191,6 +192,12 @@ int LandlockAllowPath(int ruleset_fd, const char* path, uint64_t access, bool op
   return saved;
 }
 
+int LandlockAllowPort(int ruleset_fd, uint64_t port, uint64_t access) {
+  landlock::NetPortAttr rule = {access, port};
+  long rc = ::syscall(SYS_landlock_add_rule, ruleset_fd, landlock::kRuleNetPort, &rule, 0);
+  return rc == 0 ? 0 : errno;
+}
+
 int LandlockRestrictSelf(int ruleset_fd) {
   return Errno(static_cast<int>(::syscall(SYS_landlock_restrict_self, ruleset_fd, 0)));
 }
@@ -225,6 +232,27 @@ int SendFd(int socket, int fd) {
   std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
   ssize_t n = RetryEintr([&] { return ::sendmsg(socket, &msg, MSG_NOSIGNAL); });
   return n == 1 ? 0 : errno;
+}
+
+int ListenTcpLoopback(uint16_t port, int* fd) {
+  // Non-blocking, so that whoever serves it can poll and never hang in accept().
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s < 0) return errno;
+  int one = 1;
+  (void)::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in address;
+  std::memset(&address, 0, sizeof address);
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(s, reinterpret_cast<struct sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(s, 128) != 0) {
+    int saved = errno;
+    ::close(s);
+    return saved;
+  }
+  *fd = s;
+  return 0;
 }
 
 int WriteAll(int fd, const void* data, size_t size) {

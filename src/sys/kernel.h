@@ -42,12 +42,17 @@ int WriteUserMap(pid_t pid, const char* file, const char* content);
 int LandlockCreateRuleset(uint64_t fs_access, uint64_t net_access, uint64_t scoped, int* fd);
 // Adds a path-beneath rule; a missing path is skipped (returns 0) when `optional`.
 int LandlockAllowPath(int ruleset_fd, const char* path, uint64_t access, bool optional);
+// Adds a network port rule (Landlock ABI 4): `access` (bind/connect TCP) on `port`.
+int LandlockAllowPort(int ruleset_fd, uint64_t port, uint64_t access);
 int LandlockRestrictSelf(int ruleset_fd);
 int InstallSeccomp(const struct sock_fprog* program);
 // Installs `program` with a user-notification listener and stores the listener in `*fd`.
 int InstallSeccompWithListener(const struct sock_fprog* program, int* fd);
 // Sends `fd` over the Unix socket `socket` (SCM_RIGHTS).
 int SendFd(int socket, int fd);
+// A TCP socket listening on 127.0.0.1:`port` of the caller's network namespace, stored in
+// `*fd` (close-on-exec, non-blocking).
+int ListenTcpLoopback(uint16_t port, int* fd);
 
 // Process control for the sandbox's init.
 int BlockSignals(const sigset_t* set, sigset_t* old);

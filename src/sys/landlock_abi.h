@@ -19,8 +19,14 @@ struct PathBeneathAttr {
   int32_t parent_fd;
 } __attribute__((packed));
 
+struct NetPortAttr {  // ABI 4
+  uint64_t allowed_access;
+  uint64_t port;
+} __attribute__((packed));
+
 inline constexpr uint32_t kCreateRulesetVersion = 1u << 0;
 inline constexpr int kRulePathBeneath = 1;
+inline constexpr int kRuleNetPort = 2;  // ABI 4
 
 inline constexpr uint64_t kFsExecute = 1ull << 0;
 inline constexpr uint64_t kFsWriteFile = 1ull << 1;

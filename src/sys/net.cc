@@ -113,8 +113,10 @@ Error ResolverError(const std::string& host, int rc) {
     case EAI_NODATA:
 #endif
       return Error(Cause::kNotFound, what);
-    case EAI_SYSTEM: return Error(Cause::kUnavailable, what, errno);
-    default: return Error(Cause::kUnavailable, what);
+    case EAI_SYSTEM:
+      return Error(Cause::kUnavailable, what, errno);
+    default:
+      return Error(Cause::kUnavailable, what);
   }
 }
 
@@ -159,8 +161,7 @@ std::string SocketAddress::ToString() const {
   return host + ":" + std::to_string(port);
 }
 
-Result<std::vector<IpAddress>> ResolveHost(const std::string& host, int timeout_ms,
-                                           int cancel_fd) {
+Result<std::vector<IpAddress>> ResolveHost(const std::string& host, int timeout_ms, int cancel_fd) {
   auto state = std::make_shared<ResolveState>();
   state->host = host;
   state->hints.ai_socktype = SOCK_STREAM;
@@ -194,8 +195,8 @@ Result<std::vector<IpAddress>> ResolveHost(const std::string& host, int timeout_
   }
   if (!*done) {
     give_up();
-    return Error(Cause::kTimedOut,
-                 "DNS lookup of " + host + " timed out after " + std::to_string(timeout_ms) + " ms");
+    return Error(Cause::kTimedOut, "DNS lookup of " + host + " timed out after " +
+                                       std::to_string(timeout_ms) + " ms");
   }
   rc = ::gai_error(&state->request);
   if (rc != 0) return ResolverError(host, rc);
@@ -220,7 +221,8 @@ Result<UniqueFd> ListenTcp(const SocketAddress& address, int backlog) {
   (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&raw.storage), raw.length) != 0)
     return Error::FromErrno("bind " + address.ToString(), errno);
-  if (::listen(fd.get(), backlog) != 0) return Error::FromErrno("listen " + address.ToString(), errno);
+  if (::listen(fd.get(), backlog) != 0)
+    return Error::FromErrno("listen " + address.ToString(), errno);
   return fd;
 }
 
@@ -234,8 +236,16 @@ Result<SocketAddress> LocalAddress(int fd) {
   return *address;
 }
 
+Status SetNonBlocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    return Error::FromErrno("fcntl O_NONBLOCK", errno);
+  return {};
+}
+
 Result<UniqueFd> Accept(int listen_fd) {
-  int fd = RetryEintr([&] { return ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC); });
+  int fd = RetryEintr(
+      [&] { return ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC); });
   if (fd >= 0) {
     SetNoDelay(fd);
     return UniqueFd(fd);
@@ -258,8 +268,8 @@ Result<UniqueFd> ConnectTcp(const SocketAddress& address, int timeout_ms, int ca
     if (errno != EINPROGRESS && errno != EINTR) return Error(Cause::kSystem, what, errno);
     bool ready = TRY(WaitFor(fd.get(), true, timeout_ms, cancel_fd, what));
     if (!ready)
-      return Error(Cause::kTimedOut, what + " timed out after " + std::to_string(timeout_ms) + " ms",
-                   ETIMEDOUT);
+      return Error(Cause::kTimedOut,
+                   what + " timed out after " + std::to_string(timeout_ms) + " ms", ETIMEDOUT);
     int error = 0;
     socklen_t length = sizeof error;
     if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0)

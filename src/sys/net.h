@@ -68,6 +68,8 @@ Result<std::vector<IpAddress>> ResolveHost(const std::string& host, int timeout_
 Result<UniqueFd> ListenTcp(const SocketAddress& address, int backlog = 128);
 // The address a socket is bound to (the real port after binding port 0).
 Result<SocketAddress> LocalAddress(int fd);
+// Makes `fd` non-blocking (e.g. a socket received from another process).
+Status SetNonBlocking(int fd);
 // Accepts one pending connection (non-blocking, close-on-exec); an invalid UniqueFd when
 // none is pending. Transient per-connection failures (ECONNABORTED) also yield none.
 Result<UniqueFd> Accept(int listen_fd);
@@ -94,7 +96,7 @@ struct PollEntry {
   bool want_write = false;
   bool readable = false;  // data, EOF or a pending connection
   bool writable = false;
-  bool failed = false;    // POLLERR/POLLHUP/POLLNVAL
+  bool failed = false;  // POLLERR/POLLHUP/POLLNVAL
 };
 // poll(2) over `entries`, retrying EINTR; returns how many are ready, 0 on timeout.
 Result<int> Poll(std::span<PollEntry> entries, int timeout_ms);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -18,9 +19,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sys/fs.h"
+#include "sys/net.h"
 #include "tests/e2e/e2e_util.h"
 
 namespace berth::e2e {
@@ -656,6 +659,207 @@ TEST_F(NamespacesTierTest, ChromiumWithoutTheBrowserGrantIsRefused) {
   // berth names the cause and the grant that would allow it.
   EXPECT_TRUE(Contains(result.err, "tried to create a user namespace")) << result.Describe();
   EXPECT_TRUE(Contains(result.err, "--grant browser")) << result.Describe();
+}
+
+// --- Egress proxy ---------------------------------------------------------------------------
+
+// A tiny HTTP server on the host's 127.0.0.1, on its own thread: every request gets
+// "hello-from-the-host" and the connection is closed. It stands for a provider's API.
+class HostHttpServer {
+ public:
+  HostHttpServer() {
+    Result<sys::UniqueFd> listener =
+        sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0});
+    if (!listener) {
+      ADD_FAILURE() << listener.error().ToString();
+      return;
+    }
+    listener_ = std::move(*listener);
+    port_ = sys::LocalAddress(listener_.get()).value().port;
+    stop_ = sys::MakeEventFd().value();
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~HostHttpServer() {
+    if (!thread_.joinable()) return;
+    sys::SignalEventFd(stop_.get());
+    thread_.join();
+  }
+  std::string port() const { return std::to_string(port_); }
+  int requests() const { return requests_.load(); }
+
+ private:
+  // One connection at a time: the tests make one request each.
+  void Serve() {
+    while (Wait(listener_.get())) {
+      Result<sys::UniqueFd> client = sys::Accept(listener_.get());
+      if (!client || !client->valid()) continue;
+      std::string head;
+      char buffer[4096];
+      while (head.find("\r\n\r\n") == std::string::npos && Wait(client->get())) {
+        Result<size_t> n = sys::ReadSome(client->get(), buffer, sizeof buffer);
+        if (!n || *n == 0) break;
+        if (*n != sys::kWouldBlock) head.append(buffer, *n);
+      }
+      ++requests_;
+      (void)sys::WriteAllWithin(client->get(),
+                                "HTTP/1.1 200 OK\r\nContent-Length: 20\r\nConnection: close\r\n\r\n"
+                                "hello-from-the-host\n",
+                                5000, stop_.get());
+    }
+  }
+  // Until `fd` is readable; false once the server is stopping.
+  bool Wait(int fd) {
+    sys::PollEntry entries[2] = {{fd, true}, {stop_.get(), true}};
+    Result<int> ready = sys::Poll(entries, -1);
+    return ready && !entries[1].readable;
+  }
+
+  sys::UniqueFd listener_;
+  sys::UniqueFd stop_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::atomic<int> requests_{0};
+};
+
+// `berth sandbox --grant net:...` against HostHttpServer, with a test HOME whose config maps
+// allowed.test and other.test to 127.0.0.1 (the [net.hosts] table), and curl as the client.
+class EgressProxyTest : public NamespacesTierTest {
+ protected:
+  void SetUp() override {
+    NamespacesTierTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    std::optional<std::string> curl = FindInPath("curl");
+    REQUIRE_FEATURE(curl.has_value(), "curl is not installed (scripts/install-deps installs it)");
+    curl_ = *curl;
+    ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+    ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
+                          "[net.hosts]\n\"allowed.test\" = \"127.0.0.1\"\n"
+                          "\"other.test\" = \"127.0.0.1\"\n"));
+  }
+
+  // berth sandbox BERTH_ARGS --grant net:allowed.test:PORT -- curl -sS CURL_ARGS
+  RunResult Curl(const std::vector<std::string>& curl_args,
+                 const std::vector<std::string>& berth_args = {}) {
+    std::vector<std::string> args = {"sandbox"};
+    args.insert(args.end(), berth_args.begin(), berth_args.end());
+    args.insert(args.end(), {"--grant", "net:allowed.test:" + server_.port(), "--", curl_, "-sS",
+                             "--max-time", "20"});
+    args.insert(args.end(), curl_args.begin(), curl_args.end());
+    return Run(args);
+  }
+  std::string Url(const std::string& host) { return "http://" + host + ":" + server_.port() + "/"; }
+
+  HostHttpServer server_;
+  std::string curl_;
+};
+
+TEST_F(EgressProxyTest, GrantedHostIsReachedThroughTheProxy) {
+  RunResult plain = Curl({Url("allowed.test")});
+  EXPECT_EQ(plain.exit_code, 0) << plain.Describe();
+  EXPECT_EQ(plain.out, "hello-from-the-host\n") << plain.Describe();
+  // -p makes curl tunnel with CONNECT, as it does for https://.
+  RunResult tunnel = Curl({"-p", Url("allowed.test")});
+  EXPECT_EQ(tunnel.exit_code, 0) << tunnel.Describe();
+  EXPECT_EQ(tunnel.out, "hello-from-the-host\n") << tunnel.Describe();
+  EXPECT_EQ(server_.requests(), 2);
+}
+
+TEST_F(EgressProxyTest, OtherHostIsDeniedAndTheSummaryShowsIt) {
+  RunResult plain = Curl({"-i", Url("other.test")}, {"-v"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.Describe();
+  EXPECT_TRUE(StartsWith(plain.out, "HTTP/1.1 403 Forbidden")) << plain.Describe();
+  const std::string reason = "berth: egress to other.test:" + server_.port() +
+                             " denied: not in this job's allowlist; grant it with net:other.test:" +
+                             server_.port();
+  EXPECT_TRUE(Contains(plain.out, "X-Berth-Denied: " + reason)) << plain.Describe();
+  EXPECT_TRUE(Contains(plain.err, "berth: egress other.test:" + server_.port() +
+                                      ": allowed 0, denied 1"))
+      << plain.Describe();
+
+  RunResult tunnel = Curl({"-p", Url("other.test")});
+  EXPECT_NE(tunnel.exit_code, 0) << tunnel.Describe();
+  EXPECT_TRUE(Contains(tunnel.err, "403")) << tunnel.Describe();
+  EXPECT_TRUE(Contains(tunnel.err, "the egress proxy denied 1 connection(s)")) << tunnel.Describe();
+  EXPECT_EQ(server_.requests(), 0) << "a denied request reached the server";
+}
+
+TEST_F(EgressProxyTest, DirectConnectToTheHostServerIsRefused) {
+  ASSERT_TRUE(Reports(ProbeOutside({"tcp-connect", "127.0.0.1", server_.port()}), "tcp-connect ok"));
+  // The job's 127.0.0.1 is its own loopback, where only the proxy listens.
+  EXPECT_TRUE(Reports(Probe({"tcp-connect", "127.0.0.1", server_.port()},
+                            {"--grant", "net:allowed.test:" + server_.port()}),
+                      "tcp-connect errno=111 ECONNREFUSED"));
+  EXPECT_TRUE(ReportsOk(Probe({"tcp-connect", "127.0.0.1", "3128"},
+                              {"--grant", "net:allowed.test:" + server_.port()})))
+      << "the proxy's socket is missing from the job's loopback";
+}
+
+TEST_F(EgressProxyTest, DnsFailsInside) {
+  RunResult result = Probe({"dns", "allowed.test"}, {"--grant", "net:allowed.test:" + server_.port()});
+  EXPECT_TRUE(StartsWith(result.out, "dns eai=") && result.exit_code == 1) << result.Describe();
+  RunResult example = Probe({"dns", "example.com"}, {"--grant", "net:example.com"});
+  EXPECT_TRUE(StartsWith(example.out, "dns eai=") && example.exit_code == 1) << example.Describe();
+}
+
+TEST_F(EgressProxyTest, NameResolvingToLoopbackIsRefusedWithoutAMapping) {
+  // localhost is granted by name but not mapped: the proxy resolves it to loopback and refuses.
+  // --noproxy '' overrides NO_PROXY, which would otherwise keep curl on the job's own loopback.
+  RunResult result = Run({"sandbox", "-v", "--grant", "net:localhost:" + server_.port(), "--", curl_,
+                          "-sS", "-i", "--noproxy", "", Url("localhost")});
+  EXPECT_EQ(result.exit_code, 0) << result.Describe();
+  EXPECT_TRUE(StartsWith(result.out, "HTTP/1.1 403 Forbidden")) << result.Describe();
+  EXPECT_TRUE(Contains(result.out, "localhost resolves to")) << result.Describe();
+  EXPECT_TRUE(Contains(result.out, "a loopback address")) << result.Describe();
+  EXPECT_EQ(server_.requests(), 0);
+}
+
+TEST_F(EgressProxyTest, ProxyVariablesPointAtTheProxy) {
+  RunResult env = Probe({"env"}, {"--grant", "net:allowed.test:" + server_.port()});
+  ASSERT_EQ(env.exit_code, 0) << env.Describe();
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                           "all_proxy"})
+    EXPECT_TRUE(HasLine(env, std::string(name) + "=http://127.0.0.1:3128")) << name << env.Describe();
+  EXPECT_TRUE(HasLine(env, "NO_PROXY=localhost,127.0.0.1,::1")) << env.Describe();
+  EXPECT_TRUE(HasLine(env, "no_proxy=localhost,127.0.0.1,::1")) << env.Describe();
+}
+
+TEST_F(EgressProxyTest, NetworkModesStayConsistent) {
+  RunResult none = Probe({"pwd"}, {"--network", "none", "--grant", "net:allowed.test"});
+  EXPECT_EQ(none.exit_code, 64) << none.Describe();
+  RunResult bad = Probe({"pwd"}, {"--grant", "net:exa mple.test"});
+  EXPECT_EQ(bad.exit_code, 64) << bad.Describe();
+  RunResult spec = Probe({"pwd"}, {"--print-spec", "--grant", "net:*.allowed.test:8443"});
+  ASSERT_EQ(spec.exit_code, 0) << spec.Describe();
+  nlohmann::json json = nlohmann::json::parse(spec.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(json.is_object()) << spec.Describe();
+  EXPECT_EQ(json.value("network", ""), "proxy") << spec.out;
+  EXPECT_EQ(json.value("net_allow", nlohmann::json()), nlohmann::json({"*.allowed.test:8443"}))
+      << spec.out;
+}
+
+TEST_F(LandlockTierTest, ProxyReachesGrantedHostsAndNothingElse) {
+  std::optional<std::string> curl = FindInPath("curl");
+  REQUIRE_FEATURE(curl.has_value(), "curl is not installed (scripts/install-deps installs it)");
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+  ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
+                        "[net.hosts]\n\"allowed.test\" = \"127.0.0.1\"\n"));
+  HostHttpServer server;
+  std::vector<std::string> args = {"sandbox"};
+  args.insert(args.end(), kLandlockTier.begin(), kLandlockTier.end());
+  args.insert(args.end(), {"--grant", "net:allowed.test:" + server.port(), "--", *curl, "-sS",
+                           "--max-time", "20", "http://allowed.test:" + server.port() + "/"});
+  RunResult result = Run(args);
+  EXPECT_EQ(result.exit_code, 0) << result.Describe();
+  EXPECT_EQ(result.out, "hello-from-the-host\n") << result.Describe();
+
+  // Landlock allows TCP connect to the proxy's port only: the host server itself is refused.
+  std::vector<std::string> berth_args = kLandlockTier;
+  berth_args.insert(berth_args.end(), {"--grant", "net:allowed.test:" + server.port()});
+  EXPECT_TRUE(Reports(Probe({"tcp-connect", "127.0.0.1", server.port()}, berth_args),
+                      "tcp-connect errno=13 EACCES"));
+  EXPECT_TRUE(Reports(Probe({"udp-send", "127.0.0.1", server.port()}, berth_args),
+                      "udp-send errno=1 EPERM"));
+  EXPECT_EQ(server.requests(), 1);
 }
 
 // --- Landlock tier --------------------------------------------------------------------------
