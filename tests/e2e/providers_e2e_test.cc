@@ -169,5 +169,79 @@ TEST_F(ProvidersTest, BadProviderConfigIsAUsageErrorNamingTheLine) {
   EXPECT_TRUE(Contains(run.err, "config.toml:1: providers.fake: 'prompt'")) << run.Describe();
 }
 
+// --- berth doctor ---------------------------------------------------------------------------
+
+// The fake provider with one endpoint: a name that [net.hosts] maps to a loopback server.
+class DoctorTest : public ProvidersTest {
+ protected:
+  void SetUp() override {
+    ProvidersTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    Result<BoundSocket> server = ListenTcp("127.0.0.1");
+    ASSERT_TRUE(server.has_value());
+    server_ = std::move(*server);
+  }
+  json Doctor(const EnvVars& env, int expect_exit) {
+    RunResult run = Run({"doctor", "--provider", "fake", "--json"}, env);
+    EXPECT_EQ(run.exit_code, expect_exit) << run.Describe();
+    json report = ParseJson(run.out);
+    EXPECT_TRUE(report.is_object()) << run.Describe();
+    return report;
+  }
+  static std::map<std::string, std::string> Statuses(const json& report, const std::string& section) {
+    std::map<std::string, std::string> out;
+    for (const json& item : Get(report, "items"))
+      if (GetStr(item, "section") == section) out[GetStr(item, "name")] = GetStr(item, "status");
+    return out;
+  }
+  BoundSocket server_;
+};
+
+TEST_F(DoctorTest, AProviderThatCanRunIsOkAndExitsZero) {
+  std::string endpoints = "endpoints = [\"api.fake.test:" + std::to_string(server_.port) + "\"]\n";
+  std::string config = "[net.hosts]\n\"api.fake.test\" = \"127.0.0.1\"\n" +
+                       FakeConfig(Agent("fake_cli.sh"));
+  config.insert(config.find("[providers.fake.fields]"), endpoints);
+  ASSERT_TRUE(WriteText(ConfigPath(), config));
+  json report = Doctor(WithKey(), 0);
+  std::map<std::string, std::string> fake = Statuses(report, "provider fake");
+  EXPECT_EQ(fake["cli"], "ok") << report.dump(2);
+  EXPECT_EQ(fake["version"], "ok");
+  EXPECT_EQ(fake["credentials"], "ok");
+  EXPECT_EQ(fake["state ~/.fakecli"], "ok");
+  const std::string endpoint = "api.fake.test:" + std::to_string(server_.port);
+  EXPECT_EQ(fake["endpoint " + endpoint], "ok");
+  EXPECT_EQ(fake["connect " + endpoint], "ok");
+  EXPECT_EQ(Get(report, "ok"), json(true));
+  EXPECT_EQ(GetStr(report, "tier"), "namespaces");
+  // The credential's value appears nowhere.
+  EXPECT_FALSE(Contains(report.dump(), "fake-key-value-123456"));
+}
+
+TEST_F(DoctorTest, EachMissingPieceIsNamedAndDependentProbesAreNotRun) {
+  std::string config = FakeConfig(root() + "/no-such-cli");
+  config.insert(config.find("[providers.fake.fields]"), "endpoints = [\"nothing.invalid\"]\n");
+  ASSERT_TRUE(WriteText(ConfigPath(), config));
+  EnvVars env = {{"CODEX_SANDBOX_NETWORK_DISABLED", "1"}};
+  json report = Doctor(env, 69);
+  std::map<std::string, std::string> fake = Statuses(report, "provider fake");
+  EXPECT_EQ(fake["cli"], "missing") << report.dump(2);
+  EXPECT_EQ(fake["version"], "unknown");
+  EXPECT_EQ(fake["credentials"], "missing");
+  EXPECT_EQ(fake["endpoint nothing.invalid:443"], "blocked");
+  EXPECT_EQ(fake["connect nothing.invalid:443"], "unknown");
+  EXPECT_EQ(Statuses(report, "environment")["parent sandbox"], "blocked");
+  EXPECT_EQ(Get(report, "ok"), json(false));
+  json providers = Get(report, "providers");
+  ASSERT_TRUE(providers.is_array() && providers.size() == 1) << report.dump(2);
+  EXPECT_EQ(Get(providers[0], "can_run"), json(false));
+  // No item is ever ok without having been checked: every unknown says why.
+  for (const json& item : Get(report, "items")) {
+    if (GetStr(item, "status") == "unknown") {
+      EXPECT_FALSE(GetStr(item, "detail").empty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::e2e
