@@ -15,6 +15,7 @@ const char* CauseName(Cause cause) {
     case Cause::kTimedOut: return "timed-out";
     case Cause::kPolicyDenied: return "policy-denied";
     case Cause::kBusy: return "busy";
+    case Cause::kUnauthenticated: return "unauthenticated";
     case Cause::kInternal: return "internal";
   }
   return "internal";

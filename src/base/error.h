@@ -18,6 +18,7 @@ enum class Cause {
   kTimedOut,
   kPolicyDenied,     // the repository's policy is missing, invalid, or forbids the request
   kBusy,             // no free slot, or the store is busy
+  kUnauthenticated,  // credentials are missing or were refused
   kInternal,         // a library or invariant surprise; always a bug report
 };
 

@@ -16,7 +16,7 @@ Result<job::JobContext> MakeJobContext(const GlobalOptions& global) {
   ctx.db_path = ctx.state_dir + "/berth.db";
   config::UserConfig user = TRY(config::LoadUserConfig(config::UserConfigPath(ctx.identity.home)));
   ctx.extra_hidden = user.hidden_paths;
-  ctx.net_hosts = user.net_hosts;
+  ctx.user = std::move(user);
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
     size_t eq = entry.find('=');

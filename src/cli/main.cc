@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/doctor_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
 #include "cli/jobs_commands.h"
@@ -48,6 +49,8 @@ int main(int argc, char** argv) {
   AddGcCommand(app, &gc);
   LandOptions land;
   AddLandCommand(app, &land);
+  DoctorOptions doctor;
+  AddDoctorCommand(app, &doctor);
   std::string supervised_job;
   AddSuperviseCommand(app, &supervised_job);
   app.add_subcommand("version", "Print berth's version");
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("policy")) return RunPolicyCheckCommand(global);
   if (app.got_subcommand("gc")) return RunGcCommand(global, gc);
   if (app.got_subcommand("land")) return RunLandCommand(global, land);
+  if (app.got_subcommand("doctor")) return RunDoctorCommand(global, doctor);
   for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
     if (app.got_subcommand(name)) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {

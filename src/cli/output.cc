@@ -25,6 +25,7 @@ int ExitCodeFor(const Error& error) {
     case Cause::kTimedOut: return kExitOsError;
     case Cause::kPolicyDenied: return kExitPolicy;
     case Cause::kBusy: return kExitBusy;
+    case Cause::kUnauthenticated: return kExitUnauthenticated;
     case Cause::kInternal: return kExitSoftware;
   }
   return kExitSoftware;

@@ -22,7 +22,7 @@ Result<net::ProxyConfig> ProxyConfigFor(const sandbox::SandboxSpec& spec,
                                         const job::JobContext& ctx) {
   net::ProxyConfig config;
   for (const std::string& entry : spec.net_allow) config.allow.push_back(TRY(net::ParseHostPattern(entry)));
-  config.hosts = ctx.net_hosts;
+  config.hosts = ctx.user.net_hosts;
   return config;
 }
 
@@ -101,7 +101,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     nlohmann::json j = spec->ToJson();
     if (spec->network == sandbox::Network::kProxy) {
       nlohmann::json hosts = nlohmann::json::object();
-      for (const auto& [name, ip] : ctx->net_hosts.entries()) hosts[name] = ip.ToString();
+      for (const auto& [name, ip] : ctx->user.net_hosts.entries()) hosts[name] = ip.ToString();
       j["net_hosts"] = std::move(hosts);
     }
     Result<sandbox::TierChoice> tier = sandbox::ResolveTier(*spec);

@@ -4,6 +4,7 @@
 // never silently drops a protection the user meant to add.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,25 @@
 
 namespace berth::config {
 
+// One [providers.NAME] table as written; provider::FromConfig gives it meaning
+// (docs/providers.md). Lists are argv templates, variable names, host names or paths.
+struct ProviderEntry {
+  std::string name;
+  std::string source;  // "config.toml:12", for errors about values
+  std::string executable;
+  std::vector<std::string> version_args, read_args, write_args, model_args, effort_args,
+      prompt_args;
+  std::string prompt;  // "stdin" (default), "file" or "argument"
+  std::vector<std::string> env, credentials, set_env, base_url_env, endpoints, state_dirs,
+      state_files, auth_files;
+  std::string login_hint;
+  std::string output;                          // "plain" (default) or "json-lines"
+  std::map<std::string, std::string> fields;   // [providers.NAME.fields]
+};
+
 struct UserConfig {
   std::vector<std::string> hidden_paths;  // [sandbox] hide = ["~/.private", ...]
+  std::vector<ProviderEntry> providers;   // [providers.NAME], by name
   // [net.hosts] "model.test" = "127.0.0.1" (or [net] hosts = { ... }): names the egress proxy
   // resolves to a fixed address instead of asking DNS.
   net::HostMap net_hosts;

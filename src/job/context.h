@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "net/host_map.h"
+#include "config/user_config.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -17,7 +17,7 @@ struct JobContext {
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
   std::vector<std::string> extra_hidden;  // from the user's config
-  net::HostMap net_hosts;                 // from the user's config: [net.hosts]
+  config::UserConfig user;                // the user's config (providers, hosts)
   std::string self_exe;                   // for the detached supervisor
 };
 

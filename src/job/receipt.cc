@@ -19,7 +19,9 @@ nlohmann::json Receipt::ToJson() const {
                 {"provider", job.provider},
                 {"capability", write ? "write" : "read"},
                 {"argv", argv}};
+  j["provider"] = provider;
   j["sandbox"] = sandbox;
+  j["network"] = network;
   j["workspace"] = {{"backend", backend}, {"dir", job.job_dir}};
   j["child"] = {{"exit", child_exit ? nlohmann::json(*child_exit) : nullptr},
                 {"signal", child_signal ? nlohmann::json(*child_signal) : nullptr}};

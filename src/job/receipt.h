@@ -56,6 +56,11 @@ struct Receipt {
   nlohmann::json verification = nullptr;
   nlohmann::json verification_history = nlohmann::json::array();
   std::optional<ReceiptError> error;
+  // The agent's provider: CLI, version, model and its evidence, session, usage, cost
+  // (docs/receipt.md); null for the command provider.
+  nlohmann::json provider = nullptr;
+  // Egress through berth's proxy: mode, allowlist and per-host counts; null without a proxy.
+  nlohmann::json network = nullptr;
 
   nlohmann::json ToJson() const;
 };

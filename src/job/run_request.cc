@@ -37,7 +37,7 @@ bool ChecksFromJson(const nlohmann::json& j, std::vector<CheckSpec>* out) {
 nlohmann::json RunRequest::ToJson() const {
   // Passed-through variable values are kept (the supervisor needs them) but never printed:
   // receipts and `show` use their names only.
-  return nlohmann::json{
+  nlohmann::json j{
       {"agent", agent},           {"provider", provider},
       {"write", write},           {"policy_present", policy_present},
       {"argv", argv},             {"writable", writable},
@@ -51,6 +51,18 @@ nlohmann::json RunRequest::ToJson() const {
       {"state_dir", state_dir},   {"extra_hidden", extra_hidden},
       {"checks", ChecksToJson(checks)},    {"auto_land", auto_land},
   };
+  j["provider_def"] = provider_def;
+  j["provider_cli"] = provider_cli;
+  j["provider_version"] = provider_version;
+  j["model"] = model;
+  j["effort"] = effort;
+  j["prompt_on_stdin"] = prompt_on_stdin;
+  j["credential_names"] = credential_names;
+  j["network"] = network;
+  j["allowlist"] = allowlist;
+  j["state_dirs"] = state_dirs;
+  j["state_files"] = state_files;
+  return j;
 }
 
 Result<RunRequest> RunRequest::FromJson(const std::string& text) {
@@ -90,6 +102,22 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   ok &= get("extra_hidden", &r.extra_hidden);
   if (auto it = j.find("checks"); it != j.end()) ok &= ChecksFromJson(*it, &r.checks);
   r.auto_land = j.value("auto_land", false);
+  // Fields added with providers: absent in requests queued by an older berth.
+  auto optional = [&](const char* key, auto* out) {
+    auto it = j.find(key);
+    if (it != j.end() && !it->is_null()) it->get_to(*out);
+  };
+  optional("provider_def", &r.provider_def);
+  optional("provider_cli", &r.provider_cli);
+  optional("provider_version", &r.provider_version);
+  optional("model", &r.model);
+  optional("effort", &r.effort);
+  optional("prompt_on_stdin", &r.prompt_on_stdin);
+  optional("credential_names", &r.credential_names);
+  optional("network", &r.network);
+  optional("allowlist", &r.allowlist);
+  optional("state_dirs", &r.state_dirs);
+  optional("state_files", &r.state_files);
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
   return r;
 }

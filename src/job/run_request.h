@@ -16,6 +16,9 @@
 
 namespace berth::job {
 
+// Where a job's prompt appears inside its sandbox (read-only).
+inline constexpr const char* kPromptPathInJob = "/run/berth/prompt.txt";
+
 // One [[verify]] entry of the policy, as resolved at submission.
 struct CheckSpec {
   std::string name;
@@ -51,6 +54,21 @@ struct RunRequest {
   std::vector<std::string> extra_hidden;    // from the user's config
   std::vector<CheckSpec> checks;            // the policy's [[verify]], in order
   bool auto_land = false;                   // [landing] auto
+
+  // The agent's provider (job/provider_setup.cc); empty for the command provider.
+  std::string provider_def;                 // provider::ToJson, dumped
+  std::string provider_cli;                 // absolute path of the CLI
+  std::string provider_version;             // the first line of its --version
+  std::string model;                        // requested; "" for the CLI's default
+  std::string effort;
+  bool prompt_on_stdin = false;
+  // Credential variables of the provider: names only. The values are read from the
+  // supervisor's own environment when the agent starts and never stored.
+  std::vector<std::string> credential_names;
+  std::string network = "none";             // none, provider, allowlist
+  std::vector<std::string> allowlist;       // HOST:PORT or *.DOMAIN:PORT the proxy lets through
+  std::vector<std::string> state_dirs;      // host paths, copy-on-write inside the job
+  std::vector<std::string> state_files;     // host paths, a job-private copy inside the job
 
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);

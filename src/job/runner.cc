@@ -22,9 +22,14 @@
 #include "job/run_request.h"
 #include "job/verify.h"
 #include "policy/glob.h"
+#include "provider/classify.h"
+#include "provider/output.h"
+#include "provider/preflight.h"
+#include "provider/provider_json.h"
 #include "sandbox/launcher.h"
 #include "sandbox/request.h"
 #include "store/sqlite_store.h"
+#include "sys/atomic_file.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "workspace/workspace.h"
@@ -35,7 +40,7 @@ namespace {
 
 using store::JobState;
 
-constexpr const char* kPromptPath = "/run/berth/prompt.txt";
+constexpr const char* kPromptPath = kPromptPathInJob;
 // The user's object store, read-only, for the agent's git (the user's .git is covered).
 constexpr const char* kObjectsPath = "/run/berth/objects";
 constexpr size_t kMaxPromptInEnv = 64 * 1024;
@@ -83,6 +88,12 @@ class JobRun {
   Status PrepareWorkspace();
   Result<sandbox::SandboxSpec> BuildSpec();
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
+  Status AddProviderState(sandbox::SandboxSpec* spec);
+  Status ApplySettings();
+  // For a provider agent: reads its output and classifies how it ended. nullopt when it
+  // completed and the job goes on to collect its changes.
+  std::optional<store::JobRecord> JudgeProvider(const sandbox::LaunchResult& run);
+  std::string Mask(std::string text) const;
   store::JobRecord CollectAndCommit();
   store::JobRecord Verify(const std::string& committed);
 
@@ -96,6 +107,11 @@ class JobRun {
   std::optional<git::Repository> repo_;
   std::optional<workspace::Snapshot> snapshot_;
   std::optional<workspace::JobWorkspace> workspace_;
+  std::optional<provider::Provider> provider_;  // absent for the command provider
+  std::vector<std::string> credentials_passed_;  // names
+  std::vector<std::string> secret_values_;       // masked in the receipt and events
+  // What the proxy saw fail on the way to the provider's endpoints.
+  std::vector<std::string> endpoint_problems_;
 };
 
 store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
@@ -167,6 +183,15 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   };
   for (const auto& [name, value] : request_.env_values) setenv(name, value);
   for (const auto& [name, value] : request_.env_set) setenv(name, value);
+  // Credentials come from the supervisor's own environment and are never stored.
+  for (const std::string& name : request_.credential_names) {
+    for (const auto& [key, value] : ctx_.environ) {
+      if (key != name || value.empty()) continue;
+      setenv(name, value);
+      credentials_passed_.push_back(name);
+      if (value.size() >= 8) secret_values_.push_back(value);
+    }
+  }
   setenv("BERTH_JOB_ID", job_.id);
   setenv("BERTH_JOB_DEPTH", std::to_string(job_.depth));
   if (request_.has_prompt) {
@@ -203,6 +228,7 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     prompt.source = request_.prompt_file;
     spec.paths.push_back(prompt);
   }
+  TRY(AddProviderState(&spec));
   TRY(spec.Validate());
   return spec;
 }
@@ -210,8 +236,11 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
 Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec) {
   sys::Pipe out = TRY(sys::MakePipe());
   sys::Pipe err = TRY(sys::MakePipe());
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return Error::FromErrno("open /dev/null", errno);
+  // The prompt is the agent's stdin when its provider reads it there; else /dev/null.
+  const std::string input = request_.prompt_on_stdin && request_.has_prompt ? request_.prompt_file
+                                                                            : "/dev/null";
+  int null_fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return Error::FromErrno("open " + input, errno);
   sys::UniqueFd null_in(null_fd);
   std::unique_ptr<OutputCapture> stdout_capture = TRY(
       OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit));
@@ -241,6 +270,136 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   receipt_.output = {{"stdout", {{"bytes", o.bytes}, {"elided", o.elided}}},
                      {"stderr", {{"bytes", e.bytes}, {"elided", e.elided}}}};
   return result;
+}
+
+Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
+  // A provider's state directories are copy-on-write: the CLI reads the user's settings
+  // and sessions, and whatever it writes stays in the job (docs/providers.md).
+  for (size_t i = 0; i < request_.state_dirs.size(); ++i) {
+    const std::string& dir = request_.state_dirs[i];
+    // The mount point must exist; the CLI would have made the directory on its first run.
+    if (sys::TypeOfFollowing(dir) != sys::FileType::kDirectory)
+      TRY_CTX(sys::MakeDirs(dir, 0700), "creating the provider's state directory");
+    const std::string base = job_.job_dir + "/state/" + std::to_string(i);
+    TRY(sys::MakeDirs(base + "/upper", 0700));
+    TRY(sys::MakeDirs(base + "/work", 0700));
+    std::string real = TRY(sys::RealPath(dir));
+    spec->state_overlays.push_back({real, base + "/upper", base + "/work", real});
+  }
+  TRY(ApplySettings());
+  // State files (a CLI's settings file beside its directory) get a job-private copy.
+  for (size_t i = 0; i < request_.state_files.size(); ++i) {
+    const std::string& file = request_.state_files[i];
+    if (sys::TypeOfFollowing(file) != sys::FileType::kRegular) continue;
+    const std::string copy = job_.job_dir + "/state/file-" + std::to_string(i);
+    std::string data = TRY_CTX(sys::ReadFile(file), "copying the provider's state file");
+    TRY(sys::WriteFileAtomic(copy, data, 0600));
+    sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite, TRY(sys::RealPath(file)),
+                             "provider state"};
+    grant.source = copy;
+    spec->paths.push_back(grant);
+  }
+  return {};
+}
+
+namespace {
+
+// Objects merge key by key; anything else in `patch` replaces what was there.
+void MergeInto(nlohmann::json& base, const nlohmann::json& patch) {
+  if (!base.is_object() || !patch.is_object()) {
+    base = patch;
+    return;
+  }
+  for (auto it = patch.begin(); it != patch.end(); ++it) MergeInto(base[it.key()], it.value());
+}
+
+}  // namespace
+
+// The provider's settings patches go into the job's copy of its settings file: the upper
+// layer of the state overlay, so the user's file never changes.
+Status JobRun::ApplySettings() {
+  if (!provider_) return {};
+  for (const provider::SettingsPatch& patch : provider_->settings) {
+    if (!patch.when_set.empty() &&
+        std::find(credentials_passed_.begin(), credentials_passed_.end(), patch.when_set) ==
+            credentials_passed_.end())
+      continue;
+    const std::string file = provider::ExpandHome(patch.file, ctx_.identity.home);
+    for (size_t i = 0; i < request_.state_dirs.size(); ++i) {
+      const std::string& dir = request_.state_dirs[i];
+      if (!sys::IsWithin(file, dir) || file == dir) continue;
+      const std::string rel = file.substr(dir.size() + 1);
+      const std::string upper = job_.job_dir + "/state/" + std::to_string(i) + "/upper/" + rel;
+      // The job's copy if an earlier patch made one, else the user's file, else nothing.
+      std::string current = sys::ReadFile(upper).value_or(sys::ReadFile(file).value_or("{}"));
+      nlohmann::json settings = nlohmann::json::parse(current, nullptr, false);
+      if (settings.is_discarded() || !settings.is_object()) settings = nlohmann::json::object();
+      nlohmann::json overrides = nlohmann::json::parse(patch.json, nullptr, false);
+      if (overrides.is_discarded()) return Error(Cause::kInternal, "bad settings patch for " + patch.file);
+      MergeInto(settings, overrides);
+      TRY(sys::MakeDirs(sys::Dirname(upper), 0700));
+      TRY(sys::WriteFileAtomic(upper, settings.dump(2) + "\n", 0600));
+      break;
+    }
+  }
+  return {};
+}
+
+std::string JobRun::Mask(std::string text) const {
+  for (const std::string& secret : secret_values_) {
+    for (size_t at; (at = text.find(secret)) != std::string::npos;) text.replace(at, secret.size(), "***");
+  }
+  return text;
+}
+
+std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResult& run) {
+  const provider::Provider& p = *provider_;
+  std::string out = sys::ReadFile(job_.job_dir + "/stdout").value_or("");
+  std::string err = sys::ReadFile(job_.job_dir + "/stderr").value_or("");
+  constexpr size_t kTail = 4096;
+  if (err.size() > kTail) err = err.substr(err.size() - kTail);
+  provider::RunFacts facts;
+  facts.signaled = run.status.signaled;
+  facts.exit_code = run.status.code;
+  facts.signal = run.status.signal;
+  facts.output = provider::ParseOutput(p, out);
+  facts.stderr_tail = err;
+  facts.model = provider::CheckModel(p, request_.model, facts.output.model);
+  facts.parent_network_disabled = !provider::ParentSandboxMarker(ctx_.environ).empty();
+  facts.endpoint_problems = endpoint_problems_;
+  provider::Outcome outcome = provider::Classify(p, facts);
+
+  constexpr size_t kMaxText = 8192;
+  std::string final_text = Mask(facts.output.final_text);
+  if (final_text.size() > kMaxText) final_text = final_text.substr(0, kMaxText) + "...";
+  nlohmann::json parsed = facts.output.ToJson();
+  receipt_.provider = {{"name", p.name},
+                       {"cli", request_.provider_cli},
+                       {"version", request_.provider_version},
+                       {"model", facts.model.ToJson()},
+                       {"session_id", parsed["session_id"]},
+                       {"usage", parsed["usage"]},
+                       {"cost_usd", parsed["cost_usd"]},
+                       {"final_text", final_text},
+                       {"failure", facts.output.failure.empty()
+                                       ? nlohmann::json(nullptr)
+                                       : nlohmann::json(Mask(facts.output.failure))},
+                       {"credentials", credentials_passed_},
+                       {"output_lines", facts.output.lines}};
+  if (outcome.kind == provider::OutcomeKind::kCompleted) {
+    Step("agent", p.name + " finished" +
+                      (facts.output.model.empty() ? "" : " (model " + facts.output.model + ")"));
+    return std::nullopt;
+  }
+  JobState state = outcome.kind == provider::OutcomeKind::kUnauthenticated ? JobState::kUnauthenticated
+                   : outcome.kind == provider::OutcomeKind::kUnavailable   ? JobState::kUnavailable
+                   : outcome.kind == provider::OutcomeKind::kMalformedOutput
+                       ? JobState::kMalformedOutput
+                       : JobState::kChildFailed;
+  std::string reason = Mask(outcome.reason);
+  return Finish(state, reason + "; nothing collected, workspace kept",
+                ReceiptError{reason, provider::OutcomeKindName(outcome.kind), Mask(outcome.hint),
+                             Mask(outcome.evidence)});
 }
 
 store::JobRecord JobRun::CollectAndCommit() {
@@ -352,6 +511,12 @@ store::JobRecord JobRun::Run() {
   }
   receipt_.timings.workspace_ms = sys::MonotonicMillis() - t;
 
+  if (!request_.provider_def.empty() && request_.provider != "command") {
+    nlohmann::json def = nlohmann::json::parse(request_.provider_def, nullptr, false);
+    Result<provider::Provider> p = provider::FromJson(def);
+    if (!p) return Finish(JobState::kFailed, p.error().ToString());
+    provider_ = std::move(*p);
+  }
   Result<sandbox::SandboxSpec> spec = BuildSpec();
   if (!spec) {
     const Error& e = spec.error();
@@ -393,7 +558,9 @@ store::JobRecord JobRun::Run() {
     return Finish(JobState::kCancelled,
                   "stopped by a signal to its supervisor (Ctrl-C, SIGTERM or SIGHUP); workspace "
                   "kept");
-  if (run.status.signaled || run.status.code != 0) {
+  if (provider_) {
+    if (std::optional<store::JobRecord> ended = JudgeProvider(run)) return *ended;
+  } else if (run.status.signaled || run.status.code != 0) {
     std::string how = run.status.signaled ? "was killed by signal " + std::to_string(run.status.signal)
                                           : "exited with status " + std::to_string(run.status.code);
     return Finish(JobState::kChildFailed, "the agent " + how + "; nothing collected, workspace kept",

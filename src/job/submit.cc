@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "git/repository.h"
 #include "job/lease.h"
+#include "job/provider_setup.h"
 #include "job/run_request.h"
 #include "policy/policy.h"
 #include "store/job_id.h"
@@ -33,7 +34,8 @@ std::string Getenv(const JobContext& ctx, const std::string& name, bool* found) 
 
 // The agent as the policy defines it; without a valid policy every agent is a read agent.
 Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_root,
-                                const SubmitOptions& options, std::string* policy_hash) {
+                                const SubmitOptions& options, std::string* policy_hash,
+                                ProviderChoice* choice) {
   RunRequest r;
   r.agent = options.agent;
   Result<policy::Policy> loaded = policy::LoadPolicy(repo_root);
@@ -68,10 +70,13 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
       return Denied("agent '" + options.agent + "' asks for full access",
                     "full-access runs arrive with the provider work; use a bounded agent");
   }
-  if (r.provider != "command")
-    return Error(Cause::kUnavailable,
-                 "provider '" + r.provider + "' is not available in this berth yet", 0,
-                 "use provider = \"command\" with an argv");
+  choice->provider = r.provider;
+  choice->network = pol.defaults.network;
+  if (it != pol.agents.end()) {
+    choice->model = it->second.model;
+    choice->effort = it->second.effort;
+    if (it->second.network) choice->network = *it->second.network;
+  }
   r.deadline_ms = it != pol.agents.end() && it->second.deadline_ms ? *it->second.deadline_ms
                                                                     : pol.defaults.deadline_ms;
   r.output_limit = pol.defaults.output_limit_bytes;
@@ -121,15 +126,22 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   git::InitLibgit2();
   git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
   std::string policy_hash;
-  RunRequest request = TRY(ResolveAgent(ctx, repo.workdir(), options, &policy_hash));
+  ProviderChoice choice;
+  RunRequest request = TRY(ResolveAgent(ctx, repo.workdir(), options, &policy_hash, &choice));
 
   TRY(CheckNesting(ctx));
   bool found = false;
   std::string depth_text = Getenv(ctx, "BERTH_JOB_DEPTH", &found);
   int depth = found ? std::atoi(depth_text.c_str()) + 1 : 0;
 
-  if (!options.command.empty()) request.argv = options.command;
-  if (request.argv.empty())
+  if (!options.command.empty()) {
+    if (request.provider != "command")
+      return Error(Cause::kInvalidArgument,
+                   "a command after -- is only for agents of the command provider (agent '" +
+                       options.agent + "' uses " + request.provider + ")");
+    request.argv = options.command;
+  }
+  if (request.argv.empty() && request.provider == "command")
     return Error(Cause::kInvalidArgument, "agent '" + options.agent + "' has no command", 0,
                  "give one after --, or set argv in [agents." + options.agent + "]");
   request.grants.insert(request.grants.end(), options.grants.begin(), options.grants.end());
@@ -155,6 +167,8 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
                      "reading --prompt-file");
     request.has_prompt = true;
   }
+  // The provider last: it needs the grants and the prompt, and it asks the CLI its version.
+  TRY(SetUpProvider(ctx, choice, prompt, &request));
 
   store::JobRecord job;
   const int64_t now = sys::WallMillis();

@@ -27,7 +27,7 @@ struct Defaults {
   int max_concurrent_jobs = 4;
   int64_t deadline_ms = 45 * 60 * 1000;
   uint64_t output_limit_bytes = 8ull << 20;
-  NetworkMode network = NetworkMode::kNone;  // `provider` is the default once providers exist
+  NetworkMode network = NetworkMode::kProvider;
   WorkspaceBackend workspace = WorkspaceBackend::kAuto;
   std::string branch_template = "berth/{id}";  // {id} and {agent} are substituted
   int max_depth = 0;

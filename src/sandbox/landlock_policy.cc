@@ -94,6 +94,7 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
       plan.rules.push_back({std::move(root), read, true});
   }
   if (spec.overlay) plan.rules.push_back({spec.overlay->target, read | write, false});
+  for (const OverlayWorkspace& o : spec.state_overlays) plan.rules.push_back({o.target, read | write, false});
   for (const PathGrant& grant : spec.paths) {
     if (grant.access == PathGrant::Access::kReadWrite)
       plan.rules.push_back({grant.path, read | write, false});

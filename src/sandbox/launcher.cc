@@ -159,6 +159,10 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
     if (spec.overlay)
       return Unavailable("an overlay workspace needs the namespaces tier",
                          "use the copy workspace backend with the landlock tier");
+    if (!spec.state_overlays.empty())
+      return Unavailable("a provider's copy-on-write state directory (" +
+                             spec.state_overlays.front().target + ") needs the namespaces tier",
+                         "run on a host with user namespaces");
     const char* host_tmp = std::getenv("TMPDIR");
     private_tmp = TRY(sys::MakeTempDir(host_tmp != nullptr && host_tmp[0] == '/' ? host_tmp : "/tmp",
                                        "berth-" + job_name + "-tmp-"));

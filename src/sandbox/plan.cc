@@ -33,6 +33,7 @@ struct Overlay {
   std::string source;      // host path, when it differs from `path`
   std::string tmpfs_mode;  // kTmpfs
   std::string origin;
+  std::string options{};   // kOverlay: the overlayfs mount options
 };
 
 int Depth(const std::string& path) {
@@ -118,9 +119,9 @@ class PlanBuilder {
         break;
       case Overlay::Kind::kOverlay: {
         MakeMountPoint(o.path, false);
-        Step& s = Add(StepKind::kMountOverlay, "mount the workspace overlay on " + o.path);
+        Step& s = Add(StepKind::kMountOverlay, "mount the " + o.origin + " overlay on " + o.path);
         s.a = Keep(target);
-        s.b = Keep(overlay_options_);
+        s.b = Keep(o.options);
         break;
       }
       case Overlay::Kind::kHideDir:
@@ -139,7 +140,6 @@ class PlanBuilder {
   void FinishHidden() {
     for (const std::string& dir : hidden_dirs_) ReadOnly(dir, false, "hidden " + dir);
   }
-  void SetOverlayOptions(std::string options) { overlay_options_ = std::move(options); }
 
   void EmitDev() {
     const std::string dev = std::string(kNewRoot) + "/dev";
@@ -186,7 +186,6 @@ class PlanBuilder {
   Plan* plan_;
   std::vector<Step>* steps_;
   std::vector<std::string> hidden_dirs_;
-  std::string overlay_options_;
 };
 
 // overlayfs options separate paths with ',' and ':' and escape with '\'.
@@ -207,7 +206,15 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec) {
     overlays.push_back({Overlay::Kind::kTmpfs, "/run", "", "0755", "private"});
   overlays.push_back({Overlay::Kind::kDev, "/dev", "", "", ""});
   overlays.push_back({Overlay::Kind::kProc, "/proc", "", "", ""});
-  if (spec.overlay) overlays.push_back({Overlay::Kind::kOverlay, spec.overlay->target, "", "", "workspace"});
+  auto overlay = [&](const OverlayWorkspace& o, const std::string& origin) {
+    Overlay mount{Overlay::Kind::kOverlay, o.target, "", "", origin};
+    mount.options = "lowerdir=" + EscapeOverlayPath(kOldRoot + o.lower) +
+                    ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
+                    ",workdir=" + EscapeOverlayPath(kOldRoot + o.work) + ",userxattr";
+    overlays.push_back(std::move(mount));
+  };
+  if (spec.overlay) overlay(*spec.overlay, "workspace");
+  for (const OverlayWorkspace& o : spec.state_overlays) overlay(o, "provider state");
   for (const PathGrant& grant : spec.paths) {
     Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite ? Overlay::Kind::kBindWrite
                          : grant.access == PathGrant::Access::kReadOnly ? Overlay::Kind::kBindRead
@@ -252,12 +259,6 @@ void BuildNamespaceSetup(const SandboxSpec& spec, Plan* plan) {
   root.b = kNewRoot;
   root.recursive = true;
   b.ReadOnly(kNewRoot, true, "the host view");
-  if (spec.overlay) {
-    const OverlayWorkspace& o = *spec.overlay;
-    b.SetOverlayOptions("lowerdir=" + EscapeOverlayPath(kOldRoot + o.lower) +
-                        ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
-                        ",workdir=" + EscapeOverlayPath(kOldRoot + o.work) + ",userxattr");
-  }
   for (const Overlay& overlay : Overlays(spec)) b.EmitOverlay(overlay);
   b.FinishHidden();
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";

@@ -80,6 +80,10 @@ Status SandboxSpec::Validate() const {
       if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
     if (overlay->target != workspace) return invalid("the overlay must be mounted at the workspace");
   }
+  for (const OverlayWorkspace& o : state_overlays)
+    for (const std::string* p : {&o.lower, &o.upper, &o.work, &o.target})
+      if (p->empty() || (*p)[0] != '/' || sys::NormalizePath(*p) != *p)
+        return invalid("state overlay path '" + *p + "' must be absolute and normal");
   for (const PathGrant& grant : paths) {
     if (grant.path.empty() || grant.path[0] != '/' || sys::NormalizePath(grant.path) != grant.path)
       return invalid("path '" + grant.path + "' (" + grant.origin + ") must be absolute and normal");
@@ -133,6 +137,10 @@ nlohmann::json SandboxSpec::ToJson() const {
     paths_json.push_back(std::move(e));
   }
   j["paths"] = std::move(paths_json);
+  for (const OverlayWorkspace& o : state_overlays) {
+    j["state_overlays"].push_back(
+        {{"lower", o.lower}, {"upper", o.upper}, {"work", o.work}, {"target", o.target}});
+  }
   if (overlay) {
     j["overlay"] = {{"lower", overlay->lower}, {"upper", overlay->upper}, {"work", overlay->work},
                     {"target", overlay->target}};

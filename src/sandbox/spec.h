@@ -90,6 +90,9 @@ struct SandboxSpec {
 
   std::vector<PathGrant> paths;           // workspace, write grants, caches, sockets
   std::optional<OverlayWorkspace> overlay;  // when set, mounted at `workspace` before `paths`
+  // A provider's state directories, copy-on-write: reads see the user's, writes stay in
+  // the job's upper directory (namespaces tier only).
+  std::vector<OverlayWorkspace> state_overlays;
   std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
   bool allow_user_namespaces = false;     // the `browser` grant
   std::vector<GrantRecord> grants;

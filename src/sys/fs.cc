@@ -142,6 +142,14 @@ Result<UniqueFd> OpenMemFd(const char* name) {
   return UniqueFd(fd);
 }
 
+bool WritableDir(const std::string& path) { return ::access(path.c_str(), W_OK | X_OK) == 0; }
+
+Result<UniqueFd> OpenReadOnly(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::FromErrno("open " + path, errno);
+  return UniqueFd(fd);
+}
+
 std::string NormalizePath(const std::string& path) {
   std::vector<std::string> parts;
   for (std::string& part : Split(path, '/')) {

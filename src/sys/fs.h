@@ -34,6 +34,10 @@ Status RemoveTree(const std::string& path);
 Status RemoveDir(const std::string& path);
 Result<Pipe> MakePipe();
 Result<UniqueFd> OpenMemFd(const char* name);
+// Whether this process may create and remove entries in the directory `path` (access(2)).
+bool WritableDir(const std::string& path);
+// open(path, O_RDONLY | O_CLOEXEC).
+Result<UniqueFd> OpenReadOnly(const std::string& path);
 
 // Lexical normalisation of an absolute path: collapses //, /./ and /../.
 std::string NormalizePath(const std::string& path);

@@ -1,0 +1,83 @@
+#include "cli/doctor_command.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "doctor/doctor.h"
+#include "git/repository.h"
+#include "policy/policy.h"
+
+namespace berth::cli {
+
+namespace {
+
+// The providers the current repository's policy names, if there is one.
+std::vector<std::string> PolicyProviders(const std::string& cwd) {
+  std::vector<std::string> names;
+  git::InitLibgit2();
+  Result<git::Repository> repo = git::Repository::Discover(cwd);
+  if (!repo) return names;
+  Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir());
+  if (!pol) return names;
+  for (const auto& [name, agent] : pol->agents) names.push_back(agent.provider);
+  return names;
+}
+
+}  // namespace
+
+void AddDoctorCommand(CLI::App& app, DoctorOptions* options) {
+  CLI::App* sub =
+      app.add_subcommand("doctor", "Check what this host allows and whether providers can run");
+  sub->add_option("--provider", options->provider, "check this provider only");
+  sub->add_flag("--json", options->json, "print the report as JSON");
+}
+
+int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) {
+  Result<job::JobContext> ctx = MakeJobContext(global);
+  if (!ctx) {
+    PrintError(ctx.error());
+    return ExitCodeFor(ctx.error());
+  }
+  doctor::Inputs in;
+  in.identity = ctx->identity;
+  in.environ = ctx->environ;
+  in.user = ctx->user;
+  in.state_dir = ctx->state_dir;
+  in.cwd = ctx->cwd;
+  in.only_provider = options.provider;
+  in.policy_providers = PolicyProviders(ctx->cwd);
+  // MERGE-NET-HOSTS: fill in.host_map from the user's [net.hosts] once config has it.
+  doctor::Report report = doctor::RunDoctor(in);
+  if (options.json) {
+    fmt::print("{}\n", report.ToJson().dump(2));
+    return report.ok() ? 0 : kExitUnavailable;
+  }
+  size_t width = 12;
+  for (const doctor::Item& item : report.items)
+    width = std::max(width, std::min<size_t>(item.name.size(), 40));
+  std::string section;
+  for (const doctor::Item& item : report.items) {
+    if (item.section != section) {
+      section = item.section;
+      fmt::print("{}\n", section);
+    }
+    fmt::print("  {:<8} {:<{}} {}\n", doctor::StatusName(item.status), item.name, width,
+               item.detail);
+    if (!item.fix.empty()) fmt::print("  {:<8} {:<{}} fix: {}\n", "", "", width, item.fix);
+  }
+  fmt::print("\n");
+  fmt::print("sandbox tier: {}\n", report.tier.empty() ? "none works here" : report.tier);
+  for (const doctor::ProviderVerdict& v : report.providers) {
+    if (v.can_run)
+      fmt::print("{}: can run\n", v.name);
+    else
+      fmt::print("{}: cannot run ({})\n", v.name, v.why_not);
+  }
+  return report.ok() ? 0 : kExitUnavailable;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,23 @@
+// The probes behind `berth doctor`, one family per function; each appends its items.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "doctor/doctor.h"
+#include "provider/provider.h"
+
+namespace berth::doctor {
+
+// User namespaces, Landlock, seccomp, overlayfs, cgroups, and a real sandboxed `true`.
+// Returns the tier jobs get here.
+std::string CheckHost(const Inputs& in, std::vector<Item>* items);
+// libgit2 (berth's own) and the git command agents use inside jobs.
+void CheckGit(const Inputs& in, std::vector<Item>* items);
+// Whether berth runs inside another tool's sandbox or a container.
+void CheckEnvironment(const Inputs& in, std::vector<Item>* items);
+// One provider: CLI and version, credentials, state directories, endpoints.
+ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p,
+                              std::vector<Item>* items);
+
+}  // namespace berth::doctor

@@ -1,0 +1,118 @@
+#include "job/provider_setup.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "provider/invocation.h"
+#include "provider/preflight.h"
+#include "provider/provider_json.h"
+#include "provider/registry.h"
+#include "sys/fs.h"
+
+namespace berth::job {
+
+namespace {
+
+std::optional<std::string> Lookup(const JobContext& ctx, const RunRequest& r,
+                                  const std::string& name) {
+  if (auto it = r.env_set.find(name); it != r.env_set.end()) return it->second;
+  for (const auto& [key, value] : ctx.environ)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
+void AddUnique(std::vector<std::string>* list, const std::string& value) {
+  if (std::find(list->begin(), list->end(), value) == list->end()) list->push_back(value);
+}
+
+}  // namespace
+
+Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& endpoints,
+                      RunRequest* r) {
+  std::vector<std::string> net_grants;
+  for (const std::string& g : r->grants)
+    if (g.rfind("net:", 0) == 0) net_grants.push_back(g.substr(4));
+  switch (mode) {
+    case policy::NetworkMode::kNone:
+      if (!net_grants.empty())
+        return Error(Cause::kPolicyDenied,
+                     "the grant net:" + net_grants.front() +
+                         " needs a network, but the agent's "
+                         "network is \"none\"",
+                     0, "set network = \"allowlist\" for the agent in .berth/policy.toml");
+      r->network = "none";
+      r->allowlist.clear();
+      return {};
+    case policy::NetworkMode::kOpen:
+      return Error(Cause::kPolicyDenied, "network = \"open\" is only for full-access runs", 0,
+                   "use \"allowlist\" with net: grants for the hosts the agent needs");
+    case policy::NetworkMode::kProvider:
+    case policy::NetworkMode::kAllowlist:
+      break;
+  }
+  r->network =
+      mode == policy::NetworkMode::kAllowlist || !net_grants.empty() ? "allowlist" : "provider";
+  r->allowlist.clear();
+  for (const std::string& e : endpoints) AddUnique(&r->allowlist, e);
+  for (const std::string& g : net_grants) AddUnique(&r->allowlist, g);
+  if (r->allowlist.empty()) r->network = "none";  // nothing to reach: no proxy at all
+  return {};
+}
+
+Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const std::string& prompt,
+                     RunRequest* r) {
+  const provider::Provider p = TRY(provider::Find(choice.provider, ctx.user));
+  const std::string& home = ctx.identity.home;
+  r->provider = p.name;
+  r->provider_def = provider::ToJson(p).dump();
+  r->model = choice.model;
+  r->effort = choice.effort;
+  if (p.name == "command") return ResolveNetwork(choice.network, {}, r);
+
+  r->provider_cli = TRY(provider::FindCli(p, ctx.environ));
+  if (sys::IsWithin(r->provider_cli, ctx.cwd))
+    return Error(Cause::kUnavailable,
+                 "the " + p.name + " CLI resolves inside the repository (" + r->provider_cli +
+                     "); berth runs no program from a checkout outside the sandbox",
+                 0, "put the CLI's directory before the repository's in PATH");
+  TRY(provider::RequireCredentials(p, provider::FindCredentials(p, ctx.environ, home), home));
+  r->provider_version = TRY(provider::CliVersion(p, r->provider_cli, ctx.environ, home));
+
+  provider::InvocationRequest inv;
+  inv.write = r->write;
+  inv.model = choice.model;
+  inv.effort = choice.effort;
+  inv.prompt_text = prompt;
+  inv.prompt_path = kPromptPathInJob;
+  inv.getenv = [&](const std::string& name) { return Lookup(ctx, *r, name); };
+  if (p.prompt != provider::PromptChannel::kStdin && prompt.empty())
+    return Error(Cause::kInvalidArgument, "the " + p.name + " provider needs a prompt", 0,
+                 "give one with --prompt or --prompt-file");
+  provider::Invocation invocation = TRY(provider::BuildInvocation(p, inv));
+  invocation.argv[0] = r->provider_cli;
+  r->argv = invocation.argv;
+  r->prompt_on_stdin = invocation.prompt_on_stdin;
+
+  for (const std::string& name : p.env) {
+    if (std::find(r->env_pass.begin(), r->env_pass.end(), name) != r->env_pass.end()) continue;
+    if (std::optional<std::string> v = Lookup(ctx, *r, name); v && !r->env_set.count(name)) {
+      r->env_pass.push_back(name);
+      r->env_values[name] = *v;
+    }
+  }
+  for (const std::string& kv : p.set_env) {
+    size_t eq = kv.find('=');
+    r->env_set.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  r->credential_names = p.credentials;
+  for (const std::string& dir : p.state_dirs)
+    r->state_dirs.push_back(provider::ExpandHome(dir, home));
+  for (const std::string& file : p.state_files)
+    r->state_files.push_back(provider::ExpandHome(file, home));
+
+  std::vector<std::string> endpoints =
+      TRY(provider::Endpoints(p, [&](const std::string& name) { return Lookup(ctx, *r, name); }));
+  return ResolveNetwork(choice.network, endpoints, r);
+}
+
+}  // namespace berth::job

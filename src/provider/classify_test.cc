@@ -1,0 +1,94 @@
+#include "provider/classify.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::provider {
+namespace {
+
+Provider Json() {
+  Provider p;
+  p.name = "codex";
+  p.output = OutputFormat::kCodex;
+  p.login_hint = "set OPENAI_API_KEY";
+  return p;
+}
+
+RunFacts Ok() {
+  RunFacts f;
+  f.output.has_final = true;
+  f.output.final_text = "done";
+  return f;
+}
+
+TEST(Classify, CompletedNeedsAFinalResult) {
+  EXPECT_EQ(Classify(Json(), Ok()).kind, OutcomeKind::kCompleted);
+  RunFacts f = Ok();
+  f.output.has_final = false;
+  f.output.lines = 3;
+  Outcome o = Classify(Json(), f);
+  EXPECT_EQ(o.kind, OutcomeKind::kMalformedOutput);
+  EXPECT_NE(o.reason.find("exited 0 without a valid final result"), std::string::npos);
+}
+
+TEST(Classify, CommandProviderGoesByExitStatus) {
+  Provider command;
+  command.name = "command";
+  command.output = OutputFormat::kNone;
+  RunFacts f;
+  EXPECT_EQ(Classify(command, f).kind, OutcomeKind::kCompleted);
+  f.exit_code = 2;
+  Outcome o = Classify(command, f);
+  EXPECT_EQ(o.kind, OutcomeKind::kChildFailed);
+  EXPECT_EQ(o.reason, "the agent exited with status 2");
+}
+
+TEST(Classify, ProviderReasonComesFirst) {
+  RunFacts f;
+  f.exit_code = 1;
+  f.output.failure = "unexpected status 400 Bad Request: berth scripted failure";
+  f.stderr_tail = "some other noise\n";
+  Outcome o = Classify(Json(), f);
+  EXPECT_EQ(o.kind, OutcomeKind::kChildFailed);
+  EXPECT_EQ(o.reason.find("codex failed: unexpected status 400"), 0u) << o.reason;
+  EXPECT_EQ(o.evidence, f.output.failure);
+}
+
+TEST(Classify, AuthenticationAndModelFailures) {
+  RunFacts f;
+  f.exit_code = 1;
+  f.output.failure = "401 Unauthorized: Incorrect API key provided";
+  Outcome o = Classify(Json(), f);
+  EXPECT_EQ(o.kind, OutcomeKind::kUnauthenticated);
+  EXPECT_EQ(o.hint, "set OPENAI_API_KEY");
+  f.output.failure = "The model `gpt-9` does not exist or you do not have access to it.";
+  EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kUnavailable);
+  f.output.failure.clear();
+  f.stderr_tail = "Error: Not logged in. Please run /login\n";
+  EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kUnauthenticated);
+}
+
+TEST(Classify, ParentSandboxHint) {
+  RunFacts f;
+  f.exit_code = 1;
+  f.output.failure = "stream disconnected before completion: error sending request";
+  f.parent_network_disabled = true;
+  Outcome o = Classify(Json(), f);
+  EXPECT_EQ(o.kind, OutcomeKind::kChildFailed);
+  EXPECT_NE(o.hint.find("CODEX_SANDBOX_NETWORK_DISABLED=1"), std::string::npos);
+  f.parent_network_disabled = false;
+  f.endpoint_problems = {"api.openai.com:443: DNS lookup failed"};
+  o = Classify(Json(), f);
+  EXPECT_NE(o.hint.find("api.openai.com:443: DNS lookup failed"), std::string::npos);
+}
+
+TEST(Classify, ModelMismatchIsUnavailable) {
+  RunFacts f = Ok();
+  f.model.ok = false;
+  f.model.reason = "the job asked for model opus but claude reported claude-sonnet-4-5";
+  Outcome o = Classify(Json(), f);
+  EXPECT_EQ(o.kind, OutcomeKind::kUnavailable);
+  EXPECT_EQ(o.reason, f.model.reason);
+}
+
+}  // namespace
+}  // namespace berth::provider

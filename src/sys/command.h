@@ -1,0 +1,32 @@
+// Short host commands: finding a program in a PATH, and running one with a timeout while
+// capturing what it prints (a provider CLI's `--version`, `berth doctor`'s probes).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "sys/process.h"
+
+namespace berth::sys {
+
+// The first executable regular file called `name` in the absolute entries of `path_var`
+// (relative entries are skipped: they would resolve against whatever the current directory
+// is). A `name` with a '/' is checked as given. kNotFound when there is none.
+Result<std::string> FindExecutable(const std::string& name, const std::string& path_var);
+
+struct CommandResult {
+  ExitStatus status;
+  std::string output;  // stdout and stderr interleaved, at most `max_output` bytes
+  bool timed_out = false;
+};
+
+// Runs `argv` (argv[0] an absolute path) with exactly `env`, stdin from /dev/null, in
+// `cwd`; kills it (SIGKILL to its process group) after `timeout_ms`.
+Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::string& cwd, int timeout_ms,
+                                 size_t max_output = 64 * 1024);
+
+}  // namespace berth::sys

@@ -1,0 +1,45 @@
+#include "sys/command.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::sys {
+namespace {
+
+TEST(FindExecutable, SearchesAbsoluteEntriesOnly) {
+  Result<std::string> sh = FindExecutable("sh", "relative/dir::/nonexistent:/bin:/usr/bin");
+  ASSERT_TRUE(sh.has_value()) << sh.error().ToString();
+  EXPECT_EQ((*sh)[0], '/');
+  EXPECT_FALSE(FindExecutable("sh", "bin:usr/bin").has_value());
+  Result<std::string> missing = FindExecutable("berth-no-such-program", "/bin:/usr/bin");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().cause(), Cause::kNotFound);
+  EXPECT_TRUE(FindExecutable("/bin/sh", "").has_value());
+  EXPECT_FALSE(FindExecutable("/etc/passwd", "").has_value());
+}
+
+TEST(RunCommand, CapturesOutputStatusAndEnvironment) {
+  Result<CommandResult> r = RunCommand({"/bin/sh", "-c", "echo out; echo err >&2; echo $X; exit 3"},
+                                       {{"X", "value"}}, "/", 5000);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->status.code, 3);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->output, "out\nerr\nvalue\n");
+}
+
+TEST(RunCommand, TimeoutKillsTheWholeGroup) {
+  Result<CommandResult> r = RunCommand({"/bin/sh", "-c", "sleep 30 & sleep 30"}, {}, "/", 200);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_TRUE(r->status.signaled);
+}
+
+TEST(RunCommand, OutputIsBounded) {
+  Result<CommandResult> r =
+      RunCommand({"/bin/sh", "-c", "head -c 100000 /dev/zero"}, {}, "/", 5000, 1000);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->output.size(), 1000u);
+  EXPECT_EQ(r->status.code, 0);
+}
+
+}  // namespace
+}  // namespace berth::sys
