@@ -50,7 +50,8 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
   in.cwd = ctx->cwd;
   in.only_provider = options.provider;
   in.policy_providers = PolicyProviders(ctx->cwd);
-  // MERGE-NET-HOSTS: fill in.host_map from the user's [net.hosts] once config has it.
+  for (const auto& [name, address] : ctx->user.net_hosts.entries())
+    in.host_map.emplace_back(name, address.ToString());
   doctor::Report report = doctor::RunDoctor(in);
   if (options.json) {
     fmt::print("{}\n", report.ToJson().dump(2));

@@ -105,23 +105,24 @@ Status ParseProviders(const std::string& source, const toml::node& node, UserCon
 }
 
 // [net] hosts = { "name" = "address", ... }, also written as a [net.hosts] table.
-Status ParseNet(const std::string& source, const toml::node& node, UserConfig* config) {
+Status ParseNet(const toml::node& node, const std::string& source_name, UserConfig* config) {
   const toml::table* net = node.as_table();
-  if (net == nullptr) return ConfigError(source, node.source(), "'net' must be a table");
+  if (net == nullptr) return ConfigError(source_name, node.source(), "'net' must be a table");
   for (const auto& [key, value] : *net) {
     std::string name = "net." + std::string(key.str());
-    if (key.str() != "hosts") return ConfigError(source, value.source(), "unknown key '" + name + "'");
+    if (key.str() != "hosts")
+      return ConfigError(source_name, value.source(), "unknown key '" + name + "'");
     const toml::table* hosts = value.as_table();
     if (hosts == nullptr)
-      return ConfigError(source, value.source(),
+      return ConfigError(source_name, value.source(),
                          "'net.hosts' must be a table of \"name\" = \"IP address\"");
     for (const auto& [host, address] : *hosts) {
       std::optional<std::string> text = address.value<std::string>();
       if (!text)
-        return ConfigError(source, address.source(),
+        return ConfigError(source_name, address.source(),
                            "net.hosts." + std::string(host.str()) + " must be an IP address string");
       if (Status added = config->net_hosts.Add(host.str(), *text); !added)
-        return ConfigError(source, address.source(), added.error().message());
+        return ConfigError(source_name, address.source(), added.error().message());
     }
   }
   return {};
@@ -155,7 +156,7 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
     } else if (key.str() == "providers") {
       TRY(ParseProviders(source_name, node, &config));
     } else if (key.str() == "net") {
-      TRY(ParseNet(source_name, node, &config));
+      TRY(ParseNet(node, source_name, &config));
     } else {
       return ConfigError(source_name, node.source(), "unknown key '" + std::string(key.str()) + "'");
     }

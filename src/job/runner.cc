@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <memory>
+#include <mutex>
 
 #include "git/branches.h"
 #include "git/repository.h"
@@ -21,6 +22,7 @@
 #include "job/receipt.h"
 #include "job/run_request.h"
 #include "job/verify.h"
+#include "net/proxy.h"
 #include "policy/glob.h"
 #include "provider/classify.h"
 #include "provider/output.h"
@@ -90,6 +92,8 @@ class JobRun {
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
   Status AddProviderState(sandbox::SandboxSpec* spec);
   Status ApplySettings();
+  // Stops the egress proxy, records its counts in the receipt and its denials as events.
+  void FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address);
   // For a provider agent: reads its output and classifies how it ended. nullopt when it
   // completed and the job goes on to collect its changes.
   std::optional<store::JobRecord> JudgeProvider(const sandbox::LaunchResult& run);
@@ -112,6 +116,9 @@ class JobRun {
   std::vector<std::string> secret_values_;       // masked in the receipt and events
   // What the proxy saw fail on the way to the provider's endpoints.
   std::vector<std::string> endpoint_problems_;
+  std::unique_ptr<net::EgressProxy> proxy_;
+  std::mutex decisions_mutex_;
+  std::vector<net::ProxyDecision> denials_;  // from the proxy's threads
 };
 
 store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
@@ -176,6 +183,7 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   req.profile = request_.write ? "isolated-write" : "read-only";
   req.workspace = job_.repo;
   req.grants = request_.grants;
+  req.network = request_.network == "none" ? "none" : "proxy";
   req.argv = request_.argv;
   if (request_.deadline_ms > 0) req.timeout = std::to_string(request_.deadline_ms) + "ms";
   auto setenv = [&](const std::string& name, const std::string& value) {
@@ -203,6 +211,14 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
 
   // The workspace replaces the user's checkout at the repository's own path.
   sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, req));
+  // The provider's endpoints join the net: grants in the proxy's allowlist.
+  for (const std::string& entry : request_.allowlist) {
+    Result<net::HostPattern> pattern = net::ParseHostPattern(entry);
+    if (!pattern) return std::move(pattern).error();
+    std::string text = pattern->ToString();
+    if (std::find(spec.net_allow.begin(), spec.net_allow.end(), text) == spec.net_allow.end())
+      spec.net_allow.push_back(text);
+  }
   using Access = sandbox::PathGrant::Access;
   const workspace::JobWorkspace& ws = *workspace_;
   if (!request_.write) {
@@ -260,7 +276,23 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   options.stdio[2] = err.write.get();
   options.stop_fd = lost_.get();
   options.sigint_stops = true;
+  if (spec.network == sandbox::Network::kProxy) {
+    options.on_proxy_listener = [&](sys::UniqueFd listener) -> Status {
+      net::ProxyConfig config;
+      for (const std::string& entry : spec.net_allow)
+        config.allow.push_back(TRY(net::ParseHostPattern(entry)));
+      config.hosts = ctx_.user.net_hosts;
+      config.on_decision = [this](const net::ProxyDecision& d) {
+        if (d.allowed) return;
+        std::lock_guard<std::mutex> lock(decisions_mutex_);
+        if (denials_.size() < 100) denials_.push_back(d);
+      };
+      proxy_ = TRY(net::EgressProxy::Start(std::move(listener), std::move(config)));
+      return {};
+    };
+  }
   Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
+  FinishProxy(spec, result ? result->proxy_address : "");
   out.write.Reset();
   err.write.Reset();
   null_in.Reset();
@@ -300,6 +332,38 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     spec->paths.push_back(grant);
   }
   return {};
+}
+
+void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address) {
+  if (spec.network != sandbox::Network::kProxy) {
+    receipt_.network = {{"mode", request_.network}};
+    return;
+  }
+  nlohmann::json stats = nlohmann::json::object();
+  if (proxy_) {
+    proxy_->Stop();
+    stats = proxy_->StatsJson();
+    for (const net::HostStats& h : proxy_->Stats()) {
+      if (h.failed == 0) continue;
+      // A failure to reach one of the provider's own endpoints is a likely cause.
+      for (const std::string& endpoint : request_.allowlist) {
+        Result<net::HostPattern> pattern = net::ParseHostPattern(endpoint);
+        if (pattern && pattern->Matches(h.host, h.port))
+          endpoint_problems_.push_back(net::HostPort(h.host, h.port) + ": " + h.last_failure);
+      }
+    }
+  }
+  std::vector<net::ProxyDecision> denials;
+  {
+    std::lock_guard<std::mutex> lock(decisions_mutex_);
+    denials.swap(denials_);
+  }
+  for (const net::ProxyDecision& d : denials)
+    Step("net", "denied " + net::HostPort(d.host, d.port) + ": " + d.reason);
+  receipt_.network = {{"mode", request_.network},
+                      {"allowlist", spec.net_allow},
+                      {"proxy", address.empty() ? nlohmann::json(nullptr) : nlohmann::json(address)}};
+  for (auto it = stats.begin(); it != stats.end(); ++it) receipt_.network[it.key()] = it.value();
 }
 
 namespace {
