@@ -100,11 +100,9 @@ class EgressProxy {
   //             "last_denial"?, "last_failure"?}, ...]}
   nlohmann::json StatsJson() const;
 
-  // Used by connection threads.
-  class Connection;
-  struct Shared;
-
  private:
+  class Connection;  // one client connection, on its own thread
+  struct Shared;     // the configuration and statistics every thread reads
   void AcceptLoop();
   void ReapFinished();
 
