@@ -26,6 +26,7 @@
 #include "policy/glob.h"
 #include "provider/classify.h"
 #include "provider/output.h"
+#include "provider/node_proxy.h"
 #include "provider/preflight.h"
 #include "provider/provider_json.h"
 #include "sandbox/launcher.h"
@@ -245,6 +246,18 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     spec.paths.push_back(prompt);
   }
   TRY(AddProviderState(&spec));
+  if (provider_ && provider_->node_proxy && spec.network == sandbox::Network::kProxy) {
+    const std::string preload = job_.job_dir + "/node-proxy.mjs";
+    TRY(sys::WriteFileAtomic(preload, provider::kNodeProxyModule, 0644));
+    sandbox::PathGrant module{Access::kReadOnly, provider::kNodeProxyPath, "node proxy preload"};
+    module.source = preload;
+    spec.paths.push_back(module);
+    const std::string option = std::string("--import=file://") + provider::kNodeProxyPath;
+    auto existing = std::find_if(spec.env.begin(), spec.env.end(),
+                                 [](const sandbox::EnvVar& v) { return v.name == "NODE_OPTIONS"; });
+    if (existing != spec.env.end()) existing->value += " " + option;
+    else spec.env.push_back({"NODE_OPTIONS", option, "provider"});
+  }
   TRY(spec.Validate());
   return spec;
 }
@@ -475,6 +488,15 @@ store::JobRecord JobRun::CollectAndCommit() {
       workspace::Collect(*workspace_, *snapshot_, *repo_, *writable);
   receipt_.timings.collect_ms = sys::MonotonicMillis() - start;
   if (!changes) return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
+  // Files the provider's CLI writes for itself are neither committed nor refused.
+  if (provider_ && !provider_->workspace_artifacts.empty()) {
+    Result<policy::GlobSet> artifacts = policy::GlobSet::Create(provider_->workspace_artifacts);
+    if (artifacts) {
+      auto artifact = [&](const std::string& path) { return artifacts->Matches(path); };
+      std::erase_if(changes->changes, [&](const git::Change& c) { return artifact(c.path); });
+      std::erase_if(changes->refusals, [&](const workspace::Refusal& r) { return artifact(r.path); });
+    }
+  }
   receipt_.ignored = changes->ignored.size();
   for (const workspace::Refusal& r : changes->refusals) receipt_.refusals.push_back({r.path, r.reason});
   for (const git::Change& c : changes->changes)

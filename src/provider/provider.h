@@ -73,6 +73,11 @@ struct Provider {
   std::vector<std::string> state_dirs;   // "~/.codex": copy-on-write inside the job
   std::vector<std::string> state_files;  // "~/.claude.json": a job-private copy
   std::vector<SettingsPatch> settings;     // built-ins only
+  // Files the CLI writes into the workspace for itself on every run (Grok's
+  // .grok/settings.json), as globs: never committed, never a refusal (built-ins only).
+  std::vector<std::string> workspace_artifacts;
+  // The CLI's fetch ignores proxy variables: berth preloads node_proxy.h's module.
+  bool node_proxy = false;
   // Authentication preflight: credentials look present when one of `credentials` is set or
   // one of these files exists. Both empty: the provider needs no credentials.
   std::vector<std::string> auth_files;

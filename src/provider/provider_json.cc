@@ -61,6 +61,8 @@ nlohmann::json ToJson(const Provider& p) {
       {"settings", SettingsToJson(p.settings)},
       {"args_when_set", ArgsWhenSetToJson(p.args_when_set)},
       {"default_base_url", p.default_base_url},
+      {"workspace_artifacts", p.workspace_artifacts},
+      {"node_proxy", p.node_proxy},
   };
 }
 
@@ -139,6 +141,8 @@ Result<Provider> FromJson(const nlohmann::json& j) {
     }
   }
   str("default_base_url", &p.default_base_url);
+  list("workspace_artifacts", &p.workspace_artifacts);
+  p.node_proxy = j.value("node_proxy", false);
   if (p.name.empty()) return bad("no name");
   return p;
 }

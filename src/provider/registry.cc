@@ -146,6 +146,9 @@ Provider Grok() {
   p.state_dirs = {"~/.grok"};
   p.auth_files = {"~/.grok/user-settings.json"};
   p.login_hint = "set GROK_API_KEY";
+  // It rewrites ./.grok/settings.json on every run, and its fetch (Node 20) ignores proxies.
+  p.workspace_artifacts = {".grok/settings.json"};
+  p.node_proxy = true;
   p.output = OutputFormat::kGrok;
   p.reports_model = false;
   return p;
