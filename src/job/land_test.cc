@@ -80,9 +80,11 @@ class LandTest : public ::testing::Test {
   }
 
   // What a user sees of the checkout: HEAD, the index entries and the work tree files.
+  // HEAD's tree (not its commit id: two lands of the same change made in different seconds
+  // are different commits), the index, and the files.
   std::string Snapshot() {
     std::string out =
-        Git({"rev-parse", "HEAD"}, dir()) + "\n" + Git({"ls-files", "-s"}, dir()) + "\n";
+        Git({"rev-parse", "HEAD^{tree}"}, dir()) + "\n" + Git({"ls-files", "-s"}, dir()) + "\n";
     for (const char* path : {"a.txt", "b.txt", "dir/c.txt", "dir/new.sh", "link", "notes.txt"}) {
       std::string full = dir() + "/" + path;
       std::string name = path;
@@ -181,10 +183,12 @@ TEST_F(LandTest, RecoveryRollsBackEveryStepBeforeTheRefMovesAndForwardAfter) {
     EXPECT_FALSE(sys::Exists(LandJournalPath(repo())));
     if (stop == LandStep::kRefMoved) {
       EXPECT_EQ(*recovered, Recovery::kRolledForward);
+      EXPECT_EQ(Git({"rev-parse", "HEAD"}, dir()), journal.new_commit);
       EXPECT_EQ(Snapshot(), after);
       Git({"reset", "-q", "--hard", journal.old_commit}, dir());
     } else {
       EXPECT_EQ(*recovered, Recovery::kRolledBack);
+      EXPECT_EQ(Git({"rev-parse", "HEAD"}, dir()), journal.old_commit);
       EXPECT_EQ(Snapshot(), before);
     }
     EXPECT_EQ(Git({"status", "--porcelain"}, dir()), "?? notes.txt");

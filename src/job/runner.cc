@@ -373,6 +373,15 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
   }
   for (const net::ProxyDecision& d : denials)
     Step("net", "denied " + net::HostPort(d.host, d.port) + ": " + d.reason);
+  // One line per host the job asked for, allowed or not.
+  if (proxy_) {
+    for (const net::HostStats& h : proxy_->Stats()) {
+      std::string line = net::HostPort(h.host, h.port) + ": " + std::to_string(h.allowed) +
+                         " allowed, " + std::to_string(h.denied) + " denied";
+      if (h.failed > 0) line += ", " + std::to_string(h.failed) + " failed (" + h.last_failure + ")";
+      Step("net", line);
+    }
+  }
   receipt_.network = {{"mode", request_.network},
                       {"allowlist", spec.net_allow},
                       {"proxy", address.empty() ? nlohmann::json(nullptr) : nlohmann::json(address)}};
