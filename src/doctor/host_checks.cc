@@ -1,6 +1,5 @@
-#include <git2.h>
-
 #include "doctor/checks.h"
+#include "git/repository.h"
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
 #include "sandbox/limits.h"
@@ -173,11 +172,8 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
 }
 
 void CheckGit(const Inputs& in, std::vector<Item>* items) {
-  int major = 0, minor = 0, rev = 0;
-  git_libgit2_version(&major, &minor, &rev);
   items->push_back(Make("git", "libgit2", ItemStatus::kOk,
-                        std::to_string(major) + "." + std::to_string(minor) + "." +
-                            std::to_string(rev) + ", linked into berth (berth never runs git)"));
+                        git::Libgit2Version() + ", linked into berth (berth never runs git)"));
   Result<std::string> git = sys::FindExecutable("git", Lookup(in, "PATH"));
   if (!git) {
     items->push_back(Make("git", "git command", ItemStatus::kMissing,

@@ -101,6 +101,12 @@ Result<DiffPtr> DiffTrees(git_repository* repo, const std::string& from, const s
 
 }  // namespace
 
+std::string Libgit2Version() {
+  int major = 0, minor = 0, rev = 0;
+  git_libgit2_version(&major, &minor, &rev);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(rev);
+}
+
 void InitLibgit2() {
   static std::once_flag once;
   std::call_once(once, [] { git_libgit2_init(); });

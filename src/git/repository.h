@@ -159,5 +159,7 @@ class Repository {
 
 // libgit2 must be initialised once per process before any Repository is used.
 void InitLibgit2();
+// "1.5.1": the libgit2 linked into berth.
+std::string Libgit2Version();
 
 }  // namespace berth::git
