@@ -47,6 +47,8 @@ std::string CliDir() {
   return dir != nullptr ? std::string(dir) + "/node_modules/.bin" : "";
 }
 
+void PrintTo(const Cli& cli, std::ostream* os) { *os << cli.provider; }
+
 class RealCliTest : public JobsTest, public ::testing::WithParamInterface<Cli> {
  protected:
   void SetUp() override {
@@ -199,7 +201,36 @@ TEST_P(RealCliTest, NoCredentialsIsUnauthenticatedBeforeAnythingRuns) {
   EXPECT_TRUE(ListJson().empty());
 }
 
-void PrintTo(const Cli& cli, std::ostream* os) { *os << cli.provider; }
+// Codex with its endpoint unreachable (a mapped name whose port nothing listens on) while
+// berth's own environment says it runs inside another tool's sandbox with networking off.
+// Codex retries for about 25 s before it gives up, so this runs for Codex only.
+class UnreachableEndpointTest : public RealCliTest {};
+
+TEST_P(UnreachableEndpointTest, TheErrorCarriesTheParentSandboxHint) {
+  Result<BoundSocket> closed = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(closed.has_value());
+  const std::string port = std::to_string(closed->port);
+  closed->fd.Reset();  // nothing listens there any more
+  ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
+                        "[net.hosts]\n\"dead.test\" = \"127.0.0.1\"\n"));
+  EnvVars env = CliEnv();
+  for (auto& [name, value] : env)
+    if (name == "OPENAI_BASE_URL") value = "http://dead.test:" + port + "/v1";
+  env.emplace_back("CODEX_SANDBOX_NETWORK_DISABLED", "1");
+  RunResult run = RunAgent("hello", env);
+  EXPECT_EQ(run.exit_code, 70) << run.Describe();
+  json receipt = ReadReceiptFile(NewestJobId());
+  EXPECT_TRUE(Contains(GetStr(receipt, "error.message"), "Connection refused")) << receipt.dump(2);
+  EXPECT_TRUE(Contains(GetStr(receipt, "error.hint"), "CODEX_SANDBOX_NETWORK_DISABLED=1"))
+      << receipt.dump(2);
+  EXPECT_GE(GetInt(HostStats(receipt, "dead.test"), "failed").value_or(0), 1) << receipt.dump(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Codex, UnreachableEndpointTest, ::testing::Values(kClis[0]),
+                         [](const ::testing::TestParamInfo<Cli>& info) {
+                           return std::string(info.param.provider);
+                         });
+
 
 INSTANTIATE_TEST_SUITE_P(Clis, RealCliTest, ::testing::ValuesIn(kClis),
                          [](const ::testing::TestParamInfo<Cli>& info) {
