@@ -44,9 +44,11 @@ std::string ReadToEnd(int fd, int stop_fd = -1) {
 }
 
 // Reads until `out` holds a complete message head.
+// One byte at a time, so that nothing after the head (a tunnel's first bytes, which may arrive
+// in the same segment) is consumed.
 std::string ReadHead(int fd, int stop_fd = -1) {
   std::string out;
-  char buffer[4096];
+  char buffer[1];
   while (HeadLength(out) == 0 && WaitReadable(fd, stop_fd)) {
     Result<size_t> n = sys::ReadSome(fd, buffer, sizeof buffer);
     if (!n || *n == 0) break;
