@@ -119,23 +119,24 @@ int Show(Session& s, const JobsOptions& o) {
       if (sb.is_object() && sb.contains("tier"))
         fmt::print("sandbox  {} tier, {} profile, network {}\n", sb.value("tier", "?"),
                    sb.value("profile", "?"), sb.value("network", "?"));
-      const nlohmann::json& pv = r["provider"];
+      // Copies: a const json's operator[] on a missing key is undefined behaviour.
+      nlohmann::json pv = r["provider"];
       if (pv.is_object()) {
         auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : std::string("?"); };
-        const nlohmann::json& m = pv["model"];
+        nlohmann::json m = pv["model"];
         std::string line = "provider " + text(pv["name"]) + " " + text(pv["version"]);
         if (m.is_object()) {
           std::string model = m["reported"].is_string() ? text(m["reported"]) : text(m["requested"]);
           line += ", model " + model + " (" + text(m["evidence"]) + ")";
         }
-        const nlohmann::json& u = pv["usage"];
+        nlohmann::json u = pv["usage"];
         if (u.is_object() && u["input_tokens"].is_number() && u["output_tokens"].is_number())
           line += fmt::format(", {} tokens in, {} out", u["input_tokens"].get<int64_t>(),
                               u["output_tokens"].get<int64_t>());
         if (pv["cost_usd"].is_number()) line += fmt::format(", ${:.4f}", pv["cost_usd"].get<double>());
         fmt::print("{}\n", line);
       }
-      const nlohmann::json& net = r["network"];
+      nlohmann::json net = r["network"];
       if (net.is_object() && net["allowed"].is_number() && net["denied"].is_number())
         fmt::print("network  {} connection(s) allowed, {} denied (details: berth logs, receipt network)\n",
                    net["allowed"].get<int64_t>(), net["denied"].get<int64_t>());

@@ -291,9 +291,17 @@ class JobsTest : public SandboxTest {
   }
 
   // A detached sleep.sh job that is running, carrying `token`.
+  // It counts as running once the agent itself has started: it wrote src/pid (a job is
+  // `running` a moment before its agent's process exists).
   std::string StartSleepingJob(const std::string& token) {
     std::string id = Detach({}, "implement", "sleep.sh", {token});
     WaitForState(id, "running");
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          return PathExists(JobDir(id) + "/upper/src/pid") || PathExists(JobDir(id) + "/copy/src/pid");
+        },
+        kStateWait))
+        << "the agent of job " << id << " never started";
     return id;
   }
 
