@@ -95,6 +95,11 @@ TEST_F(ProvidersTest, CompletedJobRecordsTheProviderInTheReceipt) {
   EXPECT_TRUE(Contains(stdout_text, "\"seen\":\" FAKE_API_KEY\"")) << stdout_text;
   EXPECT_FALSE(Contains(receipt.dump(), "fake-key-value-123456"));
   EXPECT_FALSE(Contains(ShowJson(id).dump(), "fake-key-value-123456"));
+  // `berth show` says it in one line.
+  RunResult show = Run({"show", id});
+  EXPECT_TRUE(Contains(show.out, "provider fake fake-cli 1.2.3, model fake-1 (reported), 12 tokens "
+                                 "in, 34 out, $0.5000"))
+      << show.Describe();
   // The provider's state directory was copy-on-write: the CLI's write is in the job's upper
   // layer, and the user's copy is untouched.
   EXPECT_EQ(ReadText(JobDir(id) + "/state/0/upper/state"), "job wrote this\n")
