@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "net/host_pattern.h"
+
 namespace berth::policy {
 
 namespace {
@@ -143,7 +145,14 @@ std::string GrantProblem(std::string_view grant) {
       return "unknown cache '" + std::string(arg) +
              "'; known caches: npm, cargo, pip, uv, go, gradle, maven, ccache, playwright";
     }
-    if (kind == "net") return NetProblem(arg);
+    if (kind == "net") {
+      // The policy's own messages first; then the proxy's parser has the last word, so that a
+      // grant `berth policy check` accepts is one the proxy can apply.
+      if (std::string problem = NetProblem(arg); !problem.empty()) return problem;
+      if (Result<net::HostPattern> parsed = net::ParseNetGrant(grant); !parsed)
+        return parsed.error().message();
+      return {};
+    }
   }
   return "unknown grant '" + std::string(grant) +
          "'; grants are write:PATH, read:PATH, socket:PATH, docker, browser, cache:NAME, "
