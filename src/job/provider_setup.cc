@@ -16,9 +16,7 @@ namespace {
 std::optional<std::string> Lookup(const JobContext& ctx, const RunRequest& r,
                                   const std::string& name) {
   if (auto it = r.env_set.find(name); it != r.env_set.end()) return it->second;
-  for (const auto& [key, value] : ctx.environ)
-    if (key == name) return value;
-  return std::nullopt;
+  return provider::EnvValue(ctx.environ, name);
 }
 
 void AddUnique(std::vector<std::string>* list, const std::string& value) {
@@ -76,7 +74,8 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
                      "); berth runs no program from a checkout outside the sandbox",
                  0, "put the CLI's directory before the repository's in PATH");
   TRY(provider::RequireCredentials(p, provider::FindCredentials(p, ctx.environ, home), home));
-  r->provider_version = TRY(provider::CliVersion(p, r->provider_cli, ctx.environ, home));
+  r->provider_version = TRY(provider::CliVersion(p, r->provider_cli, ctx.environ, home,
+                                                 ctx.state_dir + "/cli-versions.json"));
 
   provider::InvocationRequest inv;
   inv.write = r->write;

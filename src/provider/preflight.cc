@@ -1,5 +1,8 @@
 #include "provider/preflight.h"
 
+#include <nlohmann/json.hpp>
+
+#include "sys/atomic_file.h"
 #include "sys/command.h"
 #include "sys/fs.h"
 
@@ -8,9 +11,34 @@ namespace berth::provider {
 namespace {
 
 std::string Lookup(const Environ& environ, const std::string& name) {
-  for (const auto& [key, value] : environ)
-    if (key == name) return value;
-  return {};
+  return EnvValue(environ, name).value_or("");
+}
+
+std::string VersionArgs(const Provider& provider) {
+  std::string out;
+  for (const std::string& a : provider.version_args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+Result<std::string> AskVersion(const Provider& provider, const std::string& cli,
+                               const Environ& environ, const std::string& home, int timeout_ms) {
+  std::vector<std::string> argv = {cli};
+  argv.insert(argv.end(), provider.version_args.begin(), provider.version_args.end());
+  Environ env = {{"PATH", Lookup(environ, "PATH")}, {"HOME", home}, {"NO_COLOR", "1"}};
+  for (const char* name : {"LANG", "TERM"})
+    if (std::string v = Lookup(environ, name); !v.empty()) env.emplace_back(name, v);
+  sys::CommandResult run =
+      TRY_CTX(sys::RunCommand(argv, env, home.empty() ? "/" : home, timeout_ms), "running " + cli);
+  std::string first = run.output.substr(0, run.output.find('\n'));
+  if (run.timed_out)
+    return Error(Cause::kUnavailable, cli + " --version did not answer within " +
+                                          std::to_string(timeout_ms / 1000) + " s");
+  if (run.status.signaled || run.status.code != 0)
+    return Error(Cause::kUnavailable,
+                 cli + " --version failed (status " + std::to_string(run.status.ShellCode()) + ")" +
+                     (first.empty() ? "" : ": " + first),
+                 0, "reinstall the " + provider.name + " CLI");
+  return first;
 }
 
 std::string InstallHint(const Provider& p) {
@@ -38,26 +66,32 @@ Result<std::string> FindCli(const Provider& provider, const Environ& environ) {
       InstallHint(provider) + ", then check with `berth doctor --provider " + provider.name + "`");
 }
 
+std::optional<std::string> EnvValue(const Environ& environ, const std::string& name) {
+  for (const auto& [key, value] : environ)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
 Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
-                               const Environ& environ, const std::string& home, int timeout_ms) {
+                               const Environ& environ, const std::string& home,
+                               const std::string& cache_file, int timeout_ms) {
   if (provider.version_args.empty()) return std::string();
-  std::vector<std::string> argv = {cli};
-  argv.insert(argv.end(), provider.version_args.begin(), provider.version_args.end());
-  Environ env = {{"PATH", Lookup(environ, "PATH")}, {"HOME", home}, {"NO_COLOR", "1"}};
-  for (const char* name : {"LANG", "TERM"})
-    if (std::string v = Lookup(environ, name); !v.empty()) env.emplace_back(name, v);
-  sys::CommandResult run =
-      TRY_CTX(sys::RunCommand(argv, env, home.empty() ? "/" : home, timeout_ms), "running " + cli);
-  std::string first = run.output.substr(0, run.output.find('\n'));
-  if (run.timed_out)
-    return Error(Cause::kUnavailable, cli + " --version did not answer within " +
-                                          std::to_string(timeout_ms / 1000) + " s");
-  if (run.status.signaled || run.status.code != 0)
-    return Error(Cause::kUnavailable,
-                 cli + " --version failed (status " + std::to_string(run.status.ShellCode()) + ")" +
-                     (first.empty() ? "" : ": " + first),
-                 0, "reinstall the " + provider.name + " CLI");
-  return first;
+  std::optional<std::string> identity = sys::FileIdentity(cli);
+  if (cache_file.empty() || !identity) return AskVersion(provider, cli, environ, home, timeout_ms);
+  const std::string key = *identity + " " + VersionArgs(provider);
+  // The cache is advisory: unreadable or malformed, it is rebuilt; a write that fails is
+  // ignored; two writers racing each keep a correct entry of their own.
+  nlohmann::json cache =
+      nlohmann::json::parse(sys::ReadFile(cache_file).value_or("{}"), nullptr, false);
+  if (!cache.is_object()) cache = nlohmann::json::object();
+  auto it = cache.find(cli);
+  if (it != cache.end() && it->is_object() && it->value("key", "") == key &&
+      it->contains("version") && (*it)["version"].is_string())
+    return (*it)["version"].get<std::string>();
+  std::string version = TRY(AskVersion(provider, cli, environ, home, timeout_ms));
+  cache[cli] = {{"key", key}, {"version", version}};
+  (void)sys::WriteFileAtomic(cache_file, cache.dump(1) + "\n", 0600);
+  return version;
 }
 
 Credentials FindCredentials(const Provider& provider, const Environ& environ,

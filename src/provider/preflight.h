@@ -3,6 +3,7 @@
 // contacts the network or prints a credential's value.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,9 @@ namespace berth::provider {
 
 using Environ = std::vector<std::pair<std::string, std::string>>;
 
+// The value of `name` in `environ`, or nullopt when it is not set.
+std::optional<std::string> EnvValue(const Environ& environ, const std::string& name);
+
 // "~/x" -> home + "/x"; other paths unchanged.
 std::string ExpandHome(const std::string& path, const std::string& home);
 
@@ -24,9 +28,14 @@ Result<std::string> FindCli(const Provider& provider, const Environ& environ);
 // The first line of `cli --version` (or the provider's version_args), run with only PATH and
 // HOME for at most `timeout_ms`. "" when the provider has no version_args. An error when the
 // CLI cannot run.
+//
+// With a `cache_file`, the answer is kept there per CLI, keyed by the identity of the file the
+// CLI's path leads to (sys::FileIdentity) and the version arguments, and asked again only when
+// either changes: some CLIs take over a second to say their version (Gemini CLI: 1.5 s), which
+// every `berth run` would otherwise pay. `berth doctor` asks without a cache.
 Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
                                const Environ& environ, const std::string& home,
-                               int timeout_ms = 15000);
+                               const std::string& cache_file = {}, int timeout_ms = 15000);
 
 struct Credentials {
   bool needed = false;                 // the provider declares credentials at all

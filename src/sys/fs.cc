@@ -48,6 +48,16 @@ FileType TypeOfFollowing(const std::string& path) {
 
 bool Exists(const std::string& path) { return TypeOf(path) != FileType::kMissing; }
 
+std::optional<std::string> FileIdentity(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  auto ns = [](const struct timespec& t) {
+    return std::to_string(static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec);
+  };
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + ns(st.st_mtim) + ":" + ns(st.st_ctim);
+}
+
 Result<std::string> ReadFile(const std::string& path) {
   UniqueFd fd(RetryEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
   if (!fd.valid()) return Error::FromErrno("open " + path, errno);

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ FileType TypeOf(const std::string& path);
 // stat-based type (symlinks followed).
 FileType TypeOfFollowing(const std::string& path);
 bool Exists(const std::string& path);
+// What tells one version of a file from another without reading it: device, inode, size,
+// modification and change times of what `path` names (symlinks followed). nullopt if missing.
+std::optional<std::string> FileIdentity(const std::string& path);
 
 Result<std::string> ReadFile(const std::string& path);
 // Writes `data` to an existing file (cgroup and /proc control files); no create, no rename.
