@@ -15,7 +15,6 @@ Result<job::JobContext> MakeJobContext(const GlobalOptions& global) {
   ctx.state_dir = config::StateDir(global.state_dir, ctx.identity.home);
   ctx.db_path = ctx.state_dir + "/berth.db";
   config::UserConfig user = TRY(config::LoadUserConfig(config::UserConfigPath(ctx.identity.home)));
-  ctx.extra_hidden = user.hidden_paths;
   ctx.user = std::move(user);
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;

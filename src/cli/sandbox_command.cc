@@ -83,7 +83,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   host.identity = ctx->identity;
   host.cwd = ctx->cwd;
   host.state_dir = ctx->state_dir;
-  host.extra_hidden = ctx->extra_hidden;
+  host.extra_hidden = ctx->user.hidden_paths;
   host.environ = ctx->environ;
   if (command.empty() && !options.print_spec) {
     PrintError(Error(Cause::kInvalidArgument, "no command given", 0,

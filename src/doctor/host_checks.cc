@@ -19,9 +19,7 @@ Item Make(const std::string& section, const std::string& name, ItemStatus status
 }
 
 std::string Lookup(const Inputs& in, const std::string& name) {
-  for (const auto& [key, value] : in.environ)
-    if (key == name) return value;
-  return {};
+  return provider::EnvValue(in.environ, name).value_or("");
 }
 
 // Runs /bin/true in a sandbox of `tier` and says how it went.

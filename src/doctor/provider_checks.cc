@@ -9,12 +9,6 @@ namespace berth::doctor {
 
 namespace {
 
-std::optional<std::string> Lookup(const Inputs& in, const std::string& name) {
-  for (const auto& [key, value] : in.environ)
-    if (key == name) return value;
-  return std::nullopt;
-}
-
 // Resolves and connects to one endpoint the way the proxy would (host map first, then DNS).
 void CheckEndpoint(const Inputs& in, const std::string& section, const std::string& endpoint,
                    const std::string& parent_marker, std::vector<Item>* items) {
@@ -140,8 +134,8 @@ ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p,
   }
 
   const std::string marker = provider::ParentSandboxMarker(in.environ);
-  Result<std::vector<std::string>> endpoints =
-      provider::Endpoints(p, [&](const std::string& n) { return Lookup(in, n); });
+  Result<std::vector<std::string>> endpoints = provider::Endpoints(
+      p, [&](const std::string& n) { return provider::EnvValue(in.environ, n); });
   if (!endpoints) {
     items->push_back({section, "endpoints", ItemStatus::kBlocked, endpoints.error().ToString(),
                       endpoints.error().hint()});

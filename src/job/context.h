@@ -16,7 +16,6 @@ struct JobContext {
   std::string cwd;
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
-  std::vector<std::string> extra_hidden;  // from the user's config
   config::UserConfig user;                // the user's config (providers, hosts)
   std::string self_exe;                   // for the detached supervisor
 };

@@ -268,9 +268,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   // The prompt is the agent's stdin when its provider reads it there; else /dev/null.
   const std::string input = request_.prompt_on_stdin && request_.has_prompt ? request_.prompt_file
                                                                             : "/dev/null";
-  int null_fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return Error::FromErrno("open " + input, errno);
-  sys::UniqueFd null_in(null_fd);
+  sys::UniqueFd null_in = TRY(sys::OpenReadOnly(input));
   std::unique_ptr<OutputCapture> stdout_capture = TRY(
       OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit));
   std::unique_ptr<OutputCapture> stderr_capture = TRY(
@@ -353,18 +351,11 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     return;
   }
   nlohmann::json stats = nlohmann::json::object();
+  std::vector<net::HostStats> hosts;
   if (proxy_) {
     proxy_->Stop();
     stats = proxy_->StatsJson();
-    for (const net::HostStats& h : proxy_->Stats()) {
-      if (h.failed == 0) continue;
-      // A failure to reach one of the provider's own endpoints is a likely cause.
-      for (const std::string& endpoint : request_.allowlist) {
-        Result<net::HostPattern> pattern = net::ParseHostPattern(endpoint);
-        if (pattern && pattern->Matches(h.host, h.port))
-          endpoint_problems_.push_back(net::HostPort(h.host, h.port) + ": " + h.last_failure);
-      }
-    }
+    hosts = proxy_->Stats();
   }
   std::vector<net::ProxyDecision> denials;
   {
@@ -373,14 +364,21 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
   }
   for (const net::ProxyDecision& d : denials)
     Step("net", "denied " + net::HostPort(d.host, d.port) + ": " + d.reason);
-  // One line per host the job asked for, allowed or not.
-  if (proxy_) {
-    for (const net::HostStats& h : proxy_->Stats()) {
-      std::string line = net::HostPort(h.host, h.port) + ": " + std::to_string(h.allowed) +
-                         " allowed, " + std::to_string(h.denied) + " denied";
-      if (h.failed > 0) line += ", " + std::to_string(h.failed) + " failed (" + h.last_failure + ")";
-      Step("net", line);
+  std::vector<net::HostPattern> allowed;
+  for (const std::string& entry : request_.allowlist)
+    if (Result<net::HostPattern> pattern = net::ParseHostPattern(entry)) allowed.push_back(*pattern);
+  // One line per host the job asked for, allowed or not; a failure to reach an allowed
+  // endpoint is also a likely cause of a failed agent.
+  for (const net::HostStats& h : hosts) {
+    std::string line = net::HostPort(h.host, h.port) + ": " + std::to_string(h.allowed) +
+                       " allowed, " + std::to_string(h.denied) + " denied";
+    if (h.failed > 0) {
+      line += ", " + std::to_string(h.failed) + " failed (" + h.last_failure + ")";
+      if (std::any_of(allowed.begin(), allowed.end(),
+                      [&](const net::HostPattern& p) { return p.Matches(h.host, h.port); }))
+        endpoint_problems_.push_back(net::HostPort(h.host, h.port) + ": " + h.last_failure);
     }
+    Step("net", line);
   }
   receipt_.network = {{"mode", request_.network},
                       {"allowlist", spec.net_allow},

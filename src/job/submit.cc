@@ -9,6 +9,7 @@
 #include "job/provider_setup.h"
 #include "job/run_request.h"
 #include "policy/policy.h"
+#include "provider/preflight.h"
 #include "store/job_id.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
@@ -19,17 +20,6 @@ namespace {
 
 Error Denied(std::string message, std::string hint) {
   return Error(Cause::kPolicyDenied, std::move(message), 0, std::move(hint));
-}
-
-std::string Getenv(const JobContext& ctx, const std::string& name, bool* found) {
-  for (const auto& [key, value] : ctx.environ) {
-    if (key == name) {
-      *found = true;
-      return value;
-    }
-  }
-  *found = false;
-  return {};
 }
 
 // The agent as the policy defines it; without a valid policy every agent is a read agent.
@@ -90,22 +80,18 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms,
                         check.expect_exit, check.grants});
   r.include_secrets = pol.include.secrets;
-  for (const std::string& name : r.env_pass) {
-    bool found = false;
-    std::string value = Getenv(ctx, name, &found);
-    if (found) r.env_values[name] = value;
-  }
-  (void)ctx;
+  for (const std::string& name : r.env_pass)
+    if (std::optional<std::string> value = provider::EnvValue(ctx.environ, name))
+      r.env_values[name] = *value;
   return r;
 }
 
 }  // namespace
 
 Status CheckNesting(const JobContext& ctx) {
-  bool found = false;
-  std::string depth_text = Getenv(ctx, "BERTH_JOB_DEPTH", &found);
-  if (!found) return {};
-  const int depth = std::atoi(depth_text.c_str()) + 1;
+  std::optional<std::string> depth_text = provider::EnvValue(ctx.environ, "BERTH_JOB_DEPTH");
+  if (!depth_text) return {};
+  const int depth = std::atoi(depth_text->c_str()) + 1;
   int max_depth = policy::DefaultPolicy().defaults.max_depth;
   git::InitLibgit2();
   if (Result<git::Repository> repo = git::Repository::Discover(ctx.cwd); repo) {
@@ -113,9 +99,8 @@ Status CheckNesting(const JobContext& ctx) {
       max_depth = pol->defaults.max_depth;
   }
   if (depth <= max_depth) return {};
-  bool has_id = false;
-  std::string parent = Getenv(ctx, "BERTH_JOB_ID", &has_id);
-  return Denied("refusing to start a job from inside job " + (has_id ? parent : "?") +
+  std::optional<std::string> parent = provider::EnvValue(ctx.environ, "BERTH_JOB_ID");
+  return Denied("refusing to start a job from inside job " + parent.value_or("?") +
                     " (depth " + std::to_string(depth) + " > max_depth " +
                     std::to_string(max_depth) + ")",
                 "raise [defaults] max_depth in the policy to allow nested jobs");
@@ -130,9 +115,8 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   RunRequest request = TRY(ResolveAgent(ctx, repo.workdir(), options, &policy_hash, &choice));
 
   TRY(CheckNesting(ctx));
-  bool found = false;
-  std::string depth_text = Getenv(ctx, "BERTH_JOB_DEPTH", &found);
-  int depth = found ? std::atoi(depth_text.c_str()) + 1 : 0;
+  std::optional<std::string> depth_text = provider::EnvValue(ctx.environ, "BERTH_JOB_DEPTH");
+  int depth = depth_text ? std::atoi(depth_text->c_str()) + 1 : 0;
 
   if (!options.command.empty()) {
     if (request.provider != "command")
@@ -149,7 +133,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   request.base_revision = options.base;
   request.with_uncommitted = options.with_uncommitted;
   request.state_dir = ctx.state_dir;
-  request.extra_hidden = ctx.extra_hidden;
+  request.extra_hidden = ctx.user.hidden_paths;
 
   std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");
   if (options.with_uncommitted) {

@@ -77,15 +77,6 @@ bool LooksModelUnavailable(const std::string& text) {
           ContainsAny(text, {"404", "not found", "does not exist"}));
 }
 
-bool LooksNetworkFailure(const std::string& text) {
-  return ContainsAny(
-      text,
-      {"econnrefused", "enotfound", "eai_again", "getaddrinfo", "connection refused",
-       "connection error", "network error", "error sending request", "dns", "fetch failed",
-       "timed out", "etimedout", "stream disconnected", "could not resolve", "failed to connect",
-       "unable to connect", "connect error", "403 forbidden", "x-berth-denied"});
-}
-
 Outcome Classify(const Provider& provider, const RunFacts& facts) {
   Outcome o;
   const AgentOutput& out = facts.output;

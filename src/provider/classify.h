@@ -52,6 +52,5 @@ Outcome Classify(const Provider& provider, const RunFacts& facts);
 // does not exist. Case-insensitive; exposed for tests.
 bool LooksUnauthenticated(const std::string& text);
 bool LooksModelUnavailable(const std::string& text);
-bool LooksNetworkFailure(const std::string& text);
 
 }  // namespace berth::provider
