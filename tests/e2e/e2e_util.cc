@@ -340,6 +340,15 @@ bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds
   return true;
 }
 
+bool WaitForWorkspaceFile(const std::string& job_dir, const std::string& path,
+                          std::chrono::milliseconds limit) {
+  return WaitUntil(
+      [&] {
+        return PathExists(job_dir + "/upper/" + path) || PathExists(job_dir + "/copy/" + path);
+      },
+      limit);
+}
+
 namespace {
 
 void FingerprintInto(const std::string& dir, const std::string& prefix,

@@ -81,6 +81,12 @@ int KillProcessesWithArgument(const std::string& token);
 // value. For waiting on state that berth changes in other processes, never for timing.
 bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds limit);
 
+// Waits until `path` (relative to the workspace) exists in the workspace a job keeps under
+// `job_dir` (the overlay's upper layer, or the copy). A job is `running` a moment before its
+// agent's process exists; a file the agent writes first tells that it has started.
+bool WaitForWorkspaceFile(const std::string& job_dir, const std::string& path,
+                          std::chrono::milliseconds limit);
+
 // Every entry under `dir` (not following symlinks), by path relative to `dir`: its type and
 // permission bits, and a file's bytes or a symlink's target. Two equal fingerprints mean the
 // tree is byte-for-byte the same, modes included. Unreadable entries are described by their

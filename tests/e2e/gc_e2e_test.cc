@@ -190,15 +190,10 @@ class GcTest : public SandboxTest {
         kStateWait);
     EXPECT_TRUE(ok) << "job " << id << " never reached " << (until.empty() ? "its end" : until)
                     << ": " << job.dump(2);
-    // A job is running a moment before its agent exists; sleep.sh has started once it wrote
-    // src/pid, and only then does the job's directory stop changing.
+    // sleep.sh has started once it wrote src/pid; only then does the job's directory stop
+    // changing.
     if (until == "running" && script == "sleep.sh") {
-      EXPECT_TRUE(WaitUntil(
-          [&] {
-            return PathExists(JobDir(id) + "/upper/src/pid") ||
-                   PathExists(JobDir(id) + "/copy/src/pid");
-          },
-          kStateWait))
+      EXPECT_TRUE(WaitForWorkspaceFile(JobDir(id), "src/pid", kStateWait))
           << "the agent of job " << id << " never started";
     }
     return id;

@@ -290,17 +290,12 @@ class JobsTest : public SandboxTest {
     return GetStr(job, "id");
   }
 
-  // A detached sleep.sh job that is running, carrying `token`.
-  // It counts as running once the agent itself has started: it wrote src/pid (a job is
-  // `running` a moment before its agent's process exists).
+  // A detached sleep.sh job that is running, carrying `token`, once its agent has started
+  // (it wrote src/pid).
   std::string StartSleepingJob(const std::string& token) {
     std::string id = Detach({}, "implement", "sleep.sh", {token});
     WaitForState(id, "running");
-    EXPECT_TRUE(WaitUntil(
-        [&] {
-          return PathExists(JobDir(id) + "/upper/src/pid") || PathExists(JobDir(id) + "/copy/src/pid");
-        },
-        kStateWait))
+    EXPECT_TRUE(WaitForWorkspaceFile(JobDir(id), "src/pid", kStateWait))
         << "the agent of job " << id << " never started";
     return id;
   }
