@@ -52,6 +52,10 @@ class Git2Buf {
   git_buf buf_ = GIT_BUF_INIT;
 };
 
+// The diff between two revisions' trees; with `find_renames`, renames are paired.
+Result<DiffPtr> DiffTrees(git_repository* repo, const std::string& from, const std::string& to,
+                          bool find_renames);
+
 // An Error for the libgit2 call that returned `code`: "WHAT: <libgit2's message>".
 // GIT_ENOTFOUND becomes kNotFound; GIT_EEXISTS, GIT_EINVALIDSPEC and similar caller mistakes
 // kInvalidArgument; GIT_ELOCKED kUnavailable; anything else kInternal.

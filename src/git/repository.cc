@@ -76,6 +76,8 @@ Result<TreePtr> RevisionTree(git_repository* repo, const std::string& revision) 
   return TreePtr(reinterpret_cast<git_tree*>(tree));
 }
 
+}  // namespace
+
 Result<DiffPtr> DiffTrees(git_repository* repo, const std::string& from, const std::string& to,
                           bool find_renames) {
   TreePtr old_tree = TRY(RevisionTree(repo, from));
@@ -99,7 +101,6 @@ Result<DiffPtr> DiffTrees(git_repository* repo, const std::string& from, const s
   return owned;
 }
 
-}  // namespace
 
 std::string Libgit2Version() {
   int major = 0, minor = 0, rev = 0;
@@ -269,18 +270,6 @@ Result<std::string> Repository::DiffPatch(const std::string& from, const std::st
   Git2Buf buf;
   if (int code = git_diff_to_buf(buf.get(), diff.get(), GIT_DIFF_FORMAT_PATCH); code < 0)
     return Git2Error("format the diff", code);
-  return buf.str();
-}
-
-Result<std::string> Repository::DiffStat(const std::string& from, const std::string& to) {
-  DiffPtr diff = TRY(DiffTrees(Raw(*this), from, to, /*find_renames=*/true));
-  git_diff_stats* stats = nullptr;
-  if (int code = git_diff_get_stats(&stats, diff.get()); code < 0)
-    return Git2Error("diff statistics", code);
-  DiffStatsPtr owned(stats);
-  Git2Buf buf;
-  if (int code = git_diff_stats_to_buf(buf.get(), stats, GIT_DIFF_STATS_FULL, 80); code < 0)
-    return Git2Error("format diff statistics", code);
   return buf.str();
 }
 

@@ -41,6 +41,16 @@ struct PickResult {
 // Whether CherryPick writes the merged tree and commit to the object store.
 enum class PickMode { kCheckOnly, kWriteCommit };
 
+// One file of a diff between two commits, for `berth diff --stat` and `--json`.
+struct FileDiff {
+  std::string path;      // the new path (the old one for a deletion)
+  std::string old_path;  // differs from `path` only for a rename
+  char status = 'M';     // git's letter: A, D, M, R, T
+  size_t insertions = 0;
+  size_t deletions = 0;
+  bool binary = false;
+};
+
 struct TreeEntry {
   std::string path;  // repository-relative
   std::string oid;   // blob id (hex)
@@ -102,8 +112,12 @@ class Repository {
   // evaluated on a materialized snapshot `snapshot_dir` of that commit.
   // (Implemented by the workspace module's IgnoreRules; listed here for discovery.)
 
-  // Unified diff (patch text) and a --stat style summary between two commits.
+  // Unified diff (patch text) between two commits.
   Result<std::string> DiffPatch(const std::string& from, const std::string& to);
+  // The files that differ between two commits, renames paired, in git's order (diff_files.cc).
+  Result<std::vector<FileDiff>> DiffFiles(const std::string& from, const std::string& to);
+  // A `git diff --stat` style summary, each path quoted as git quotes it (QuotePath), so that
+  // a file name cannot carry terminal control sequences to the user's screen.
   Result<std::string> DiffStat(const std::string& from, const std::string& to);
   // Paths changed between two commits.
   Result<std::vector<std::string>> ChangedPaths(const std::string& from, const std::string& to);

@@ -159,5 +159,53 @@ TEST_F(RepositoryTest, DiffPatchStatAndChangedPaths) {
   EXPECT_EQ(paths, (std::vector<std::string>{"README", "new.txt", "src/main.c"}));
 }
 
+// Issue #9: libgit2's stat formatter printed agent-chosen file names raw, escape sequences
+// included; `berth diff --stat` passed them to the terminal.
+TEST_F(RepositoryTest, DiffStatQuotesControlCharactersInNamesRegression) {
+  WriteFile(root_, "evil\x1b]0;owned\x07.txt", "one\ntwo\n");
+  WriteFile(root_, "caf\xc3\xa9.txt", "x\n");
+  WriteFile(root_, "README", "hello\nworld\n");
+  std::string second = CommitAll(root_, "second");
+  Repository repo = Open();
+
+  std::string stat = *repo.DiffStat(first_, second);
+  EXPECT_EQ(stat.find('\x1b'), std::string::npos) << stat;
+  EXPECT_EQ(stat.find('\x07'), std::string::npos) << stat;
+  EXPECT_NE(stat.find(" \"evil\\033]0;owned\\a.txt\" | 2 ++\n"), std::string::npos) << stat;
+  EXPECT_NE(stat.find("\"caf\\303\\251.txt\""), std::string::npos) << stat;
+  EXPECT_NE(stat.find(" README "), std::string::npos) << stat;
+  EXPECT_NE(stat.find(" 3 files changed, 4 insertions(+)\n"), std::string::npos) << stat;
+
+  std::vector<FileDiff> files = *repo.DiffFiles(first_, second);
+  ASSERT_EQ(files.size(), 3u);
+  bool found = false;
+  for (const FileDiff& f : files) {
+    if (f.path != "evil\x1b]0;owned\x07.txt") continue;
+    found = true;
+    EXPECT_EQ(f.status, 'A');
+    EXPECT_EQ(f.insertions, 2u);
+    EXPECT_EQ(f.deletions, 0u);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(RepositoryTest, DiffFilesPairsRenamesAndCountsLines) {
+  ASSERT_EQ(::rename((root_ + "/README").c_str(), (root_ + "/README.md").c_str()), 0);
+  WriteFile(root_, "src/main.c", "int main() { return 1; }\n");
+  std::string second = CommitAll(root_, "second");
+  Repository repo = Open();
+  std::vector<FileDiff> files = *repo.DiffFiles(first_, second);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].status, 'R');
+  EXPECT_EQ(files[0].old_path, "README");
+  EXPECT_EQ(files[0].path, "README.md");
+  EXPECT_EQ(files[1].path, "src/main.c");
+  EXPECT_EQ(files[1].insertions, 1u);
+  EXPECT_EQ(files[1].deletions, 1u);
+  std::string stat = *repo.DiffStat(first_, second);
+  EXPECT_NE(stat.find(" README => README.md | 0\n"), std::string::npos) << stat;
+  EXPECT_NE(stat.find("1 insertion(+), 1 deletion(-)"), std::string::npos) << stat;
+}
+
 }  // namespace
 }  // namespace berth::git
