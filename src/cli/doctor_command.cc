@@ -38,10 +38,7 @@ void AddDoctorCommand(CLI::App& app, DoctorOptions* options) {
 
 int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) {
   Result<job::JobContext> ctx = MakeJobContext(global);
-  if (!ctx) {
-    PrintError(ctx.error());
-    return ExitCodeFor(ctx.error());
-  }
+  if (!ctx) return Fail(ctx.error(), FormatOf(options.json));
   doctor::Inputs in;
   in.identity = ctx->identity;
   in.environ = ctx->environ;

@@ -14,10 +14,6 @@ namespace berth::cli {
 
 namespace {
 
-int Fail(const Error& e) {
-  PrintError(e);
-  return ExitCodeFor(e);
-}
 
 void PrintReport(const job::GcReport& r) {
   const char* would = r.dry_run ? "would " : "";
@@ -62,8 +58,9 @@ void AddGcCommand(CLI::App& app, GcCommandOptions* o) {
 }
 
 int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
+  const Format format = FormatOf(o.json);
   Result<job::JobContext> ctx = MakeJobContext(global);
-  if (!ctx) return Fail(ctx.error());
+  if (!ctx) return Fail(ctx.error(), format);
   job::GcOptions options;
   options.mode = o.dry_run ? job::GcMode::kDryRun : job::GcMode::kApply;
   options.discard = o.discard;
@@ -71,16 +68,13 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   options.now_ms = sys::WallMillis();
   if (!o.older_than.empty()) {
     Result<int64_t> ms = ParseDuration(o.older_than);
-    if (!ms) {
-      PrintError(ms.error());
-      return job::kExitUsage;
-    }
+    if (!ms) return Fail(ms.error(), format, job::kExitUsage);
     options.older_than_ms = *ms;
   }
   Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
-  if (!store) return Fail(store.error());
+  if (!store) return Fail(store.error(), format);
   Result<job::GcReport> report = job::CollectGarbage(**store, ctx->state_dir, options);
-  if (!report) return Fail(report.error());
+  if (!report) return Fail(report.error(), format);
   if (o.json) {
     fmt::print("{}\n", job::DumpJson(job::GcReportToJson(*report), 2));
   } else {

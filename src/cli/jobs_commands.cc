@@ -3,11 +3,18 @@
 #include <fmt/core.h>
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "base/quote.h"
 #include "cli/output.h"
+#include "cli/queue.h"
+#include "cli/receipt_text.h"
 #include "git/repository.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
@@ -48,9 +55,10 @@ class Session {
   std::unique_ptr<store::Store> store_;
 };
 
-int Fail(const Error& e) {
-  PrintError(e);
-  return ExitCodeFor(e);
+int Fail(const Error& e, const JobsOptions& o) { return cli::Fail(e, FormatOf(o.json)); }
+
+std::string QueueText(int position) {
+  return "waiting for a free slot: position " + std::to_string(position) + " in the queue";
 }
 
 int List(Session& s, const JobsOptions& o) {
@@ -60,11 +68,20 @@ int List(Session& s, const JobsOptions& o) {
     if (Result<git::Repository> r = git::Repository::Discover(s.ctx().cwd); r) repo = r->workdir();
   }
   Result<std::vector<store::JobRecord>> jobs = s.store().ListJobs(repo, false, o.all ? 100000 : 20);
-  if (!jobs) return Fail(jobs.error());
+  if (!jobs) return Fail(jobs.error(), o);
+  // Positions per repository, computed once (--all lists several).
+  std::map<std::string, std::map<std::string, int>> positions;
+  auto position_of = [&](const store::JobRecord& j) -> std::optional<int> {
+    if (j.state != store::JobState::kQueued) return std::nullopt;
+    auto [it, fresh] = positions.try_emplace(j.repo);
+    if (fresh) it->second = QueuePositions(s.store(), j.repo).value_or(std::map<std::string, int>{});
+    auto found = it->second.find(j.id);
+    return found == it->second.end() ? std::nullopt : std::optional<int>(found->second);
+  };
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const store::JobRecord& j : *jobs) out.push_back(job::JobToJson(j));
-    fmt::print("{}\n", job::DumpJson(out, 2));
+    for (const store::JobRecord& j : *jobs) out.push_back(job::JobToJson(j, position_of(j)));
+    PrintJson(out);
     return 0;
   }
   if (jobs->empty()) {
@@ -73,8 +90,12 @@ int List(Session& s, const JobsOptions& o) {
   }
   fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", "ID", "STATE", "AGENT", "AGE", "RESULT");
   for (const store::JobRecord& j : *jobs) {
-    std::string result = j.commit ? j.branch + " @ " + j.commit->substr(0, 10) : j.state_reason;
+    std::optional<int> position = position_of(j);
+    std::string result = j.commit     ? j.branch + " @ " + j.commit->substr(0, 10)
+                         : position ? QueueText(*position)
+                                    : j.state_reason;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
+    result = EscapeControls(result);
     fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, store::JobStateName(j.state), j.agent,
                Age(j.created_at_ms), result);
   }
@@ -83,14 +104,16 @@ int List(Session& s, const JobsOptions& o) {
 
 int Show(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
-  if (!j) return Fail(j.error());
+  if (!j) return Fail(j.error(), o);
+  std::optional<int> position = QueuePositionOf(s.store(), *j);
   if (o.json) {
-    fmt::print("{}\n", job::DumpJson(job::JobToJson(*j), 2));
+    PrintJson(job::JobToJson(*j, position));
     return 0;
   }
   Result<std::vector<store::AuditEntry>> audit = s.store().ListAudit(j->id);
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
-             j->state_reason.empty() ? "" : " (" + j->state_reason + ")");
+             j->state_reason.empty() ? "" : " (" + EscapeControls(j->state_reason) + ")");
+  if (position) fmt::print("queue    {}\n", QueueText(*position));
   fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
   fmt::print("branch   {}\ncommit   {}\n", j->branch, j->commit.value_or("none"));
   fmt::print("created  {}\n", job::IsoTime(j->created_at_ms));
@@ -101,7 +124,7 @@ int Show(Session& s, const JobsOptions& o) {
   if (events && !events->empty()) {
     fmt::print("events\n");
     for (const store::Event& e : *events)
-      fmt::print("  {}  {:<10} {}\n", job::IsoTime(e.at_ms), e.step, e.detail);
+      fmt::print("  {}  {:<10} {}\n", job::IsoTime(e.at_ms), e.step, EscapeControls(e.detail));
   }
   if (j->landed_commit)
     fmt::print("landed   {} at {}\n", *j->landed_commit,
@@ -109,7 +132,8 @@ int Show(Session& s, const JobsOptions& o) {
   if (audit && !audit->empty()) {
     fmt::print("audit\n");
     for (const store::AuditEntry& a : *audit)
-      fmt::print("  #{} {}  {:<8} {}\n", a.seq, job::IsoTime(a.at_ms), a.action, a.detail_json);
+      fmt::print("  #{} {}  {:<8} {}\n", a.seq, job::IsoTime(a.at_ms), a.action,
+                 EscapeControls(a.detail_json));
   }
   if (j->receipt_json) {
     nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
@@ -134,7 +158,7 @@ int Show(Session& s, const JobsOptions& o) {
           line += fmt::format(", {} tokens in, {} out", u["input_tokens"].get<int64_t>(),
                               u["output_tokens"].get<int64_t>());
         if (pv["cost_usd"].is_number()) line += fmt::format(", ${:.4f}", pv["cost_usd"].get<double>());
-        fmt::print("{}\n", line);
+        fmt::print("{}\n", EscapeControls(line));  // the model name comes from the agent
       }
       nlohmann::json net = r["network"];
       if (net.is_object() && net["allowed"].is_number() && net["denied"].is_number())
@@ -146,52 +170,110 @@ int Show(Session& s, const JobsOptions& o) {
                    t.value("queue_ms", 0), t.value("workspace_ms", 0), t.value("sandbox_ms", 0),
                    t.value("agent_ms", 0), t.value("collect_ms", 0), t.value("commit_ms", 0));
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
-      for (const auto& f : r["changes"]["files"])
-        fmt::print("  {} {}\n", f["kind"] == "delete" ? "-" : "+", f["path"].get<std::string>());
-      for (const auto& f : r["changes"]["refusals"])
-        fmt::print("  refused {}: {}\n", f["path"].get<std::string>(), f["reason"].get<std::string>());
+      for (const std::string& line : ReceiptChangeLines(r)) fmt::print("  {}\n", line);
     }
   }
   return 0;
 }
 
-// Copies what was added to `path` since `*offset` to `out`.
-void Drain(const std::string& path, long* offset, FILE* out) {
+// Where `berth logs` writes: a stream of people (a terminal gets agent output with its control
+// sequences escaped; a pipe or file gets the bytes), or JSON Lines on stdout.
+class LogWriter {
+ public:
+  explicit LogWriter(Format format)
+      : format_(format), out_tty_(::isatty(1) == 1), err_tty_(::isatty(2) == 1) {}
+
+  void Event(const store::Event& e) {
+    if (format_ == Format::kJson) {
+      Line({{"type", "event"}, {"seq", e.seq}, {"at", job::IsoTime(e.at_ms)},
+            {"step", e.step}, {"detail", e.detail}});
+    } else {
+      fmt::print(stderr, "[berth {}] {:<10} {}\n", job::IsoTime(e.at_ms), e.step,
+                 EscapeControls(e.detail));
+    }
+  }
+  // `data` was written by the agent on `stream` ("stdout" or "stderr").
+  void Output(const char* stream, std::string_view data) {
+    if (format_ == Format::kJson) {
+      // JSON strings carry text: bytes that are not UTF-8 travel as base64 instead.
+      if (IsValidUtf8(data)) Line({{"type", stream}, {"text", std::string(data)}});
+      else Line({{"type", stream}, {"base64", Base64(data)}});
+      return;
+    }
+    bool to_err = std::string_view(stream) == "stderr";
+    FILE* out = to_err ? stderr : stdout;
+    if (to_err ? err_tty_ : out_tty_) {
+      std::string safe = EscapeControls(data, Newlines::kKeep);
+      std::fwrite(safe.data(), 1, safe.size(), out);
+    } else {
+      std::fwrite(data.data(), 1, data.size(), out);
+    }
+    std::fflush(out);
+  }
+
+ private:
+  static void Line(const nlohmann::json& j) {
+    fmt::print("{}\n", job::DumpJson(j));
+    std::fflush(stdout);
+  }
+  static std::string Base64(std::string_view data) {
+    static const char kDigits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (size_t i = 0; i < data.size(); i += 3) {
+      uint32_t n = static_cast<unsigned char>(data[i]) << 16;
+      if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
+      if (i + 2 < data.size()) n |= static_cast<unsigned char>(data[i + 2]);
+      out += kDigits[(n >> 18) & 63];
+      out += kDigits[(n >> 12) & 63];
+      out += i + 1 < data.size() ? kDigits[(n >> 6) & 63] : '=';
+      out += i + 2 < data.size() ? kDigits[n & 63] : '=';
+    }
+    return out;
+  }
+
+  Format format_;
+  bool out_tty_;
+  bool err_tty_;
+};
+
+// Hands what was added to `path` since `*offset` to `writer` as `stream`.
+void Drain(const std::string& path, long* offset, const char* stream, LogWriter& writer) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return;
   if (std::fseek(f, *offset, SEEK_SET) == 0) {
     char buffer[65536];
     size_t n;
     while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
-      std::fwrite(buffer, 1, n, out);
+      writer.Output(stream, std::string_view(buffer, n));
       *offset += static_cast<long>(n);
     }
   }
   std::fclose(f);
-  std::fflush(out);
 }
 
 int Logs(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
-  if (!j) return Fail(j.error());
+  if (!j) return Fail(j.error(), o);
+  LogWriter writer(FormatOf(o.json));
   int64_t seq = 0;
   long out_offset = 0, err_offset = 0;
   while (true) {
     Result<std::vector<store::Event>> events = s.store().ListEvents(j->id, seq);
     if (events) {
       for (const store::Event& e : *events) {
-        fmt::print(stderr, "[berth {}] {:<10} {}\n", job::IsoTime(e.at_ms), e.step, e.detail);
+        writer.Event(e);
         seq = e.seq;
       }
     }
-    Drain(j->job_dir + "/stdout", &out_offset, stdout);
-    Drain(j->job_dir + "/stderr", &err_offset, stderr);
+    Drain(j->job_dir + "/stdout", &out_offset, "stdout", writer);
+    Drain(j->job_dir + "/stderr", &err_offset, "stderr", writer);
     Result<std::optional<store::JobRecord>> now = s.store().GetJob(j->id);
     bool ended = !now || !*now || store::IsTerminal((*now)->state);
     if (!o.follow || ended) {
       if (o.follow) {  // the tail of a bounded output is written when the stream ends
-        Drain(j->job_dir + "/stdout", &out_offset, stdout);
-        Drain(j->job_dir + "/stderr", &err_offset, stderr);
+        Drain(j->job_dir + "/stdout", &out_offset, "stdout", writer);
+        Drain(j->job_dir + "/stderr", &err_offset, "stderr", writer);
       }
       return 0;
     }
@@ -202,21 +284,21 @@ int Logs(Session& s, const JobsOptions& o) {
 
 int Cancel(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
-  if (!j) return Fail(j.error());
+  if (!j) return Fail(j.error(), o);
   std::string who = s.ctx().identity.user;
   for (int attempt = 0; attempt < 10; ++attempt) {
     if (store::IsTerminal(j->state)) {
-      PrintError(Error(Cause::kInvalidArgument, "job " + j->id + " already ended: " +
-                                                    store::JobStateName(j->state)));
-      return 1;
+      return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " already ended: " +
+                                                     store::JobStateName(j->state)),
+                  FormatOf(o.json), 1);
     }
     Result<bool> moved = s.store().Transition(j->id, j->state, store::JobState::kCancelled,
                                               "cancelled by " + who + "; workspace kept",
                                               job::kExitCancelled);
-    if (!moved) return Fail(moved.error());
+    if (!moved) return Fail(moved.error(), o);
     if (*moved) break;
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
-    if (!fresh || !*fresh) return Fail(Error(Cause::kNotFound, "job vanished"));
+    if (!fresh || !*fresh) return Fail(Error(Cause::kNotFound, "job vanished"), o);
     j = **fresh;
   }
   (void)s.store().AppendEvent(j->id, "cancel", "cancelled by " + who);
@@ -230,73 +312,115 @@ int Cancel(Session& s, const JobsOptions& o) {
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
     if (fresh && *fresh) (void)job::SaveRecordOnlyReceipt(s.store(), **fresh);
   }
+  if (o.json) {
+    PrintJson({{"id", j->id}, {"state", "cancelled"}, {"signalled", signalled}});
+    return 0;
+  }
   fmt::print("berth: job {} cancelled{}\n", j->id,
              signalled ? "; its process tree is being ended" : "");
   return 0;
 }
 
+nlohmann::json FilesJson(const std::vector<git::FileDiff>& files) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const git::FileDiff& f : files) {
+    out.push_back({{"path", f.path},
+                   {"old_path", f.old_path != f.path ? nlohmann::json(f.old_path) : nullptr},
+                   {"status", std::string(1, f.status)},
+                   {"insertions", f.insertions},
+                   {"deletions", f.deletions},
+                   {"binary", f.binary}});
+  }
+  return out;
+}
+
 int Diff(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
-  if (!j) return Fail(j.error());
+  if (!j) return Fail(j.error(), o);
+  nlohmann::json receipt = j->receipt_json ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
+                                           : nlohmann::json();
   if (!j->commit) {
-    fmt::print(stderr, "berth: job {} has no commit ({}{})\n", j->id, store::JobStateName(j->state),
-               j->state_reason.empty() ? "" : ": " + j->state_reason);
-    if (j->receipt_json) {
-      nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
-      if (r.is_object()) {
-        for (const auto& f : r["changes"]["files"])
-          fmt::print("  {} {}\n", f["kind"] == "delete" ? "-" : "+", f["path"].get<std::string>());
-        for (const auto& f : r["changes"]["refusals"])
-          fmt::print("  refused {}: {}\n", f["path"].get<std::string>(),
-                     f["reason"].get<std::string>());
+    if (o.json) {
+      nlohmann::json out = {{"id", j->id},
+                            {"base", j->base},
+                            {"commit", nullptr},
+                            {"state", store::JobStateName(j->state)},
+                            {"state_reason", j->state_reason},
+                            {"changes", nlohmann::json::array()},
+                            {"refusals", nlohmann::json::array()}};
+      if (receipt.is_object() && receipt["changes"].is_object()) {
+        nlohmann::json& changes = receipt["changes"];
+        if (changes["files"].is_array()) out["changes"] = changes["files"];
+        if (changes["refusals"].is_array()) out["refusals"] = changes["refusals"];
       }
+      PrintJson(out);
+      return 0;
     }
+    fmt::print(stderr, "berth: job {} has no commit ({}{})\n", j->id, store::JobStateName(j->state),
+               j->state_reason.empty() ? "" : ": " + EscapeControls(j->state_reason));
+    for (const std::string& line : ReceiptChangeLines(receipt)) fmt::print("  {}\n", line);
     return 0;
   }
   git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(j->repo);
-  if (!repo) return Fail(repo.error());
+  if (!repo) return Fail(repo.error(), o);
+  if (o.json) {
+    Result<std::vector<git::FileDiff>> files = repo->DiffFiles(j->base, *j->commit);
+    if (!files) return Fail(files.error(), o);
+    nlohmann::json out = {{"id", j->id},       {"base", j->base},
+                          {"commit", *j->commit}, {"files", FilesJson(*files)}};
+    if (!o.stat) {
+      Result<std::string> patch = repo->DiffPatch(j->base, *j->commit);
+      if (!patch) return Fail(patch.error(), o);
+      out["patch"] = *patch;
+    }
+    PrintJson(out);
+    return 0;
+  }
   Result<std::string> text = o.stat ? repo->DiffStat(j->base, *j->commit)
                                     : repo->DiffPatch(j->base, *j->commit);
-  if (!text) return Fail(text.error());
+  if (!text) return Fail(text.error(), o);
+  // The patch carries the agent's bytes: to a terminal, its control sequences are escaped.
+  if (!o.stat && ::isatty(1) == 1) *text = EscapeControls(*text, Newlines::kKeep);
   fmt::print("{}", *text);
   return 0;
 }
 
 int Verify(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
-  if (!j) return Fail(j.error());
+  if (!j) return Fail(j.error(), o);
   if (!j->commit)
     return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " has no commit to verify (" +
-                                                   store::JobStateName(j->state) + ")"));
+                                                   store::JobStateName(j->state) + ")"), o);
   Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
-  if (!request) return Fail(request.error());
+  if (!request) return Fail(request.error(), o);
   // The checks of the policy as it is now: re-verifying after the policy changed is the point.
   Result<policy::Policy> pol = policy::LoadPolicy(j->repo);
-  if (!pol) {
-    PrintError(pol.error());
-    return job::kExitPolicy;
-  }
+  if (!pol) return Fail(pol.error(), FormatOf(o.json), job::kExitPolicy);
   request->checks.clear();
   for (const policy::Check& c : pol->verify)
     request->checks.push_back({c.name, c.argv, c.required, c.timeout_ms, c.expect_exit, c.grants});
   request->output_limit = pol->defaults.output_limit_bytes;
   if (request->checks.empty()) {
+    if (o.json) {
+      PrintJson({{"id", j->id}, {"commit", *j->commit}, {"passed", true}, {"verification", nullptr}});
+      return 0;
+    }
     fmt::print("berth: the policy declares no checks; nothing to verify\n");
     return 0;
   }
   git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(j->repo);
-  if (!repo) return Fail(repo.error());
+  if (!repo) return Fail(repo.error(), o);
   store::JobRecord record = *j;
   record.policy_hash = pol->sha256;
   Result<job::Verification> v = job::RunChecks(
       s.ctx(), *request, record, *j->commit, *repo,
       [&](const std::string& step, const std::string& detail) {
-        fmt::print(stderr, "[berth {}] {}\n", step, detail);
+        fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
         (void)s.store().AppendEvent(j->id, step, detail);
       });
-  if (!v) return Fail(v.error());
+  if (!v) return Fail(v.error(), o);
   nlohmann::json receipt = j->receipt_json
                                ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
                                : nlohmann::json::object();
@@ -305,13 +429,21 @@ int Verify(Session& s, const JobsOptions& o) {
   if (!receipt.contains("verification_history") || !receipt["verification_history"].is_array())
     receipt["verification_history"] = nlohmann::json::array();
   receipt["verification_history"].push_back(v->ToJson());
-  if (Status saved = job::SaveReceipt(s.store(), *j, receipt); !saved) return Fail(saved.error());
+  if (Status saved = job::SaveReceipt(s.store(), *j, receipt); !saved) return Fail(saved.error(), o);
+  const int exit_code = v->required_passed ? 0 : job::kExitVerificationFailed;
+  if (o.json) {
+    PrintJson({{"id", j->id},
+               {"commit", *j->commit},
+               {"passed", v->required_passed},
+               {"verification", v->ToJson()}});
+    return exit_code;
+  }
   for (const job::CheckResult& c : v->checks)
-    fmt::print("  {} {:<16} {}{}\n", c.passed ? "ok  " : "FAIL", c.name, c.reason,
+    fmt::print("  {} {:<16} {}{}\n", c.passed ? "ok  " : "FAIL", c.name, EscapeControls(c.reason),
                c.required ? "" : " (optional)");
   fmt::print("berth: verification of {} {}\n", j->id,
              v->required_passed ? "passed" : "failed: a required check did not pass");
-  return v->required_passed ? 0 : job::kExitVerificationFailed;
+  return exit_code;
 }
 
 }  // namespace
@@ -326,18 +458,22 @@ void AddJobsCommands(CLI::App& app, JobsOptions* o) {
   CLI::App* logs = app.add_subcommand("logs", "Print a job's events and output");
   logs->add_option("job", o->job, "job id or unique prefix")->required();
   logs->add_flag("-f,--follow", o->follow, "keep following until the job ends");
+  logs->add_flag("--json", o->json, "one JSON object per event or output chunk, per line");
   CLI::App* cancel = app.add_subcommand("cancel", "Cancel a live job; its workspace is kept");
   cancel->add_option("job", o->job, "job id or unique prefix")->required();
+  cancel->add_flag("--json", o->json, "the outcome as JSON");
   CLI::App* diff = app.add_subcommand("diff", "Show a job's changes against its base");
   diff->add_option("job", o->job, "job id or unique prefix")->required();
   diff->add_flag("--stat", o->stat, "a diffstat instead of the patch");
+  diff->add_flag("--json", o->json, "files with line counts (and the patch, without --stat)");
   CLI::App* verify = app.add_subcommand("verify", "Re-run the policy's checks on a job commit");
   verify->add_option("job", o->job, "job id or unique prefix")->required();
+  verify->add_flag("--json", o->json, "the verification as JSON");
 }
 
 int RunJobsCommand(const std::string& name, const GlobalOptions& global, const JobsOptions& o) {
   Result<Session> s = Session::Open(global);
-  if (!s) return Fail(s.error());
+  if (!s) return Fail(s.error(), o);
   if (name == "ls") return List(*s, o);
   if (name == "show") return Show(*s, o);
   if (name == "logs") return Logs(*s, o);

@@ -16,18 +16,14 @@ namespace berth::cli {
 
 namespace {
 
-int Fail(const Error& e) {
-  PrintError(e);
-  return ExitCodeFor(e);
-}
 
 std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 
 void PrintHuman(const job::LandResult& r) {
   if (r.refused()) {
-    fmt::print(stderr, "berth: refusing to land {}: {}\n", r.job, r.refused_reason);
-    for (const std::string& path : r.conflicts) fmt::print(stderr, "  conflict: {}\n", path);
-    for (const std::string& path : r.dirty) fmt::print(stderr, "  uncommitted: {}\n", path);
+    fmt::print(stderr, "berth: refusing to land {}: {}\n", r.job, EscapeControls(r.refused_reason));
+    for (const std::string& path : r.conflicts) fmt::print(stderr, "  conflict: {}\n", QuotePath(path));
+    for (const std::string& path : r.dirty) fmt::print(stderr, "  uncommitted: {}\n", QuotePath(path));
     return;
   }
   const char* where = r.checked_out ? "checked out" : "not checked out";
@@ -38,7 +34,7 @@ void PrintHuman(const job::LandResult& r) {
     fmt::print("berth: landed {} on {} ({}): {} -> {}; {} path(s):\n", r.job, r.target, where,
                Short(r.old_head), Short(r.new_commit), r.paths.size());
   }
-  for (const std::string& path : r.paths) fmt::print("  {}\n", path);
+  for (const std::string& path : r.paths) fmt::print("  {}\n", QuotePath(path));
 }
 
 }  // namespace
@@ -54,25 +50,26 @@ void AddLandCommand(CLI::App& app, LandOptions* o) {
 }
 
 int RunLandCommand(const GlobalOptions& global, const LandOptions& o) {
+  const Format format = FormatOf(o.json);
   Result<job::JobContext> ctx = MakeJobContext(global);
-  if (!ctx) return Fail(ctx.error());
+  if (!ctx) return Fail(ctx.error(), format);
   Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
-  if (!store) return Fail(store.error());
-  if (Status reaped = job::ReapStaleJobs(**store); !reaped) return Fail(reaped.error());
+  if (!store) return Fail(store.error(), format);
+  if (Status reaped = job::ReapStaleJobs(**store); !reaped) return Fail(reaped.error(), format);
   Result<store::JobRecord> record = (*store)->FindJob(o.job);
-  if (!record) return Fail(record.error());
+  if (!record) return Fail(record.error(), format);
 
   job::LandOptions options;
   options.onto = o.onto;
   options.dry_run = o.dry_run;
   options.reverify = o.reverify;
   options.on_event = [](const std::string& step, const std::string& detail) {
-    fmt::print(stderr, "[berth {}] {}\n", step, detail);
+    fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
   };
   Result<job::LandResult> result = job::Land(*ctx, **store, *record, options);
-  if (!result) return Fail(result.error());
+  if (!result) return Fail(result.error(), format);
   if (o.json) {
-    fmt::print("{}\n", job::DumpJson(result->ToJson(), 2));
+    PrintJson(result->ToJson());
   } else {
     PrintHuman(*result);
   }

@@ -13,9 +13,11 @@
 #include "cli/gc_command.h"
 #include "cli/jobs_commands.h"
 #include "cli/land_command.h"
+#include "cli/output.h"
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
 #include "cli/sandbox_command.h"
+#include "git/repository.h"
 
 #ifndef BERTH_VERSION
 #define BERTH_VERSION "0.0.0"
@@ -87,19 +89,30 @@ int main(int argc, char** argv) {
   if (want({"doctor"})) AddDoctorCommand(app, &doctor);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
-  if (want({"version"})) app.add_subcommand("version", "Print berth's version");
+  bool version_json = false;
+  if (want({"version"}))
+    app.add_subcommand("version", "Print berth's version")
+        ->add_flag("--json", version_json, "berth's and libgit2's versions as JSON");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitUsage;
+    if (rc == 0) return 0;
+    // A program that asked for --json gets the usage error as JSON too (docs/cli.md).
+    if (std::find(args.begin(), args.end(), "--json") != args.end())
+      PrintJson(ErrorToJson(berth::Error(berth::Cause::kInvalidArgument, e.what()), kExitUsage));
+    return kExitUsage;
   }
   // The subcommand that was parsed (asking CLI11 about one that was not built would throw).
   const std::vector<CLI::App*> parsed = app.get_subcommands();
   const std::string chosen = parsed.empty() ? "" : parsed.front()->get_name();
   if (chosen == "version") {
+    if (version_json) {
+      PrintJson({{"version", BERTH_VERSION}, {"libgit2", berth::git::Libgit2Version()}});
+      return 0;
+    }
     fmt::print("berth {}\n", BERTH_VERSION);
     return 0;
   }
@@ -107,7 +120,7 @@ int main(int argc, char** argv) {
   if (chosen == "run") return RunRunCommand(global, run, command);
   if (chosen == "supervise") return RunSuperviseCommand(global, supervised_job);
   if (chosen == "init") return RunInitCommand(global, policy);
-  if (chosen == "policy") return RunPolicyCheckCommand(global);
+  if (chosen == "policy") return RunPolicyCheckCommand(global, policy);
   if (chosen == "gc") return RunGcCommand(global, gc);
   if (chosen == "land") return RunLandCommand(global, land);
   if (chosen == "doctor") return RunDoctorCommand(global, doctor);

@@ -6,6 +6,7 @@
 #include "git/repository.h"
 #include "job/outcome.h"
 #include "policy/policy.h"
+#include "policy/policy_json.h"
 #include "policy/starter.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
@@ -28,7 +29,8 @@ void AddPolicyCommands(CLI::App& app, PolicyOptions* o) {
   init->add_flag("--force", o->force, "overwrite an existing policy");
   CLI::App* policy = app.add_subcommand("policy", "Work with the repository's policy");
   policy->require_subcommand(1);
-  policy->add_subcommand("check", "Validate .berth/policy.toml and explain it");
+  CLI::App* check = policy->add_subcommand("check", "Validate .berth/policy.toml and explain it");
+  check->add_flag("--json", o->json, "the validated policy (or the error) as JSON");
 }
 
 int RunInitCommand(const GlobalOptions&, const PolicyOptions& options) {
@@ -60,19 +62,28 @@ int RunInitCommand(const GlobalOptions&, const PolicyOptions& options) {
   return 0;
 }
 
-int RunPolicyCheckCommand(const GlobalOptions&) {
+int RunPolicyCheckCommand(const GlobalOptions&, const PolicyOptions& options) {
+  const Format format = FormatOf(options.json);
   Result<std::string> root = RepoRoot();
-  if (!root) {
-    PrintError(root.error());
-    return ExitCodeFor(root.error());
-  }
+  if (!root) return Fail(root.error(), format);
+  const std::string path = *root + "/.berth/policy.toml";
   Result<policy::Policy> loaded = policy::LoadPolicy(*root);
   if (!loaded) {
     PrintError(loaded.error());
     fmt::print(stderr, "berth: write agents are denied until the policy is valid\n");
+    if (options.json) {
+      nlohmann::json out = ErrorToJson(loaded.error(), job::kExitPolicy);
+      out["path"] = path;
+      out["valid"] = false;
+      PrintJson(out);
+    }
     return job::kExitPolicy;
   }
-  fmt::print("{}: valid (sha256 {})\n{}", *root + "/.berth/policy.toml", loaded->sha256.substr(0, 16),
+  if (options.json) {
+    PrintJson({{"path", path}, {"valid", true}, {"policy", policy::PolicyToJson(*loaded)}});
+    return 0;
+  }
+  fmt::print("{}: valid (sha256 {})\n{}", path, loaded->sha256.substr(0, 16),
              policy::ExplainPolicy(*loaded));
   return 0;
 }

@@ -9,10 +9,11 @@ namespace berth::cli {
 
 struct PolicyOptions {
   bool force = false;
+  bool json = false;  // policy check --json
 };
 
 void AddPolicyCommands(CLI::App& app, PolicyOptions* options);
 int RunInitCommand(const GlobalOptions& global, const PolicyOptions& options);
-int RunPolicyCheckCommand(const GlobalOptions& global);
+int RunPolicyCheckCommand(const GlobalOptions& global, const PolicyOptions& options);
 
 }  // namespace berth::cli

@@ -9,8 +9,11 @@
 #include <mutex>
 #include <thread>
 
+#include "base/quote.h"
 #include "base/strings.h"
 #include "cli/output.h"
+#include "cli/queue.h"
+#include "cli/receipt_text.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "job/progress.h"
@@ -26,11 +29,14 @@ namespace {
 
 std::string Short(const std::string& id) { return id.substr(0, 12); }
 
-// Redraws one status line on stderr while the job runs: step, elapsed, output, last line.
+// What `berth run` shows on stderr while the job runs. kLine: one status line redrawn in
+// place (step, elapsed, output, last line), for a terminal. kQueueLines: a line each time the
+// job's place in the queue changes, for a pipe or --json.
 class StatusLine {
  public:
-  explicit StatusLine(const job::Progress* progress) : progress_(progress) {
-    if (progress_ != nullptr && ::isatty(2) == 1) thread_ = std::thread([this] { Run(); });
+  enum class Mode { kLine, kQueueLines };
+  StatusLine(const job::Progress* progress, Mode mode) : progress_(progress), mode_(mode) {
+    if (progress_ != nullptr) thread_ = std::thread([this] { Run(); });
   }
   ~StatusLine() {
     {
@@ -40,7 +46,7 @@ class StatusLine {
     wake_.notify_all();
     if (thread_.joinable()) {
       thread_.join();
-      fmt::print(stderr, "\r\033[K");
+      if (mode_ == Mode::kLine) fmt::print(stderr, "\r\033[K");
     }
   }
 
@@ -50,17 +56,29 @@ class StatusLine {
     while (!wake_.wait_for(lock, std::chrono::milliseconds(150), [this] { return stop_; })) {
       job::Progress::Snapshot s = progress_->Get();
       if (s.job_id.empty()) continue;
+      if (mode_ == Mode::kQueueLines) {
+        if (s.queue_position != shown_position_ && s.queue_position > 0)
+          fmt::print(stderr, "berth: job {} is waiting for a free slot: position {} in the queue\n",
+                     s.job_id, s.queue_position);
+        shown_position_ = s.queue_position;
+        std::fflush(stderr);
+        continue;
+      }
       double elapsed = (sys::MonotonicMillis() - s.job_started_ms) / 1000.0;
-      std::string last = s.last_line.substr(0, 60);
-      for (char& c : last)
-        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-      fmt::print(stderr, "\r\033[K[berth {}] {:<10} {:6.1f}s  {:>9}  {}", s.job_id, s.step,
+      // The agent's last line: its control sequences must not reach the terminal.
+      std::string last = EscapeControls(s.last_line.substr(0, 60));
+      std::string step = s.queue_position > 0
+                             ? "queued #" + std::to_string(s.queue_position)
+                             : s.step;
+      fmt::print(stderr, "\r\033[K[berth {}] {:<10} {:6.1f}s  {:>9}  {}", s.job_id, step,
                  elapsed, FormatBytes(s.output_bytes), last);
       std::fflush(stderr);
     }
   }
 
   const job::Progress* progress_;
+  Mode mode_;
+  int shown_position_ = 0;  // kQueueLines: the position last printed
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -74,7 +92,7 @@ void PrintSummary(const store::JobRecord& job) {
                        ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0
                        : 0.0;
   fmt::print("berth: job {} {} in {:.1f}s\n", job.id, store::JobStateName(job.state), seconds);
-  if (!job.state_reason.empty()) fmt::print("  reason   {}\n", job.state_reason);
+  if (!job.state_reason.empty()) fmt::print("  reason   {}\n", EscapeControls(job.state_reason));
   fmt::print("  agent    {} ({})\n", job.agent, job.provider);
   fmt::print("  base     {}\n", Short(job.base));
   if (job.commit) fmt::print("  commit   {} on branch {}\n", Short(*job.commit), job.branch);
@@ -84,10 +102,12 @@ void PrintSummary(const store::JobRecord& job) {
       fmt::print("  changes  {} file(s){}\n", changes["files"].size(),
                  job.commit ? "" : " (not committed)");
       for (const auto& f : changes["files"])
-        fmt::print("    {} {}\n", f["kind"] == "delete" ? "-" : "+", f["path"].get<std::string>());
+        fmt::print("    {} {}\n", f["kind"] == "delete" ? "-" : "+", QuotePath(JsonText(f, "path")));
     }
     for (const auto& r : changes["refusals"])
-      fmt::print("  refused  {}: {}\n", r["path"].get<std::string>(), r["reason"].get<std::string>());
+      fmt::print("  refused  {}: {}\n", QuotePath(JsonText(r, "path")),
+                 EscapeControls(JsonText(r, "reason")));
+    for (const std::string& line : SkippedIncludeLines(receipt)) fmt::print("  {}\n", line);
   }
   if (job.landed_commit)
     fmt::print("  landed   {} (auto-land)\n", job.landed_commit->substr(0, 12));
@@ -118,34 +138,22 @@ void AddRunCommand(CLI::App& app, RunOptions* o) {
 
 int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                   const std::vector<std::string>& command) {
+  const Format format = FormatOf(options.json);
   Result<job::JobContext> ctx = MakeJobContext(global);
-  if (!ctx) {
-    PrintError(ctx.error());
-    return ExitCodeFor(ctx.error());
-  }
-  if (Status nesting = job::CheckNesting(*ctx); !nesting) {
-    PrintError(nesting.error());
-    return ExitCodeFor(nesting.error());
-  }
-  if (!options.prompt_text.empty() && !options.prompt_file.empty()) {
-    PrintError(Error(Cause::kInvalidArgument, "give -p or --prompt-file, not both"));
-    return job::kExitUsage;
-  }
+  if (!ctx) return Fail(ctx.error(), format);
+  if (Status nesting = job::CheckNesting(*ctx); !nesting) return Fail(nesting.error(), format);
+  if (!options.prompt_text.empty() && !options.prompt_file.empty())
+    return Fail(Error(Cause::kInvalidArgument, "give -p or --prompt-file, not both"), format,
+                job::kExitUsage);
   if (!options.prompt_text.empty()) options.submit.prompt_text = options.prompt_text;
   if (!options.prompt_file.empty()) options.submit.prompt_file = options.prompt_file;
   options.submit.command = command;
 
   Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
-  if (!store) {
-    PrintError(store.error());
-    return ExitCodeFor(store.error());
-  }
+  if (!store) return Fail(store.error(), format);
   (void)job::ReapStaleJobs(**store);
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit);
-  if (!job) {
-    PrintError(job.error());
-    return ExitCodeFor(job.error());
-  }
+  if (!job) return Fail(job.error(), format);
 
   if (options.no_wait) {
     nlohmann::json request = nlohmann::json::parse(job->request_json, nullptr, false);
@@ -159,9 +167,9 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
           ended && *ended)
         (void)job::SaveRecordOnlyReceipt(**store, **ended);
-      PrintError(Error(Cause::kBusy, "no free slot for job " + job->id + ": " + why, 0,
-                       "wait for a job to end, or run without --no-wait to queue"));
-      return job::kExitNoSlot;
+      return Fail(Error(Cause::kBusy, "no free slot for job " + job->id + ": " + why, 0,
+                        "wait for a job to end, or run without --no-wait to queue"),
+                  format, job::kExitNoSlot);
     }
   }
 
@@ -172,8 +180,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
     if (!pid) {
       (void)(*store)->Transition(job->id, job->state, store::JobState::kFailed,
                                  "could not start the supervisor: " + pid.error().ToString());
-      PrintError(pid.error());
-      return job::kExitFailed;
+      return Fail(pid.error(), format, job::kExitFailed);
     }
     // Wait until the supervisor owns the job, so that nobody takes it for stale meanwhile.
     for (int i = 0; i < 500; ++i) {
@@ -184,23 +191,27 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       }
       ::usleep(10000);
     }
-    if (options.json) fmt::print("{}\n", job::DumpJson(job::JobToJson(*job), 2));
-    else
-      fmt::print("berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
-                 job->id, *pid, job->id);
+    // stdout is the id alone (or the job object), so that `id=$(berth run --detach ...)`
+    // works; the sentence for people goes to stderr.
+    if (options.json) {
+      PrintJson(job::JobToJson(*job, QueuePositionOf(**store, *job)));
+    } else {
+      fmt::print("{}\n", job->id);
+      std::fflush(stdout);
+    }
+    fmt::print(stderr, "berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
+               job->id, *pid, job->id);
     return 0;
   }
 
   job::Progress progress;
   Result<store::JobRecord> done = [&] {
-    StatusLine status(options.json ? nullptr : &progress);
+    StatusLine status(&progress, !options.json && ::isatty(2) == 1 ? StatusLine::Mode::kLine
+                                                                   : StatusLine::Mode::kQueueLines);
     return job::RunJob(*ctx, job->id, &progress);
   }();
-  if (!done) {
-    PrintError(done.error());
-    return job::kExitFailed;
-  }
-  if (options.json) fmt::print("{}\n", job::DumpJson(job::JobToJson(*done), 2));
+  if (!done) return Fail(done.error(), format, job::kExitFailed);
+  if (options.json) PrintJson(job::JobToJson(*done));
   else PrintSummary(*done);
   return done->exit_code.value_or(job::ExitCodeForState(done->state));
 }

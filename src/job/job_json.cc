@@ -18,7 +18,7 @@ std::string DumpJson(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-nlohmann::json JobToJson(const store::JobRecord& job) {
+nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_position) {
   auto optional_time = [](const std::optional<int64_t>& ms) -> nlohmann::json {
     return ms ? nlohmann::json(IsoTime(*ms)) : nlohmann::json(nullptr);
   };
@@ -33,6 +33,7 @@ nlohmann::json JobToJson(const store::JobRecord& job) {
   j["branch"] = job.branch;
   j["commit"] = job.commit ? nlohmann::json(*job.commit) : nlohmann::json(nullptr);
   j["exit_code"] = job.exit_code ? nlohmann::json(*job.exit_code) : nlohmann::json(nullptr);
+  j["queue_position"] = queue_position ? nlohmann::json(*queue_position) : nlohmann::json(nullptr);
   j["owner"] = {{"host", job.owner.host}, {"pid", job.owner.pid},
                 {"pid_start", job.owner.pid_start}};
   j["created_at"] = IsoTime(job.created_at_ms);

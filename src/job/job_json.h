@@ -2,6 +2,7 @@
 // `berth run --json` (docs/cli.md), and JSON output helpers.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,10 @@
 
 namespace berth::job {
 
-nlohmann::json JobToJson(const store::JobRecord& job);
+// `queue_position`: the job's 1-based place in its repository's queue while it is queued
+// (the store knows it, the record does not); null otherwise.
+nlohmann::json JobToJson(const store::JobRecord& job,
+                         std::optional<int> queue_position = std::nullopt);
 // ISO 8601 UTC with milliseconds, e.g. 2026-11-29T11:45:06.123Z.
 std::string IsoTime(int64_t ms_since_epoch);
 // Serialises without ever aborting: invalid UTF-8 from agent output is replaced.

@@ -18,6 +18,7 @@ class Progress {
     int64_t job_started_ms = 0;
     uint64_t output_bytes = 0;
     std::string last_line;
+    int queue_position = 0;  // 1-based while the job waits for a slot; 0 otherwise
   };
 
   void SetJob(const std::string& id, int64_t now_ms) {
@@ -29,6 +30,10 @@ class Progress {
     std::lock_guard<std::mutex> lock(mutex_);
     s_.step = step;
     s_.step_started_ms = now_ms;
+  }
+  void SetQueuePosition(int position) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s_.queue_position = position;
   }
   // While the agent runs, `source` reports its output bytes and last line; null clears it.
   using OutputSource = std::function<void(uint64_t* bytes, std::string* last_line)>;
