@@ -86,6 +86,33 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   return r;
 }
 
+// The commit a --with-uncommitted job starts from: the user's uncommitted changes (what the
+// working tree adds to HEAD) on top of `base` (--base resolved). With the default base that is
+// a commit of the working tree on HEAD; with another base the changes are applied to it as a
+// cherry-pick would, and a conflict refuses the job rather than dropping either side.
+Result<std::string> BaseWithUncommitted(git::Repository& repo, const std::string& revision,
+                                        const std::string& base) {
+  const std::string message = "berth: uncommitted changes of " + repo.workdir();
+  std::string head = TRY_CTX(repo.ResolveCommit("HEAD"), "resolving HEAD");
+  std::string working = TRY_CTX(repo.CommitWorkingTree(message, git::Signature{}),
+                                "capturing uncommitted changes");
+  if (base == head) return working;
+  git::PickResult pick = TRY_CTX(
+      repo.CherryPick(head, working, base, message + " on " + revision, git::Signature{},
+                      git::PickMode::kWriteCommit),
+      "applying the uncommitted changes to --base " + revision);
+  if (!pick.conflicts.empty()) {
+    std::string paths;
+    for (const std::string& path : pick.conflicts) paths += (paths.empty() ? "" : ", ") + path;
+    return Error(Cause::kInvalidArgument,
+                 "the uncommitted changes do not apply to --base " + revision + " (" +
+                     base.substr(0, 12) + "): they conflict in " + paths,
+                 0,
+                 "commit or stash the changes to those paths, or choose a --base they apply to");
+  }
+  return pick.commit;
+}
+
 }  // namespace
 
 Status CheckNesting(const JobContext& ctx) {
@@ -136,11 +163,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   request.extra_hidden = ctx.user.hidden_paths;
 
   std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");
-  if (options.with_uncommitted) {
-    base = TRY_CTX(repo.CommitWorkingTree("berth: uncommitted changes of " + repo.workdir(),
-                                          git::Signature{}),
-                   "capturing uncommitted changes");
-  }
+  if (options.with_uncommitted) base = TRY(BaseWithUncommitted(repo, options.base, base));
 
   std::string prompt;
   if (options.prompt_text) {
