@@ -22,7 +22,10 @@ nlohmann::json Receipt::ToJson() const {
   j["provider"] = provider;
   j["sandbox"] = sandbox;
   j["network"] = network;
-  j["workspace"] = {{"backend", backend}, {"dir", job.job_dir}};
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& [path, reason] : skipped_includes)
+    skipped.push_back({{"path", path}, {"reason", reason}});
+  j["workspace"] = {{"backend", backend}, {"dir", job.job_dir}, {"skipped_includes", skipped}};
   j["child"] = {{"exit", child_exit ? nlohmann::json(*child_exit) : nullptr},
                 {"signal", child_signal ? nlohmann::json(*child_signal) : nullptr}};
   nlohmann::json files = nlohmann::json::array();

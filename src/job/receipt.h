@@ -42,6 +42,7 @@ struct Receipt {
   std::vector<std::string> argv;
   bool write = false;
   std::string backend;
+  std::vector<std::pair<std::string, std::string>> skipped_includes;  // [include] path, reason
   nlohmann::json sandbox = nlohmann::json::object();  // tier, layers, grants, limits...
   std::optional<int> child_exit;
   std::optional<int> child_signal;

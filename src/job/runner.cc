@@ -147,12 +147,14 @@ bool JobRun::WaitForSlot() {
         store_.TryAcquireSlot(job_.id, job_.repo, request_.max_concurrent);
     if (slot && slot->granted) {
       job_.state = JobState::kPreparing;
+      if (progress_ != nullptr) progress_->SetQueuePosition(0);
       return true;
     }
     Reload();
     if (job_.state != JobState::kQueued) return false;  // cancelled or marked stale
     if (slot && slot->position != last_position) {
       last_position = slot->position;
+      if (progress_ != nullptr) progress_->SetQueuePosition(slot->position);
       Step("queued", "waiting for a free slot: position " + std::to_string(slot->position));
     }
     struct pollfd fd = {lost_.get(), POLLIN, 0};
@@ -175,6 +177,12 @@ Status JobRun::PrepareWorkspace() {
   workspace_ = TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
                        "creating the workspace");
   receipt_.backend = workspace::BackendName(workspace_->backend);
+  // A skipped [include] path changes what the agent sees: never silently.
+  for (const workspace::SkippedInclude& skipped : workspace_->skipped_includes) {
+    receipt_.skipped_includes.emplace_back(skipped.path, skipped.reason);
+    (void)store_.AppendEvent(job_.id, "include",
+                             "skipped [include] " + skipped.path + ": " + skipped.reason);
+  }
   (void)store_.SetWorkspace(job_.id, receipt_.backend);
   return {};
 }

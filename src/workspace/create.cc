@@ -146,7 +146,11 @@ class IncludeCopier {
         }
         TRY(to.CopyFileFrom(from, name, name));
       } else if (S_ISLNK(st.st_mode)) {
-        if (!TRY(to.StatIfExists(name))) TRY(to.MakeSymlink(TRY(from.ReadLink(name)), name));
+        if (TRY(to.StatIfExists(name))) {
+          TRY(Skip(path, "already in the workspace"));
+          continue;
+        }
+        TRY(to.MakeSymlink(TRY(from.ReadLink(name)), name));
       } else {
         TRY(Skip(path, "not a regular file, directory or symlink"));
       }

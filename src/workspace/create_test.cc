@@ -223,4 +223,16 @@ TEST_F(IncludeTest, SecretsOnlyWhenAllowedAndCopyBackend) {
 }
 
 }  // namespace
+// Issue #9: a symlink of an included directory that was already in the workspace was
+// skipped without a word, unlike a file in the same place.
+TEST_F(IncludeTest, SymlinkAlreadyInTheWorkspaceIsReportedRegression) {
+  options_.include_paths = {"node_modules", "node_modules"};
+  JobWorkspace ws = Create(Backend::kOverlay, "inc-3", options_);
+  std::string reasons = Reasons(ws.skipped_includes);
+  const SkippedInclude* link = FindSkipped(ws.skipped_includes, "node_modules/.bin/tool");
+  ASSERT_NE(link, nullptr) << reasons;
+  EXPECT_NE(link->reason.find("already in the workspace"), std::string::npos) << reasons;
+  EXPECT_NE(FindSkipped(ws.skipped_includes, "node_modules/pkg/index.js"), nullptr) << reasons;
+}
+
 }  // namespace berth::workspace
