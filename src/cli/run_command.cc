@@ -1,6 +1,7 @@
 #include "cli/run_command.h"
 
 #include <fmt/core.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include "job/runner.h"
 #include "job/stale.h"
 #include "store/sqlite_store.h"
+#include "sys/kernel.h"
 #include "sys/process.h"
 
 namespace berth::cli {
@@ -52,6 +54,12 @@ class StatusLine {
 
  private:
   void Run() {
+    // The signals that end a job belong to the runner's signalfd: delivered to this thread,
+    // their default action would kill berth mid-job (exit 143 on `berth cancel`).
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, s);
+    (void)sys::kernel::BlockSignals(&stop_signals, nullptr);
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(150), [this] { return stop_; })) {
       job::Progress::Snapshot s = progress_->Get();
