@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -455,8 +456,47 @@ void PausedProcess::KillAndReap() {
   pid_ = -1;
 }
 
+namespace {
+
+// The variant chosen by BERTH_TEST_HOME and BERTH_TEST_ROOT, checked once per binary.
+struct Variant {
+  bool lived_in = false;
+  std::string root_parent = "/var/tmp";
+  std::string error;  // a bad value: every test fails with it
+};
+
+const Variant& EnvironmentVariant() {
+  static const Variant kVariant = [] {
+    Variant v;
+    const char* home = std::getenv("BERTH_TEST_HOME");
+    const std::string home_value = home == nullptr ? "" : home;
+    if (home_value == "lived-in") {
+      v.lived_in = true;
+    } else if (!home_value.empty() && home_value != "empty") {
+      v.error = "BERTH_TEST_HOME=" + home_value + ": expected 'empty' or 'lived-in'";
+    }
+    const char* root = std::getenv("BERTH_TEST_ROOT");
+    if (root != nullptr && root[0] != '\0') {
+      v.root_parent = root;
+      if (v.root_parent[0] != '/' || sys::TypeOfFollowing(v.root_parent) != sys::FileType::kDirectory)
+        v.error = "BERTH_TEST_ROOT=" + v.root_parent + ": expected an existing absolute directory";
+    }
+    std::printf("berth e2e variant: HOME %s, ROOT under %s\n", v.lived_in ? "lived-in" : "empty",
+                v.root_parent.c_str());
+    std::fflush(stdout);
+    return v;
+  }();
+  return kVariant;
+}
+
+}  // namespace
+
 void SandboxTest::SetUp() {
-  Result<std::string> made = sys::MakeTempDir("/var/tmp", "berth-e2e-");
+  const Variant& variant = EnvironmentVariant();
+  ASSERT_TRUE(variant.error.empty()) << variant.error;
+  const std::string& parent =
+      forced_root_parent_.empty() ? variant.root_parent : forced_root_parent_;
+  Result<std::string> made = sys::MakeTempDir(parent, "berth-e2e-");
   ASSERT_TRUE(made) << made.error().ToString();
   // berth resolves the workspace through symlinks; so do we, to compare paths it reports.
   Result<std::string> real = sys::RealPath(*made);
@@ -475,10 +515,16 @@ void SandboxTest::SetUp() {
     Status written = WriteText(path, content, 0600);
     ASSERT_TRUE(written) << written.error().ToString();
   }
+  if (variant.lived_in || force_lived_in_) {
+    Result<std::unique_ptr<LivedInHome>> lived_in = LivedInHome::Create(home_);
+    ASSERT_TRUE(lived_in) << lived_in.error().ToString();
+    lived_in_ = std::move(*lived_in);
+  }
 }
 
 void SandboxTest::TearDown() {
   paused_processes_.clear();
+  lived_in_.reset();
   for (const std::string& path : cleanup_paths_) {
     Status removed = sys::RemoveTree(path);
     EXPECT_TRUE(removed) << removed.error().ToString();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 
 #include "base/result.h"
 #include "sys/unique_fd.h"
+#include "tests/e2e/lived_in_home.h"
 
 namespace berth::e2e {
 
@@ -171,6 +173,11 @@ class PausedProcess {
 //   ROOT/state  BERTH_STATE_DIR
 // Removed in TearDown together with the paths registered with RemoveAfterTest; processes from
 // StartPausedProcess are killed and reaped there.
+//
+// Two environment variables pick the variant a suite runs in (docs/testing.md); SetUp prints
+// which one, once per test binary:
+//   BERTH_TEST_HOME=lived-in  HOME is also filled with LivedInHome (default "empty": as above)
+//   BERTH_TEST_ROOT=DIR       ROOT is made under DIR, e.g. /tmp (default /var/tmp)
 class SandboxTest : public ::testing::Test {
  public:
   // Runs `berth ARGS` in the workspace with PATH, HOME and BERTH_STATE_DIR set, plus `env`.
@@ -189,12 +196,19 @@ class SandboxTest : public ::testing::Test {
   const std::string& ws() const { return ws_; }
   const std::string& home() const { return home_; }
   const std::string& state() const { return state_; }
+  // The lived-in home's files and socket, or null when HOME is the nearly-empty one.
+  const LivedInHome* lived_in() const { return lived_in_.get(); }
   // A name unique to this test run, for paths outside ROOT and for process tokens.
   std::string UniqueName(const std::string& what) const;
 
  protected:
   void SetUp() override;
   void TearDown() override;
+
+  // Called before SetUp (from a derived SetUp): this test gets a lived-in HOME, or its ROOT
+  // under `parent`, whatever the environment asks.
+  void UseLivedInHome() { force_lived_in_ = true; }
+  void UseRootUnder(const std::string& parent) { forced_root_parent_ = parent; }
 
   // Removes `path` (a file or a tree) in TearDown, for things tests create outside ROOT.
   void RemoveAfterTest(const std::string& path) { cleanup_paths_.push_back(path); }
@@ -211,6 +225,9 @@ class SandboxTest : public ::testing::Test {
   std::string state_;
   std::vector<std::string> cleanup_paths_;
   std::vector<PausedProcess> paused_processes_;
+  bool force_lived_in_ = false;
+  std::string forced_root_parent_;
+  std::unique_ptr<LivedInHome> lived_in_;
 };
 
 }  // namespace berth::e2e

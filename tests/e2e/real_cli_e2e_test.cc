@@ -195,6 +195,10 @@ TEST_P(RealCliTest, NoCredentialsIsUnauthenticatedBeforeAnythingRuns) {
   env.erase(std::remove_if(env.begin(), env.end(),
                            [](const auto& kv) { return Contains(kv.first, "API_KEY"); }),
             env.end());
+  // Nor a stored login, which a lived-in home (BERTH_TEST_HOME=lived-in) has for some CLIs.
+  for (const char* login : {"/.codex/auth.json", "/.claude/.credentials.json",
+                            "/.gemini/oauth_creds.json", "/.grok/user-settings.json"})
+    ASSERT_TRUE(sys::RemoveTree(home() + login));
   RunResult run = RunAgent("BERTH-SCENARIO: edit path=hello.txt content=x", env);
   EXPECT_EQ(run.exit_code, 77) << run.Describe();
   EXPECT_TRUE(Contains(run.err, "is not logged in")) << run.Describe();
