@@ -345,6 +345,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     const std::string& file = request_.state_files[i];
     if (sys::TypeOfFollowing(file) != sys::FileType::kRegular) continue;
     const std::string copy = job_.job_dir + "/state/file-" + std::to_string(i);
+    TRY(sys::MakeDirs(job_.job_dir + "/state", 0700));  // also without state directories
     std::string data = TRY_CTX(sys::ReadFile(file), "copying the provider's state file");
     TRY(sys::WriteFileAtomic(copy, data, 0600));
     sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite,

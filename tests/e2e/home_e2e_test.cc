@@ -256,6 +256,25 @@ TEST_P(HomeTest, SocketGrantOutsideRunRegression) {
                       "unix-connect ok"));
 }
 
+TEST_P(HomeTest, ProviderStateFileIsAPrivateCopyRegression) {
+  // As Claude Code's ~/.claude.json: a state file the CLI reads and rewrites. It used to be
+  // bound over the read-only view ("create mount point ~/.claude.json: Read-only file system").
+  ASSERT_TRUE(WriteText(home_ + "/.statecli.json", "{\"user\": true}\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.config/berth/config.toml",
+                        "[providers.statecli]\nexecutable = \"/bin/sh\"\n"
+                        "write_args = [\"-c\", \"cat \\\"$HOME/.statecli.json\\\" > src/seen.txt && "
+                        "echo job > \\\"$HOME/.statecli.json\\\" && echo done\"]\n"
+                        "state_files = [\"~/.statecli.json\"]\noutput = \"plain\"\n"));
+  ASSERT_NO_FATAL_FAILURE(MakeRepository(
+      "[agents.state]\ncapability = \"write\"\nprovider = \"statecli\"\nwritable = [\"src/**\"]\n"));
+  RunResult run = Berth({"run", "state", "-p", "go"});
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  RunResult branches = Git({"branch", "--list", "berth/*", "--format=%(refname:short)"});
+  std::string branch = FirstLine(branches.out);
+  EXPECT_EQ(Git({"show", branch + ":src/seen.txt"}).out, "{\"user\": true}\n") << branches.Describe();
+  EXPECT_EQ(ReadText(home_ + "/.statecli.json"), "{\"user\": true}\n") << "the job's write leaked";
+}
+
 // --- 3. HOME, state and repository under /tmp -------------------------------------------------
 
 TEST_P(HomeTest, SandboxAndJobsWorkWithEverythingUnderThisRootRegression) {
@@ -300,6 +319,17 @@ TEST_P(HomeTest, HomeAllowInTheUserConfigAndReadGrantsShowMore) {
   ASSERT_TRUE(WriteText(home_ + "/.config/berth/config.toml",
                         "[sandbox]\nhome_allow = [\"~/notes\"]\n"));
   EXPECT_TRUE(Reports(Probe({"read", home_ + "/notes/secret.txt"}), "read ok bytes=6"));
+}
+
+TEST_P(HomeTest, WriteAndSocketGrantsUnderTheHomeShowThroughThePrivateHome) {
+  EXPECT_TRUE(Reports(Probe({"write", home_ + "/notes/new"}, {"--grant", "write:~/notes"}),
+                      "write ok"));
+  EXPECT_EQ(ReadText(home_ + "/notes/new"), "probe\n");
+  Result<BoundSocket> listener = ListenUnix(home_ + "/agent.sock");
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  EXPECT_TRUE(Reports(Probe({"unix-connect", home_ + "/agent.sock"},
+                            {"--grant", "socket:~/agent.sock"}),
+                      "unix-connect ok"));
 }
 
 TEST_P(HomeTest, JobAgentsAndChecksSeeOnlyTheAllowlist) {
