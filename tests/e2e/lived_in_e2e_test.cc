@@ -375,6 +375,12 @@ TEST_F(LivedInTest, BrowserGrantRunsHeadlessChromiumInAJob) {
   REQUIRE_FEATURE(chromium.has_value(), "chromium is not installed (scripts/install-deps)");
   std::string id = RunJob({"--grant", "browser"}, {"sh", "-c", ChromiumDumpCommand(*chromium)});
   EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "hello-berth")) << Summary(id);
+  // The control: without the grant Chromium cannot build its sandbox. (As root it runs
+  // without one, so only the unprivileged run can tell the grant's part.)
+  if (!IsRoot()) {
+    std::string denied = RunJob({}, {"sh", "-c", ChromiumDumpCommand(*chromium)}, {}, kAnyExit);
+    EXPECT_FALSE(Contains(ReadText(JobDir(denied) + "/stdout"), "hello-berth")) << Summary(denied);
+  }
 }
 
 TEST_F(LivedInTest, BrowserGrantRunsHeadlessChromiumInACheck) {
