@@ -84,6 +84,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   host.cwd = ctx->cwd;
   host.state_dir = ctx->state_dir;
   host.extra_hidden = ctx->user.hidden_paths;
+  host.home_allow = ctx->user.home_allow;
   host.environ = ctx->environ;
   if (command.empty() && !options.print_spec) {
     PrintError(Error(Cause::kInvalidArgument, "no command given", 0,

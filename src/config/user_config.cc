@@ -44,10 +44,19 @@ Status ParseSandbox(const std::string& source, const toml::node& node, UserConfi
   if (sandbox == nullptr) return ConfigError(source, node.source(), "'sandbox' must be a table");
   for (const auto& [key, value] : *sandbox) {
     std::string name = "sandbox." + std::string(key.str());
-    if (key.str() != "hide") return ConfigError(source, value.source(), "unknown key '" + name + "'");
+    if (key.str() != "hide" && key.str() != "home_allow")
+      return ConfigError(source, value.source(), "unknown key '" + name + "'");
     std::vector<std::string> paths = TRY(StringList(source, value, name));
     for (const std::string& path : paths)
       if (path.empty()) return ConfigError(source, value.source(), "'" + name + "' entries must be paths");
+    if (key.str() == "home_allow") {
+      for (const std::string& path : paths)
+        if (path != "~" && path.rfind("~/", 0) != 0 && path[0] != '/')
+          return ConfigError(source, value.source(),
+                             "'" + name + "' entries must be paths in the home (\"~/...\")");
+      config->home_allow.insert(config->home_allow.end(), paths.begin(), paths.end());
+      continue;
+    }
     config->hidden_paths.insert(config->hidden_paths.end(), paths.begin(), paths.end());
   }
   return {};

@@ -11,6 +11,16 @@ TEST(UserConfig, ReadsHiddenPaths) {
   EXPECT_EQ(c->hidden_paths, (std::vector<std::string>{"~/.private", "/srv/keys"}));
 }
 
+TEST(UserConfig, ReadsTheHomeAllowlist) {
+  Result<UserConfig> c =
+      ParseUserConfig("[sandbox]\nhide = [\"~/.x\"]\nhome_allow = [\"~/.config/nvim\"]\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().ToString();
+  EXPECT_EQ(c->home_allow, (std::vector<std::string>{"~/.config/nvim"}));
+  EXPECT_EQ(c->hidden_paths, (std::vector<std::string>{"~/.x"}));
+  EXPECT_FALSE(ParseUserConfig("[sandbox]\nhome_allow = [\"relative\"]\n", "t").has_value());
+  EXPECT_FALSE(ParseUserConfig("[sandbox]\nhome_allow = \"~/.x\"\n", "t").has_value());
+}
+
 TEST(UserConfig, UnknownKeyNamesKeyAndLine) {
   Result<UserConfig> c = ParseUserConfig("[sandbox]\nhide = []\nhdie = [\"x\"]\n", "cfg.toml");
   ASSERT_FALSE(c.has_value());

@@ -16,6 +16,9 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items);
 void CheckGit(const Inputs& in, std::vector<Item>* items);
 // Whether berth runs inside another tool's sandbox or a container.
 void CheckEnvironment(const Inputs& in, std::vector<Item>* items);
+// What a default job sees of the caller's home (the allowlist entries present); fills
+// `visible` with their paths as the user writes them ("~/.gitconfig").
+void CheckHome(const Inputs& in, std::vector<Item>* items, std::vector<std::string>* visible);
 // One provider: CLI and version, credentials, state directories, endpoints.
 ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p,
                               std::vector<Item>* items);

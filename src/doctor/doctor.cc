@@ -42,6 +42,7 @@ nlohmann::json Report::ToJson() const {
          {"detail", i.detail},
          {"fix", i.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(i.fix)}});
   }
+  j["home"] = {{"visible", home_visible}, {"extend_with", "sandbox.home_allow"}};
   j["providers"] = nlohmann::json::array();
   for (const ProviderVerdict& v : providers) {
     j["providers"].push_back(
@@ -57,6 +58,7 @@ Report RunDoctor(const Inputs& in) {
   report.tier = CheckHost(in, &report.items);
   CheckGit(in, &report.items);
   CheckEnvironment(in, &report.items);
+  CheckHome(in, &report.items, &report.home_visible);
 
   Result<std::vector<provider::Provider>> all = provider::All(in.user);
   if (!all) {

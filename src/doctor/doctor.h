@@ -37,6 +37,8 @@ struct Report {
   std::vector<Item> items;
   std::vector<ProviderVerdict> providers;
   std::string tier;  // "namespaces", "landlock (weaker, needs --allow-weaker)", "none"
+  // What a default job can read of the home ("~/.gitconfig", ...): the allowlist entries present.
+  std::vector<std::string> home_visible;
   // Every configured provider can run (and the host gives berth a sandbox at all).
   bool ok() const;
   nlohmann::json ToJson() const;

@@ -46,6 +46,7 @@ Item TrySandbox(const Inputs& in, const std::string& tier) {
   host.cwd = *dir;
   host.state_dir = in.state_dir;
   host.extra_hidden = in.user.hidden_paths;
+  host.home_allow = in.user.home_allow;
   host.environ = in.environ;
   Result<sandbox::SandboxSpec> spec = sandbox::BuildSpec(request, host);
   if (!spec)
@@ -225,6 +226,30 @@ void CheckEnvironment(const Inputs& in, std::vector<Item>* items) {
                               "); the kernel items above say what "
                               "it allows"));
   }
+}
+
+void CheckHome(const Inputs& in, std::vector<Item>* items, std::vector<std::string>* visible) {
+  sandbox::HostContext host;
+  host.identity = in.identity;
+  host.cwd = in.cwd;
+  host.state_dir = in.state_dir;
+  host.extra_hidden = in.user.hidden_paths;
+  host.home_allow = in.user.home_allow;
+  host.environ = in.environ;
+  const std::string home = sys::NormalizePath(in.identity.home);
+  Result<std::string> real_home = sys::RealPath(home);
+  for (const sandbox::PathGrant& bind : sandbox::HomeAllowlistBinds(host)) {
+    std::string rest = bind.path.substr(real_home ? real_home->size() : home.size());
+    visible->push_back("~" + rest);
+  }
+  std::string list;
+  for (const std::string& v : *visible) list += (list.empty() ? "" : ", ") + v;
+  items->push_back(Make(
+      "home", "home in sandboxes", ItemStatus::kOk,
+      "a default job sees " + (list.empty() ? std::string("nothing of ") + home : list + " of " + home) +
+          " read-only (plus its provider's state and what read: grants name); the rest of the "
+          "home is absent. Extend with [sandbox] home_allow in " +
+          config::UserConfigPath(in.identity.home)));
 }
 
 }  // namespace berth::doctor

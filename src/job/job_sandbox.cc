@@ -12,6 +12,7 @@ Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunReq
   host.cwd = repo;
   host.state_dir = request.state_dir;
   host.extra_hidden = request.extra_hidden;
+  host.home_allow = ctx.user.home_allow;
   // Other jobs' workspaces, prompts and the store are no business of this job.
   host.extra_hidden.push_back(request.state_dir);
   host.environ = ctx.environ;

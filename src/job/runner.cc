@@ -327,7 +327,9 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     TRY(sys::MakeDirs(base + "/upper", 0700));
     TRY(sys::MakeDirs(base + "/work", 0700));
     std::string real = TRY(sys::RealPath(dir));
-    spec->state_overlays.push_back({real, base + "/upper", base + "/work", real});
+    // Mounted where the CLI looks for it: a symlinked ~/.claude is a plain directory there.
+    std::string target = TRY(sandbox::PathInView(dir, ctx_.identity.home));
+    spec->state_overlays.push_back({real, base + "/upper", base + "/work", target});
   }
   TRY(ApplySettings());
   // State files (a CLI's settings file beside its directory) get a job-private copy.
@@ -335,10 +337,11 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     const std::string& file = request_.state_files[i];
     if (sys::TypeOfFollowing(file) != sys::FileType::kRegular) continue;
     const std::string copy = job_.job_dir + "/state/file-" + std::to_string(i);
+    TRY(sys::MakeDirs(job_.job_dir + "/state", 0700));  // also without state directories
     std::string data = TRY_CTX(sys::ReadFile(file), "copying the provider's state file");
     TRY(sys::WriteFileAtomic(copy, data, 0600));
-    sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite, TRY(sys::RealPath(file)),
-                             "provider state"};
+    sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite,
+                             TRY(sandbox::PathInView(file, ctx_.identity.home)), "provider state"};
     grant.source = copy;
     spec->paths.push_back(grant);
   }

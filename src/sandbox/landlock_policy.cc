@@ -90,7 +90,12 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
                        0, "use the namespaces tier, or a workspace that does not contain it");
       }
     }
-    for (std::string& root : TRY(ReadableRoots(spec.hidden_paths)))
+    // The home is unreadable too, like a hidden path, except what `paths` allow inside it.
+    // First, so that hidden paths inside it find it already unreadable.
+    std::vector<std::string> unreadable;
+    if (!spec.private_home.empty()) unreadable.push_back(spec.private_home);
+    unreadable.insert(unreadable.end(), spec.hidden_paths.begin(), spec.hidden_paths.end());
+    for (std::string& root : TRY(ReadableRoots(unreadable)))
       plan.rules.push_back({std::move(root), read, true});
   }
   if (spec.overlay) plan.rules.push_back({spec.overlay->target, read | write, false});
@@ -101,9 +106,23 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
     else if (grant.access == PathGrant::Access::kReadOnly)
       plan.rules.push_back({grant.path, read, false});
   }
+  // From ABI 9 a pathname Unix socket made outside the sandbox can be connected to only
+  // where a rule allows it: at the granted sockets. The job's own sockets stay reachable.
+  if (abi >= 9) {
+    plan.handled_fs |= ll::kFsResolveUnix;
+    for (const PathGrant& grant : spec.paths)
+      if (grant.access == PathGrant::Access::kSocket)
+        plan.rules.push_back({grant.path, ll::kFsResolveUnix, false});
+  } else if (tier == Tier::kLandlock) {
+    plan.missing.push_back(
+        "pathname Unix socket restriction (needs Landlock ABI 9): host sockets stay reachable");
+  }
   plan.rules.push_back({private_tmp, read | write, false});
   if (tier == Tier::kNamespaces) {
-    plan.rules.push_back({"/dev/shm", read | write, true});
+    // The job's own tmpfs (PrivateDirs, the private home) take its writes and discard them.
+    for (const std::string& dir : PrivateDirs())
+      if (dir != "/run" && dir != private_tmp) plan.rules.push_back({dir, read | write, true});
+    if (!spec.private_home.empty()) plan.rules.push_back({spec.private_home, read | write, true});
   } else if (spec.allow_user_namespaces) {
     plan.rules.push_back({"/dev/shm", read | write, true});
   }

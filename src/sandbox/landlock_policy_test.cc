@@ -33,10 +33,11 @@ TEST(PlanLandlock, LandlockTierDeniesTcpAndScopes) {
   SandboxSpec spec;
   spec.workspace = "/tmp";
   spec.paths.push_back({PathGrant::Access::kReadWrite, "/tmp", "workspace"});
-  LandlockPlan plan = PlanLandlock(spec, Tier::kLandlock, 6, "/tmp").value();
+  LandlockPlan plan = PlanLandlock(spec, Tier::kLandlock, 9, "/tmp").value();
   EXPECT_NE(plan.handled_net, 0u);
   EXPECT_NE(plan.scoped, 0u);
   EXPECT_TRUE(plan.missing.empty());
+  EXPECT_NE(PlanLandlock(spec, Tier::kLandlock, 6, "/tmp").value().scoped, 0u);
   LandlockPlan old = PlanLandlock(spec, Tier::kLandlock, 3, "/tmp").value();
   EXPECT_EQ(old.handled_net, 0u);
   EXPECT_FALSE(old.missing.empty());
@@ -57,6 +58,49 @@ TEST(PlanLandlock, LandlockTierProxyAllowsOnlyTheProxyPort) {
   EXPECT_EQ(old.handled_net, 0u);
   EXPECT_FALSE(old.missing.empty()) << "a kernel without TCP rules must be reported";
   EXPECT_TRUE(PlanLandlock(spec, Tier::kNamespaces, 6, "/tmp").value().connect_ports.empty());
+}
+
+TEST(PlanLandlock, Abi9AllowsOnlyGrantedUnixSockets) {
+  SandboxSpec spec;
+  spec.workspace = "/tmp";
+  spec.paths.push_back({PathGrant::Access::kReadWrite, "/tmp", "workspace"});
+  spec.paths.push_back({PathGrant::Access::kSocket, "/srv/app.sock", "socket:/srv/app.sock"});
+  const uint64_t resolve_unix = 1ull << 16;  // LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+  for (Tier tier : {Tier::kNamespaces, Tier::kLandlock}) {
+    LandlockPlan plan = PlanLandlock(spec, tier, 9, "/tmp").value();
+    EXPECT_NE(plan.handled_fs & resolve_unix, 0u);
+    for (const LandlockRule& rule : plan.rules) {
+      // Only the granted socket may be resolved; the job's own sockets need no rule.
+      EXPECT_EQ((rule.access & resolve_unix) != 0, rule.path == "/srv/app.sock") << rule.path;
+    }
+    LandlockPlan old = PlanLandlock(spec, tier, 7, "/tmp").value();
+    EXPECT_EQ(old.handled_fs & resolve_unix, 0u) << "an older kernel rejects the unknown right";
+  }
+  LandlockPlan old = PlanLandlock(spec, Tier::kLandlock, 7, "/tmp").value();
+  EXPECT_TRUE(std::any_of(old.missing.begin(), old.missing.end(), [](const std::string& m) {
+    return m.find("Unix socket") != std::string::npos;
+  }));
+}
+
+TEST(PlanLandlock, LandlockTierKeepsThePrivateHomeUnreadable) {
+  std::string root = sys::MakeTempDir("/tmp", "berth-landlock-home-").value();
+  ASSERT_TRUE(sys::MakeDirs(root + "/home/.rustup", 0700).has_value());
+  ASSERT_TRUE(sys::MakeDirs(root + "/home/secret", 0700).has_value());
+  ASSERT_TRUE(sys::MakeDirs(root + "/ws", 0700).has_value());
+  SandboxSpec spec;
+  spec.workspace = root + "/ws";
+  spec.private_home = root + "/home";
+  spec.paths.push_back({PathGrant::Access::kReadWrite, root + "/ws", "workspace"});
+  spec.paths.push_back({PathGrant::Access::kReadOnly, root + "/home/.rustup", "home allowlist"});
+  LandlockPlan plan = PlanLandlock(spec, Tier::kLandlock, 7, root + "/tmp").value();
+  bool rustup = false;
+  for (const LandlockRule& rule : plan.rules) {
+    EXPECT_FALSE(sys::IsWithin(root + "/home", rule.path)) << rule.path << " grants the home";
+    EXPECT_FALSE(sys::IsWithin(root + "/home/secret", rule.path)) << rule.path;
+    rustup |= rule.path == root + "/home/.rustup";
+  }
+  EXPECT_TRUE(rustup);
+  (void)sys::RemoveTree(root);
 }
 
 }  // namespace

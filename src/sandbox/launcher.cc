@@ -16,6 +16,7 @@
 #include "sys/kernel.h"
 #include "sys/net.h"
 #include "sys/seccomp_notify.h"
+#include "sys/unix_sockets.h"
 
 namespace berth::sandbox {
 
@@ -203,6 +204,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   PlanInputs inputs{tier.tier, full ? 0 : tier.landlock_abi, private_tmp, limits.rlimits(), {}, -1};
   for (int i = 0; i < 3; ++i) inputs.stdio[i] = options.stdio[i];
   inputs.proxy_port = host_proxy_port;
+  if (!full && tier.tier == Tier::kNamespaces) inputs.host_sockets = sys::ListUnixSockets();
   // A socket pair on which the init hands over the proxy's socket and waits for the go-ahead.
   sys::UniqueFd proxy_parent, proxy_child;
   if (proxy && tier.tier == Tier::kNamespaces) {

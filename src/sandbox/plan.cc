@@ -26,7 +26,8 @@ constexpr const char* kEmptyFile = "/empty";
 // One mount placed over the read-only host view.
 struct Overlay {
   enum class Kind {
-    kTmpfs, kDev, kProc, kOverlay, kBindWrite, kBindRead, kSocket, kHideDir, kHideFile
+    kTmpfs, kDev, kProc, kOverlay, kBindWrite, kBindRead, kSocket, kHideDir, kHideFile,
+    kMaskSocket
   };
   Kind kind;
   std::string path;
@@ -87,12 +88,13 @@ class PlanBuilder {
     s.optional = optional;
   }
 
-  void Tmpfs(const std::string& target, const std::string& options, unsigned long flags,
-             const std::string& what) {
+  Step& Tmpfs(const std::string& target, const std::string& options, unsigned long flags,
+              const std::string& what) {
     Step& s = Add(StepKind::kMountTmpfs, "mount tmpfs on " + what);
     s.a = Keep(target);
     s.b = Keep(options);
     s.flags = flags;
+    return s;
   }
 
   void EmitOverlay(const Overlay& o) {
@@ -101,7 +103,7 @@ class PlanBuilder {
     switch (o.kind) {
       case Overlay::Kind::kTmpfs:
         MakeMountPoint(o.path, false);
-        Tmpfs(target, "mode=" + o.tmpfs_mode, 0, "private " + o.path);
+        Tmpfs(target, "mode=" + o.tmpfs_mode, 0, o.origin + " " + o.path);
         break;
       case Overlay::Kind::kDev: EmitDev(); break;
       case Overlay::Kind::kProc: EmitProc(); break;
@@ -126,19 +128,24 @@ class PlanBuilder {
       }
       case Overlay::Kind::kHideDir:
         // Writable until the end of setup so deeper berth mounts (caches) can make their
-        // mount points; made read-only by FinishHidden.
-        Tmpfs(target, "mode=000,size=4k", 0, "hidden " + o.path);
+        // mount points; made read-only by FinishHidden. Gone from the view: nothing to hide.
+        Tmpfs(target, "mode=" + o.tmpfs_mode + ",size=4k", 0, "hidden " + o.path).optional = true;
         hidden_dirs_.push_back(target);
         break;
       case Overlay::Kind::kHideFile:
-        Bind(kEmptyFile, target, "empty file over hidden " + o.path);
-        ReadOnly(target, false, "hidden " + o.path);
+        Bind(kEmptyFile, target, "empty file over hidden " + o.path, true);
+        ReadOnly(target, false, "hidden " + o.path, true);
+        break;
+      case Overlay::Kind::kMaskSocket:
+        // connect() on a regular file fails with ECONNREFUSED (EACCES: it has mode 000).
+        Bind(kEmptyFile, target, "empty file over the host socket " + o.path, true);
+        ReadOnly(target, false, "masked socket " + o.path, true);
         break;
     }
   }
 
   void FinishHidden() {
-    for (const std::string& dir : hidden_dirs_) ReadOnly(dir, false, "hidden " + dir);
+    for (const std::string& dir : hidden_dirs_) ReadOnly(dir, false, "hidden " + dir, true);
   }
 
   void EmitDev() {
@@ -198,14 +205,56 @@ std::string EscapeOverlayPath(const std::string& path) {
   return out;
 }
 
-std::vector<Overlay> Overlays(const SandboxSpec& spec) {
+bool ShowsHost(Overlay::Kind kind) {
+  return kind == Overlay::Kind::kBindWrite || kind == Overlay::Kind::kBindRead ||
+         kind == Overlay::Kind::kSocket || kind == Overlay::Kind::kOverlay;
+}
+
+// The mount that decides what `path` shows inside: the deepest one at or above it (of equal
+// ones, the later). nullptr: the read-only host view. `sorted` is in mount order.
+const Overlay* Covering(const std::vector<Overlay>& sorted, const std::string& path) {
+  const Overlay* found = nullptr;
+  for (const Overlay& o : sorted)
+    if (sys::IsWithin(path, o.path)) found = &o;
+  return found;
+}
+
+void SortByDepth(std::vector<Overlay>* overlays) {
+  // Shallower mounts first so deeper ones land on top; stable for equal depth.
+  std::stable_sort(overlays->begin(), overlays->end(), [](const Overlay& a, const Overlay& b) {
+    return Depth(a.path) < Depth(b.path);
+  });
+}
+
+// Where the host's socket `socket` shows inside the view `sorted` would give, if anywhere:
+// at its own path through the host view, or under a bind of a directory that holds it.
+std::vector<std::string> VisibleAt(const std::vector<Overlay>& sorted, const std::string& socket) {
+  std::vector<std::string> at;
+  if (Covering(sorted, socket) == nullptr) at.push_back(socket);
+  for (const Overlay& o : sorted) {
+    if (o.kind != Overlay::Kind::kBindWrite && o.kind != Overlay::Kind::kBindRead) continue;
+    const std::string& source = o.source.empty() ? o.path : o.source;
+    if (!sys::IsWithin(socket, source)) continue;
+    std::string inside = source == "/" ? o.path + socket : o.path + socket.substr(source.size());
+    if (Covering(sorted, inside) == &o) at.push_back(sys::NormalizePath(inside));
+  }
+  return at;
+}
+
+std::vector<Overlay> Overlays(const SandboxSpec& spec, const std::vector<std::string>& host_sockets) {
   std::vector<Overlay> overlays;
-  overlays.push_back({Overlay::Kind::kTmpfs, "/tmp", "", "1777", "private"});
-  // /run holds the host's sockets (D-Bus, Docker, the user's runtime dir): none by default.
-  if (sys::TypeOf("/run") == sys::FileType::kDirectory)
-    overlays.push_back({Overlay::Kind::kTmpfs, "/run", "", "0755", "private"});
+  // Host directories replaced by the job's own (see PrivateDirs); /dev/shm comes with /dev.
+  for (const std::string& dir : PrivateDirs()) {
+    // /tmp is always there (the scratch root is mounted on it); the others may be missing.
+    if (dir == "/dev/shm" || (dir != "/tmp" && sys::TypeOf(dir) != sys::FileType::kDirectory))
+      continue;
+    overlays.push_back({Overlay::Kind::kTmpfs, dir, "", dir == "/run" ? "0755" : "1777", "private"});
+  }
   overlays.push_back({Overlay::Kind::kDev, "/dev", "", "", ""});
   overlays.push_back({Overlay::Kind::kProc, "/proc", "", "", ""});
+  // The caller's home: writable and discarded; what it shows of the real one is bound on top.
+  if (!spec.private_home.empty())
+    overlays.push_back({Overlay::Kind::kTmpfs, spec.private_home, "", "0755", "private home"});
   auto overlay = [&](const OverlayWorkspace& o, const std::string& origin) {
     Overlay mount{Overlay::Kind::kOverlay, o.target, "", "", origin};
     mount.options = "lowerdir=" + EscapeOverlayPath(kOldRoot + o.lower) +
@@ -215,29 +264,59 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec) {
   };
   if (spec.overlay) overlay(*spec.overlay, "workspace");
   for (const OverlayWorkspace& o : spec.state_overlays) overlay(o, "provider state");
+  std::vector<std::string> granted_sockets;
   for (const PathGrant& grant : spec.paths) {
     Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite ? Overlay::Kind::kBindWrite
                          : grant.access == PathGrant::Access::kReadOnly ? Overlay::Kind::kBindRead
                                                                         : Overlay::Kind::kSocket;
+    if (kind == Overlay::Kind::kSocket) granted_sockets.push_back(grant.host_path());
     Overlay o{kind, grant.path, "", "", grant.origin};
     o.source = grant.source;
     overlays.push_back(std::move(o));
   }
+  SortByDepth(&overlays);
+
+  // A hidden path is masked only where the view would show it: under a private tmpfs there
+  // is nothing to hide (and no path to mount on).
+  std::vector<Overlay> masks;
   for (const std::string& hidden : spec.hidden_paths) {
     sys::FileType type = sys::TypeOfFollowing(hidden);
     if (type == sys::FileType::kMissing) continue;
-    overlays.push_back({type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir
-                                                          : Overlay::Kind::kHideFile,
-                        hidden, "", "", "hidden"});
+    const Overlay* covering = Covering(overlays, hidden);
+    if (covering != nullptr && !ShowsHost(covering->kind)) continue;
+    Overlay mask{type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir
+                                                   : Overlay::Kind::kHideFile,
+                 hidden, "", "000", "hidden"};
+    // berth's own mounts inside (a cache in the hidden state directory) must stay reachable
+    // by path for the job, which has no capability to pass a mode-000 directory.
+    if (mask.kind == Overlay::Kind::kHideDir &&
+        std::any_of(overlays.begin(), overlays.end(), [&](const Overlay& o) {
+          return o.path != hidden && sys::IsWithin(o.path, hidden);
+        }))
+      mask.tmpfs_mode = "0111";
+    masks.push_back(std::move(mask));
   }
-  // Shallower mounts first so deeper ones land on top; stable for equal depth.
-  std::stable_sort(overlays.begin(), overlays.end(), [](const Overlay& a, const Overlay& b) {
-    return Depth(a.path) < Depth(b.path);
-  });
+  // Every host socket the view would still show is covered by an empty file, except the
+  // granted ones (docs/sandbox.md: a socket made on the host after the start is not).
+  for (const std::string& socket : host_sockets) {
+    if (std::find(granted_sockets.begin(), granted_sockets.end(), socket) != granted_sockets.end())
+      continue;
+    for (const std::string& inside : VisibleAt(overlays, socket)) {
+      bool in_hidden = std::any_of(masks.begin(), masks.end(), [&](const Overlay& m) {
+        return m.kind != Overlay::Kind::kMaskSocket && sys::IsWithin(inside, m.path);
+      });
+      bool granted = std::find(granted_sockets.begin(), granted_sockets.end(), inside) !=
+                     granted_sockets.end();
+      if (!in_hidden && !granted)
+        masks.push_back({Overlay::Kind::kMaskSocket, inside, "", "", "host socket"});
+    }
+  }
+  overlays.insert(overlays.end(), masks.begin(), masks.end());
+  SortByDepth(&overlays);
   return overlays;
 }
 
-void BuildNamespaceSetup(const SandboxSpec& spec, Plan* plan) {
+void BuildNamespaceSetup(const SandboxSpec& spec, const PlanInputs& inputs, Plan* plan) {
   PlanBuilder b(plan, &plan->setup);
   b.Add(StepKind::kParentDeathSignal, "set the parent-death signal").number = SIGKILL;
   b.Add(StepKind::kMakeMountsPrivate, "make the mount tree private");
@@ -259,7 +338,7 @@ void BuildNamespaceSetup(const SandboxSpec& spec, Plan* plan) {
   root.b = kNewRoot;
   root.recursive = true;
   b.ReadOnly(kNewRoot, true, "the host view");
-  for (const Overlay& overlay : Overlays(spec)) b.EmitOverlay(overlay);
+  for (const Overlay& overlay : Overlays(spec, inputs.host_sockets)) b.EmitOverlay(overlay);
   b.FinishHidden();
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
   b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
@@ -334,7 +413,7 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
                        CLONE_NEWUTS;
     plan.layers = {"user namespace", "mount namespace", "pid namespace", "network namespace",
                    "ipc namespace", "uts namespace"};
-    BuildNamespaceSetup(spec, &plan);
+    BuildNamespaceSetup(spec, inputs, &plan);
   } else {
     PlanBuilder b(&plan, &plan.setup);
     b.Add(StepKind::kParentDeathSignal, "set the parent-death signal").number = SIGKILL;

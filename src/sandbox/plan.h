@@ -99,6 +99,9 @@ struct PlanInputs {
   int seccomp_notify_socket = -1;  // the child's end; enables user-namespace notification
   int proxy_socket = -1;           // namespaces tier, network proxy: the child's end
   uint16_t proxy_port = 0;         // landlock tier, network proxy: the host port to allow
+  // Namespaces tier: the pathname Unix sockets bound on the host (sys::ListUnixSockets), so
+  // that those the view would show can be masked.
+  std::vector<std::string> host_sockets{};
 };
 
 Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs);

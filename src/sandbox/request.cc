@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "base/strings.h"
 #include "net/host_pattern.h"
@@ -71,6 +72,35 @@ std::string DockerSocketPath(const HostContext& host) {
   return "/var/run/docker.sock";
 }
 
+// The canonical home, or "" when there is none worth covering ("/" or missing).
+std::string RealHome(const HostContext& host) {
+  Result<std::string> real = sys::RealPath(host.identity.home);
+  if (!real || *real == "/" || sys::TypeOf(*real) != sys::FileType::kDirectory) return {};
+  return *real;
+}
+
+// A read-only bind that shows the host's `path` (lexical, absolute) inside the private home:
+// mounted at the canonical home plus the path's rest, from what the path resolves to, so that
+// a dotfile symlinked into a dotfiles repository shows its content at its usual place.
+// nullopt when `path` is missing or lies outside the home.
+std::optional<PathGrant> HomeBind(const std::string& path, const std::string& origin,
+                                  const HostContext& host) {
+  const std::string home = sys::NormalizePath(host.identity.home);
+  const std::string real_home = RealHome(host);
+  std::string target;
+  if (!real_home.empty() && sys::IsWithin(path, home))
+    target = real_home + path.substr(home.size());
+  else if (!real_home.empty() && sys::IsWithin(path, real_home))
+    target = path;
+  else
+    return std::nullopt;
+  Result<std::string> real = sys::RealPath(path);
+  if (!real) return std::nullopt;
+  PathGrant grant{PathGrant::Access::kReadOnly, target, origin};
+  if (*real != target) grant.source = *real;
+  return grant;
+}
+
 Status AddGrant(const std::string& text, const HostContext& host, SandboxSpec* spec,
                 std::vector<std::string>* unhide) {
   size_t colon = text.find(':');
@@ -83,6 +113,15 @@ Status AddGrant(const std::string& text, const HostContext& host, SandboxSpec* s
   } else if (kind == "read" && !arg.empty()) {
     record.path = ExpandPath(arg, host);
     unhide->push_back(record.path);
+    // The home and the private directories show nothing of the host unless bound in; the
+    // rest of the host view (and the workspace) already shows the path.
+    if (!sys::IsWithin(record.path, spec->workspace)) {
+      std::optional<PathGrant> bind = HomeBind(record.path, text, host);
+      Result<std::string> real = sys::RealPath(record.path);
+      if (!bind && real && IsInPrivateDir(*real))
+        bind = PathGrant{PathGrant::Access::kReadOnly, *real, text};
+      if (bind) spec->paths.push_back(*bind);
+    }
   } else if ((kind == "socket" && !arg.empty()) || text == "docker") {
     std::string raw = text == "docker" ? DockerSocketPath(host) : arg;
     record.kind = "socket";
@@ -172,7 +211,70 @@ void BuildEnvironment(const SandboxRequest& request, const HostContext& host, Sa
     if (last[env[i].name] == i) spec->env.push_back(env[i]);
 }
 
+std::vector<std::string> HiddenPaths(const HostContext& host, const std::vector<std::string>& unhide) {
+  std::vector<std::string> hidden = DefaultHiddenPaths();
+  hidden.insert(hidden.end(), host.extra_hidden.begin(), host.extra_hidden.end());
+  std::vector<std::string> out;
+  for (const std::string& path : hidden) {
+    std::string expanded = ExpandPath(path, host);
+    bool unhidden = std::any_of(unhide.begin(), unhide.end(), [&](const std::string& u) {
+      return sys::IsWithin(expanded, u);
+    });
+    if (unhidden) continue;
+    // Hide what the path names, not the symlink: mounts and Landlock both act on the target.
+    if (Result<std::string> real = sys::RealPath(expanded); real) expanded = *real;
+    if (std::find(out.begin(), out.end(), expanded) == out.end()) out.push_back(expanded);
+  }
+  return out;
+}
+
+std::vector<PathGrant> AllowlistBinds(const HostContext& host,
+                                      const std::vector<std::string>& hidden_paths) {
+  std::vector<std::string> allow = DefaultHomeAllowlist();
+  allow.insert(allow.end(), host.home_allow.begin(), host.home_allow.end());
+  std::vector<PathGrant> binds;
+  for (const std::string& entry : allow) {
+    std::optional<PathGrant> bind = HomeBind(ExpandPath(entry, host), "home allowlist", host);
+    if (!bind) continue;
+    // A hidden path stays hidden: an allowlist entry inside one is left out.
+    bool hidden = std::any_of(hidden_paths.begin(), hidden_paths.end(), [&](const std::string& h) {
+      return sys::IsWithin(bind->host_path(), h) || sys::IsWithin(bind->path, h);
+    });
+    bool present = std::any_of(binds.begin(), binds.end(),
+                               [&](const PathGrant& p) { return p.path == bind->path; });
+    if (!hidden && !present) binds.push_back(*bind);
+  }
+  return binds;
+}
+
+// Deny-by-default home (PRODUCT.md invariant 3): a private tmpfs over it, with the allowlist
+// entries that exist bound read-only on top. A home that is the workspace, or lies inside it,
+// stays as the workspace shows it.
+void AddPrivateHome(const HostContext& host, SandboxSpec* spec) {
+  const std::string real_home = RealHome(host);
+  if (real_home.empty() || sys::IsWithin(real_home, spec->workspace)) return;
+  spec->private_home = real_home;
+  for (PathGrant& bind : AllowlistBinds(host, spec->hidden_paths)) {
+    // A grant of the same path (read:, write:) decides its access.
+    bool granted = std::any_of(spec->paths.begin(), spec->paths.end(),
+                               [&](const PathGrant& p) { return p.path == bind.path; });
+    if (!granted) spec->paths.push_back(std::move(bind));
+  }
+}
+
 }  // namespace
+
+const std::vector<std::string>& DefaultHomeAllowlist() {
+  // Configuration and toolchains that builds and tests read; nothing that holds credentials
+  // (git's credential store is ~/.git-credentials or ~/.config/git/credentials, both out).
+  static const std::vector<std::string> kPaths = {
+      "~/.gitconfig",    "~/.config/git/config", "~/.config/git/ignore",
+      "~/.config/git/attributes", "~/.local/bin", "~/.cargo/bin", "~/.rustup",
+      "~/.nvm",          "~/.pyenv",             "~/.rbenv", "~/.volta",
+      "~/.bun/bin",      "~/.deno/bin",          "~/go/pkg/mod",
+  };
+  return kPaths;
+}
 
 const std::vector<std::string>& DefaultHiddenPaths() {
   static const std::vector<std::string> kPaths = {
@@ -184,6 +286,20 @@ const std::vector<std::string>& DefaultHiddenPaths() {
       "~/.vault-token",
   };
   return kPaths;
+}
+
+std::vector<PathGrant> HomeAllowlistBinds(const HostContext& host) {
+  return AllowlistBinds(host, HiddenPaths(host, {}));
+}
+
+Result<std::string> PathInView(const std::string& path, const std::string& home) {
+  std::string real = TRY(sys::RealPath(path));
+  const std::string lexical = sys::NormalizePath(path);
+  const std::string normal_home = sys::NormalizePath(home);
+  Result<std::string> real_home = sys::RealPath(normal_home);
+  if (real_home && *real_home != "/" && sys::IsWithin(lexical, normal_home))
+    return *real_home + lexical.substr(normal_home.size());
+  return real;
 }
 
 bool IsKnownCache(const std::string& name) {
@@ -220,20 +336,9 @@ Result<SandboxSpec> BuildSpec(const SandboxRequest& request, const HostContext& 
     spec.network = TRY(ParseNetwork(request.network));
   }
 
-  std::vector<std::string> hidden = DefaultHiddenPaths();
-  hidden.insert(hidden.end(), host.extra_hidden.begin(), host.extra_hidden.end());
-  for (const std::string& path : hidden) {
-    std::string expanded = ExpandPath(path, host);
-    bool unhidden = std::any_of(unhide.begin(), unhide.end(), [&](const std::string& u) {
-      return sys::IsWithin(expanded, u);
-    });
-    if (unhidden) continue;
-    // Hide what the path names, not the symlink: mounts and Landlock both act on the target.
-    if (Result<std::string> real = sys::RealPath(expanded); real) expanded = *real;
-    if (std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), expanded) ==
-        spec.hidden_paths.end())
-      spec.hidden_paths.push_back(expanded);
-  }
+  spec.hidden_paths = HiddenPaths(host, unhide);
+
+  if (spec.profile != Profile::kFull) AddPrivateHome(host, &spec);
 
   BuildEnvironment(request, host, &spec);
   for (const std::string& pair : request.setenv) {

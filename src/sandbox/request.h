@@ -39,11 +39,21 @@ struct HostContext {
   std::string cwd;
   std::string state_dir;
   std::vector<std::string> extra_hidden;  // from the user's config
+  std::vector<std::string> home_allow;    // [sandbox] home_allow from the user's config
   std::vector<std::pair<std::string, std::string>> environ;
 };
 
 // Credential locations hidden inside every sandbox unless un-hidden with read:PATH.
 const std::vector<std::string>& DefaultHiddenPaths();
+// The toolchain paths of the home that every sandbox shows read-only (when they exist).
+const std::vector<std::string>& DefaultHomeAllowlist();
+// The allowlist entries (defaults plus host.home_allow) that exist and are not hidden, as the
+// sandbox binds them read-only into the private home; for reports such as `berth doctor`.
+std::vector<PathGrant> HomeAllowlistBinds(const HostContext& host);
+// Where the host's `path` (absolute) belongs inside the sandbox: under the canonical home
+// with the rest of `path` kept as written when it lies in `home` (the private home has none
+// of the home's symlinks), else its canonical path. Errors when `path` does not exist.
+Result<std::string> PathInView(const std::string& path, const std::string& home);
 // Caches that `cache:NAME` knows, each with its tool's environment variable(s).
 bool IsKnownCache(const std::string& name);
 

@@ -1,10 +1,12 @@
 #include "sandbox/request.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "sys/atomic_file.h"
 #include "sys/fs.h"
 
 namespace berth::sandbox {
@@ -159,6 +161,49 @@ TEST_F(BuildSpecTest, SpecJsonNeverShowsPassedValues) {
   std::string json = spec.ToJson().dump();
   EXPECT_EQ(json.find("\"v\""), std::string::npos);
   EXPECT_NE(json.find("MY_VAR"), std::string::npos);
+}
+
+const PathGrant* FindPath(const SandboxSpec& spec, const std::string& path) {
+  auto it = std::find_if(spec.paths.begin(), spec.paths.end(),
+                         [&](const PathGrant& p) { return p.path == path; });
+  return it == spec.paths.end() ? nullptr : &*it;
+}
+
+TEST_F(BuildSpecTest, HomeIsPrivateWithTheAllowlistReadOnly) {
+  const std::string home = root_ + "/home";
+  ASSERT_TRUE(sys::MakeDirs(home + "/.cargo/bin", 0755).has_value());
+  ASSERT_TRUE(sys::MakeDirs(home + "/notes", 0755).has_value());
+  ASSERT_TRUE(sys::MakeDirs(root_ + "/dotfiles", 0755).has_value());
+  ASSERT_TRUE(sys::WriteFileAtomic(root_ + "/dotfiles/gitconfig", "[user]\n").has_value());
+  ASSERT_EQ(::symlink("../dotfiles/gitconfig", (home + "/.gitconfig").c_str()), 0);
+  SandboxSpec spec = BuildSpec(request_, host_).value();
+  EXPECT_EQ(spec.private_home, home);
+  const PathGrant* cargo = FindPath(spec, home + "/.cargo/bin");
+  ASSERT_NE(cargo, nullptr);
+  EXPECT_EQ(cargo->access, PathGrant::Access::kReadOnly);
+  // A symlinked dotfile shows what it points to, at its usual place.
+  const PathGrant* gitconfig = FindPath(spec, home + "/.gitconfig");
+  ASSERT_NE(gitconfig, nullptr);
+  EXPECT_EQ(gitconfig->host_path(), root_ + "/dotfiles/gitconfig");
+  EXPECT_EQ(FindPath(spec, home + "/notes"), nullptr);
+  EXPECT_EQ(FindPath(spec, home + "/.rustup"), nullptr) << "missing entries are left out";
+
+  // The user's config extends the list; read: grants show a path too.
+  host_.home_allow = {"~/notes"};
+  EXPECT_NE(FindPath(BuildSpec(request_, host_).value(), home + "/notes"), nullptr);
+  host_.home_allow.clear();
+  request_.reads = {"~/notes"};
+  EXPECT_NE(FindPath(BuildSpec(request_, host_).value(), home + "/notes"), nullptr);
+  EXPECT_EQ(HomeAllowlistBinds(host_).size(), 2u);
+}
+
+TEST_F(BuildSpecTest, HomeThatIsTheWorkspaceStaysTheWorkspace) {
+  request_.workspace = root_ + "/home";
+  EXPECT_EQ(BuildSpec(request_, host_).value().private_home, "");
+  request_.workspace = root_ + "/ws";
+  request_.profile = "full";
+  request_.full_access = true;
+  EXPECT_EQ(BuildSpec(request_, host_).value().private_home, "");
 }
 
 }  // namespace

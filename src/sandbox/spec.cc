@@ -6,6 +6,19 @@
 
 namespace berth::sandbox {
 
+const std::vector<std::string>& PrivateDirs() {
+  // /tmp, /var/tmp and /dev/shm are world-writable: any user's sockets and files can be
+  // there. /run holds the host's sockets (D-Bus, Docker, the user's runtime directory).
+  static const std::vector<std::string> kDirs = {"/tmp", "/var/tmp", "/run", "/dev/shm"};
+  return kDirs;
+}
+
+bool IsInPrivateDir(const std::string& path) {
+  for (const std::string& dir : PrivateDirs())
+    if (sys::IsWithin(path, dir)) return true;
+  return false;
+}
+
 const char* TierName(Tier tier) {
   switch (tier) {
     case Tier::kAuto: return "auto";
@@ -146,6 +159,7 @@ nlohmann::json SandboxSpec::ToJson() const {
                     {"target", overlay->target}};
   }
   j["hidden_paths"] = hidden_paths;
+  j["private_home"] = private_home.empty() ? nlohmann::json(nullptr) : nlohmann::json(private_home);
   j["allow_user_namespaces"] = allow_user_namespaces;
   nlohmann::json grants_json = nlohmann::json::array();
   for (const GrantRecord& g : grants) {

@@ -28,6 +28,12 @@ enum class Network { kNone, kProxy, kOpen };
 inline constexpr uint16_t kProxyPort = 3128;
 inline constexpr const char* kProxyHost = "127.0.0.1";
 
+// Directories of the host that every namespaces-tier sandbox replaces with its own empty,
+// writable tmpfs (besides the home): what the host keeps there (sockets, temporary files)
+// is invisible inside.
+const std::vector<std::string>& PrivateDirs();
+bool IsInPrivateDir(const std::string& path);
+
 const char* TierName(Tier tier);
 const char* ProfileName(Profile profile);
 const char* NetworkName(Network network);
@@ -94,6 +100,10 @@ struct SandboxSpec {
   // the job's upper directory (namespaces tier only).
   std::vector<OverlayWorkspace> state_overlays;
   std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
+  // The caller's home (canonical), covered by a private, writable, discarded tmpfs: only the
+  // `paths` placed on top (the home allowlist, grants, provider state) show the real one.
+  // Empty: the home is shown like the rest of the host (it is the workspace or contains it).
+  std::string private_home;
   bool allow_user_namespaces = false;     // the `browser` grant
   std::vector<GrantRecord> grants;
   // Network::kProxy: the hosts the proxy lets the job reach, in grant syntax without "net:"

@@ -82,6 +82,10 @@ int MakeDir(const char* path, mode_t mode) {
 }
 
 int MakeEmptyFile(const char* path, mode_t mode) {
+  // A mount point that already exists (a file of the read-only host view) is used as it is:
+  // opening it for writing there would fail with EROFS.
+  struct stat st;
+  if (::stat(path, &st) == 0) return 0;
   int fd = ::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return errno == EEXIST ? 0 : errno;
   ::close(fd);

@@ -1,4 +1,4 @@
-// The Landlock kernel ABI up to version 6 (Linux 6.12).
+// The Landlock kernel ABI up to version 9 (pathname Unix socket resolution).
 //
 // Debian 12's linux-libc-dev (6.1) stops at ABI 2, but the running kernel may offer more;
 // the ABI is stable, so berth carries its own copy of the definitions it uses.
@@ -44,6 +44,8 @@ inline constexpr uint64_t kFsMakeSym = 1ull << 12;
 inline constexpr uint64_t kFsRefer = 1ull << 13;     // ABI 2
 inline constexpr uint64_t kFsTruncate = 1ull << 14;  // ABI 3
 inline constexpr uint64_t kFsIoctlDev = 1ull << 15;  // ABI 5
+// connect(2) and sendmsg(2) to a pathname Unix socket made outside the Landlock domain.
+inline constexpr uint64_t kFsResolveUnix = 1ull << 16;  // ABI 9
 
 inline constexpr uint64_t kNetBindTcp = 1ull << 0;     // ABI 4
 inline constexpr uint64_t kNetConnectTcp = 1ull << 1;  // ABI 4
@@ -53,6 +55,6 @@ inline constexpr uint64_t kScopeSignal = 1ull << 1;              // ABI 6
 
 // Rights that apply to files (not only directories).
 inline constexpr uint64_t kFileAccess =
-    kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev;
+    kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev | kFsResolveUnix;
 
 }  // namespace berth::sys::landlock

@@ -230,13 +230,21 @@ class HostileAgentTest : public JobsTest {
   void ExpectAttemptsBlockedAndNothingRanOutside() {
     std::string report = ReadText(JobDir(id_) + "/stdout");
     EXPECT_TRUE(Contains(report, "control: planted code ran inside the sandbox")) << report;
-    EXPECT_FALSE(Contains(report, "WROTE")) << report;
+    // The home, /tmp and /var/tmp are private tmpfs inside: a write there may succeed and is
+    // discarded; the checks on the host below prove it. Everywhere else it is blocked.
+    auto in_private_dir = [&](const std::string& path) {
+      return sys::IsWithin(path, home()) || sys::IsWithin(path, "/tmp") ||
+             sys::IsWithin(path, "/var/tmp");
+    };
     for (const std::string& victim : Victims()) {
-      EXPECT_TRUE(Contains(report, "attempt " + victim + "/pwned: blocked")) << report;
+      if (!in_private_dir(victim)) {
+        EXPECT_TRUE(Contains(report, "attempt " + victim + "/pwned: blocked")) << report;
+      }
       EXPECT_FALSE(PathExists(victim + "/pwned")) << victim;
     }
-    EXPECT_TRUE(Contains(report, "attempt ../escape: blocked")) << report;
-    EXPECT_TRUE(Contains(report, "attempt " + home() + "/owned: blocked")) << report;
+    if (!in_private_dir(root())) {
+      EXPECT_TRUE(Contains(report, "attempt ../escape: blocked")) << report;
+    }
     EXPECT_FALSE(PathExists(root() + "/escape"));
     EXPECT_FALSE(PathExists(home() + "/owned"));
     // Nothing outside the sandbox ran the planted code: not during the agent's run (the

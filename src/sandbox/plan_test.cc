@@ -1,0 +1,118 @@
+#include "sandbox/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sys/fs.h"
+
+namespace berth::sandbox {
+namespace {
+
+// Plans for the namespaces tier. Paths that must exist on the host are system directories
+// (the plan only looks at the host, it mounts nothing), never under /tmp or /var/tmp, which
+// every plan makes private.
+class PlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_.workspace = "/usr";
+    spec_.argv = {"true"};
+    spec_.paths.push_back({PathGrant::Access::kReadWrite, "/usr", "workspace"});
+  }
+
+  Plan Build(const std::vector<std::string>& sockets = {}) {
+    PlanInputs inputs{Tier::kNamespaces, 0, "", {}, {-1, -1, -1}, -1};
+    inputs.host_sockets = sockets;
+    return BuildPlan(spec_, inputs).value();
+  }
+  static const Step* Find(const Plan& plan, const std::string& description) {
+    auto it = std::find_if(plan.setup.begin(), plan.setup.end(),
+                           [&](const Step& s) { return s.description == description; });
+    return it == plan.setup.end() ? nullptr : &*it;
+  }
+  static bool Mentions(const Plan& plan, const std::string& part) {
+    return std::any_of(plan.setup.begin(), plan.setup.end(), [&](const Step& s) {
+      return s.description.find(part) != std::string::npos;
+    });
+  }
+  // A directory that exists under `dir`.
+  static std::string SubDir(const std::string& dir) {
+    for (const std::string& name : sys::ListDir(dir).value_or(std::vector<std::string>{}))
+      if (sys::TypeOf(dir + "/" + name) == sys::FileType::kDirectory) return dir + "/" + name;
+    return "";
+  }
+
+  SandboxSpec spec_;
+};
+
+TEST_F(PlanTest, CacheInsideAHiddenStateDirIsReachableRegression) {
+  // The state directory is hidden in jobs and the caches live inside it: the job, without
+  // capabilities, must be able to pass the hidden directory to reach the cache.
+  spec_.hidden_paths = {"/etc"};
+  PathGrant cache{PathGrant::Access::kReadWrite, "/etc/berth/caches/npm", "cache:npm"};
+  cache.create_if_missing = true;
+  spec_.paths.push_back(cache);
+  Plan with_cache = Build();
+  const Step* hidden = Find(with_cache, "mount tmpfs on hidden /etc");
+  ASSERT_NE(hidden, nullptr);
+  EXPECT_STREQ(hidden->b, "mode=0111,size=4k");
+
+  spec_.paths.pop_back();
+  Plan without = Build();
+  hidden = Find(without, "mount tmpfs on hidden /etc");
+  ASSERT_NE(hidden, nullptr);
+  EXPECT_STREQ(hidden->b, "mode=000,size=4k") << "nothing inside: not even passable";
+}
+
+TEST_F(PlanTest, HiddenPathsUnderAPrivateDirAreNotMountedRegression) {
+  // HOME=/tmp/...: /tmp is the job's own tmpfs, the credentials are not there to hide.
+  std::string dir = sys::MakeTempDir("/tmp", "berth-plan-hidden-").value();
+  ASSERT_TRUE(sys::MakeDirs(dir + "/.ssh", 0700).has_value());
+  const std::string in_workspace = SubDir("/usr");
+  ASSERT_FALSE(in_workspace.empty());
+  spec_.hidden_paths = {dir + "/.ssh", in_workspace};
+  Plan plan = Build();
+  EXPECT_FALSE(Mentions(plan, "hidden " + dir + "/.ssh"));
+  EXPECT_TRUE(Mentions(plan, "hidden " + in_workspace)) << "the workspace shows the host";
+  (void)sys::RemoveTree(dir);
+}
+
+TEST_F(PlanTest, HiddenPathsUnderThePrivateHomeAreNotMounted) {
+  // The home is /etc here; /usr (the workspace) stands for an allowlist bind inside it.
+  spec_.private_home = "/etc";
+  const std::string in_home = SubDir("/etc");
+  const std::string in_bind = SubDir("/usr");
+  ASSERT_FALSE(in_home.empty());
+  spec_.hidden_paths = {in_home, in_bind};
+  Plan plan = Build();
+  EXPECT_TRUE(Mentions(plan, "mount tmpfs on private home /etc"));
+  EXPECT_EQ(Find(plan, "mount tmpfs on hidden " + in_home), nullptr);
+  EXPECT_EQ(Find(plan, "bind-mount empty file over hidden " + in_home), nullptr);
+  EXPECT_TRUE(Mentions(plan, "hidden " + in_bind)) << "inside a bind the second wall stands";
+}
+
+TEST_F(PlanTest, HostSocketsTheViewShowsAreMaskedExceptGrantedOnes) {
+  const std::string in_view = "/srv/berth-test/a.sock";
+  const std::string in_ws = "/usr/b.sock";
+  const std::string granted = "/srv/berth-test/granted.sock";
+  const std::string in_tmp = "/tmp/berth-plan-test.sock";
+  spec_.paths.push_back({PathGrant::Access::kSocket, granted, "socket:" + granted});
+  Plan plan = Build({in_view, in_ws, granted, in_tmp});
+  EXPECT_TRUE(Mentions(plan, "empty file over the host socket " + in_view));
+  EXPECT_TRUE(Mentions(plan, "empty file over the host socket " + in_ws));
+  EXPECT_FALSE(Mentions(plan, "host socket " + granted));
+  EXPECT_FALSE(Mentions(plan, "host socket " + in_tmp)) << "/tmp is private";
+}
+
+TEST_F(PlanTest, WorldWritableDirsArePrivate) {
+  Plan plan = Build();
+  EXPECT_TRUE(Mentions(plan, "mount tmpfs on private /tmp"));
+  if (sys::TypeOf("/var/tmp") == sys::FileType::kDirectory) {
+    EXPECT_TRUE(Mentions(plan, "mount tmpfs on private /var/tmp"));
+  }
+  EXPECT_TRUE(Mentions(plan, "mount tmpfs on private /dev/shm"));
+}
+
+}  // namespace
+}  // namespace berth::sandbox
