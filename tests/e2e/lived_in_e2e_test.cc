@@ -329,7 +329,7 @@ TEST_F(LivedInTest, HomeSocketIsUnreachableWithoutAGrant) {
   RunResult result = Probe({"unix-connect", socket.path()});
   EXPECT_FALSE(Contains(result.out, "unix-connect ok")) << result.Describe();
   std::vector<std::string> argv = {SANDBOX_PROBE, "unix-connect", socket.path()};
-  std::string id = RunJob({}, argv);
+  std::string id = RunJob({}, argv, {}, kAnyExit);
   EXPECT_FALSE(Contains(JobOutput(id), "unix-connect ok")) << Summary(id);
   EXPECT_EQ(socket.connections(), 1);
 }
