@@ -9,6 +9,7 @@
 
 #include "cli/output.h"
 #include "git/repository.h"
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
@@ -74,6 +75,7 @@ int List(Session& s, const JobsOptions& o) {
   fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", "ID", "STATE", "AGENT", "AGE", "RESULT");
   for (const store::JobRecord& j : *jobs) {
     std::string result = j.commit ? j.branch + " @ " + j.commit->substr(0, 10) : j.state_reason;
+    if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
     fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, store::JobStateName(j.state), j.agent,
                Age(j.created_at_ms), result);
@@ -92,6 +94,8 @@ int Show(Session& s, const JobsOptions& o) {
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
              j->state_reason.empty() ? "" : " (" + j->state_reason + ")");
   fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
+  if (std::string access = job::AccessLine(job::AccessJsonOfRecord(*j)); !access.empty())
+    fmt::print("access   {}\n", access);
   fmt::print("branch   {}\ncommit   {}\n", j->branch, j->commit.value_or("none"));
   fmt::print("created  {}\n", job::IsoTime(j->created_at_ms));
   if (j->ended_at_ms) fmt::print("ended    {}\n", job::IsoTime(*j->ended_at_ms));
