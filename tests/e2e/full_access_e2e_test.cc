@@ -240,18 +240,50 @@ TEST_F(FullAccessTest, TheDeadlineStillEndsTheWholeProcessTree) {
       << "a full-access job's process outlived its deadline";
 }
 
-// The real Codex CLI (scripts/install-test-clis, $BERTH_TEST_CLIS) in a full-access job against
-// the test model server on the host's loopback, reached directly: no proxy, no [net.hosts].
-class RealCodexFullAccessTest : public JobsTest {
+// The real CLIs (scripts/install-test-clis, $BERTH_TEST_CLIS) in a full-access job against the
+// test model server on the host's loopback, reached directly: no proxy, no [net.hosts].
+struct FullCli {
+  const char* provider;
+  const char* model;
+  std::vector<std::pair<std::string, std::string>> env;  // "{port}" is replaced
+  // The argument that puts the CLI's own sandbox in its full-access mode; "" for none.
+  const char* full_access_arg;
+  // The user's own settings, as someone who runs the CLI by hand has them: a full-access job
+  // reads them as they are ({file relative to HOME, content}; empty: none).
+  std::pair<std::string, std::string> user_settings = {};
+  // Whether its file tools may write outside its workspace directories. Gemini CLI confines
+  // write_file to them by its own rule, not a sandbox (docs/providers.md "Full access").
+  bool file_tools_leave_the_workspace = true;
+};
+
+const FullCli kFullClis[] = {
+    {"codex", "gpt-5.5",
+     {{"OPENAI_API_KEY", "sk-berth-test"}, {"OPENAI_BASE_URL", "http://127.0.0.1:{port}/v1"}},
+     "danger-full-access"},
+    {"claude", "claude-sonnet-4-5",
+     {{"ANTHROPIC_API_KEY", "sk-berth-test"}, {"ANTHROPIC_BASE_URL", "http://127.0.0.1:{port}"}},
+     R"({"sandbox":{"enabled":false}})"},
+    {"gemini", "gemini-2.5-flash",
+     {{"GEMINI_API_KEY", "berth-test-key"}, {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:{port}"}},
+     "--sandbox=false",
+     // With GOOGLE_GEMINI_BASE_URL the CLI picks an auth type it then refuses, unless told.
+     {".gemini/settings.json", R"({"security":{"auth":{"selectedType":"gemini-api-key"}}})"},
+     false},
+};
+
+void PrintTo(const FullCli& cli, std::ostream* os) { *os << cli.provider; }
+
+class RealCliFullAccessTest : public JobsTest, public ::testing::WithParamInterface<FullCli> {
  protected:
   void SetUp() override {
     JobsTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
     const char* clis = std::getenv("BERTH_TEST_CLIS");
     cli_dir_ = clis != nullptr ? std::string(clis) + "/node_modules/.bin" : "";
-    REQUIRE_FEATURE(!cli_dir_.empty() && PathExists(cli_dir_ + "/codex"),
-                    "the real codex CLI is not installed: run scripts/install-test-clis DIR and "
-                    "set BERTH_TEST_CLIS=DIR");
+    REQUIRE_FEATURE(!cli_dir_.empty() && PathExists(cli_dir_ + "/" + GetParam().provider),
+                    std::string("the real ") + GetParam().provider +
+                        " CLI is not installed: run scripts/install-test-clis DIR and set "
+                        "BERTH_TEST_CLIS=DIR");
     std::optional<std::string> python = FindInPath("python3");
     REQUIRE_FEATURE(python.has_value(), "python3 is needed for the test model server");
     const std::string port_file = root() + "/model-server.port";
@@ -261,15 +293,20 @@ class RealCodexFullAccessTest : public JobsTest {
     ASSERT_TRUE(WaitUntil([&] { return PathExists(port_file); }, std::chrono::seconds(20)))
         << "the model server did not start";
     port_ = TrimRight(ReadText(port_file));
-    ASSERT_TRUE(WriteText(PolicyPath(), R"(version = 1
+    ASSERT_TRUE(WriteText(PolicyPath(), std::string(R"(version = 1
 [agents.lane]
 capability = "write"
-provider = "codex"
-model = "gpt-5.5"
+provider = ")") + GetParam().provider + R"("
+model = ")" + GetParam().model + R"("
 writable = ["*.txt"]
 access = "full"
 )"));
     ASSERT_EQ(Git({"commit", "-q", "-am", "policy for the real CLI"}).exit_code, 0);
+    if (const auto& [file, content] = GetParam().user_settings; !file.empty()) {
+      const std::string path = home() + "/" + file;
+      ASSERT_TRUE(sys::MakeDirs(sys::Dirname(path), 0755));
+      ASSERT_TRUE(WriteText(path, content));
+    }
   }
   void TearDown() override {
     if (server_.pid() > 0) ::kill(server_.pid(), SIGTERM);
@@ -277,12 +314,13 @@ access = "full"
     JobsTest::TearDown();
   }
 
-  RunResult RunCodex(const std::string& prompt) const {
-    return Run({"run", "--full-access", "lane", "-p", prompt},
-               {{"GIT_CONFIG_NOSYSTEM", "1"},
-                {"PATH", cli_dir_ + ":" + kPath},
-                {"OPENAI_API_KEY", "sk-berth-test"},
-                {"OPENAI_BASE_URL", "http://127.0.0.1:" + port_ + "/v1"}});
+  RunResult RunCli(const std::string& prompt) const {
+    EnvVars env = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"PATH", cli_dir_ + ":" + kPath}};
+    for (auto [name, value] : GetParam().env) {
+      if (size_t at = value.find("{port}"); at != std::string::npos) value.replace(at, 6, port_);
+      env.emplace_back(name, value);
+    }
+    return Run({"run", "--full-access", "lane", "-p", prompt}, env);
   }
 
   std::string cli_dir_;
@@ -290,8 +328,11 @@ access = "full"
   std::string port_;
 };
 
-TEST_F(RealCodexFullAccessTest, CodexRunsInItsDangerFullAccessModeAndTheJobCommitsItsEdit) {
-  RunResult run = RunCodex("BERTH-SCENARIO: edit path=hello.txt content=banana");
+INSTANTIATE_TEST_SUITE_P(Clis, RealCliFullAccessTest, ::testing::ValuesIn(kFullClis),
+                         [](const auto& info) { return std::string(info.param.provider); });
+
+TEST_P(RealCliFullAccessTest, RunsInItsOwnFullAccessModeAndTheJobCommitsItsEdit) {
+  RunResult run = RunCli("BERTH-SCENARIO: edit path=hello.txt content=banana");
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const std::string id = NewestJobId();
   json receipt = ReadReceiptFile(id);
@@ -300,23 +341,26 @@ TEST_F(RealCodexFullAccessTest, CodexRunsInItsDangerFullAccessModeAndTheJobCommi
   EXPECT_EQ(GitOut({"show", "berth/" + id + ":hello.txt"}), "banana");
   EXPECT_EQ(GetStr(receipt, "access.mode"), "full");
   EXPECT_EQ(GetStr(receipt, "network.mode"), "open");
+  EXPECT_EQ(GetStr(receipt, "provider.final_text"), "done: edited hello.txt");
   json argv = Get(receipt, "agent.argv");
   ASSERT_TRUE(argv.is_array()) << receipt.dump(2);
   std::vector<std::string> args = argv.get<std::vector<std::string>>();
-  auto sandbox = std::find(args.begin(), args.end(), "--sandbox");
-  ASSERT_NE(sandbox, args.end()) << argv.dump();
-  ASSERT_NE(sandbox + 1, args.end());
-  EXPECT_EQ(*(sandbox + 1), "danger-full-access");
+  EXPECT_EQ(std::count(args.begin(), args.end(), GetParam().full_access_arg), 1) << argv.dump();
   EXPECT_EQ(std::count(args.begin(), args.end(), "--dangerously-bypass-approvals-and-sandbox"), 0);
-  EXPECT_EQ(GetStr(receipt, "provider.final_text"), "done: edited hello.txt");
 }
 
-TEST_F(RealCodexFullAccessTest, CodexShellWritesOutsideTheWorkspace) {
-  const std::string outside = root() + "/codex-outside.txt";
-  RunResult run = RunCodex("BERTH-SCENARIO: edit path=" + outside + " content=host tool=shell");
+TEST_P(RealCliFullAccessTest, ItsToolsWriteOutsideTheWorkspace) {
+  const std::string outside = root() + "/cli-outside.txt";
+  RunResult run = RunCli("BERTH-SCENARIO: edit path=" + outside + " content=host tool=shell");
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  EXPECT_EQ(ReadText(outside), "host\n");
-  json receipt = ReadReceiptFile(NewestJobId());
+  const std::string id = NewestJobId();
+  if (GetParam().file_tools_leave_the_workspace) {
+    EXPECT_EQ(ReadText(outside), "host\n") << ReadText(JobDir(id) + "/stdout");
+  } else {
+    EXPECT_FALSE(PathExists(outside));
+    EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "Path not in workspace"));
+  }
+  json receipt = ReadReceiptFile(id);
   EXPECT_EQ(GetStr(receipt, "job.state"), "completed") << receipt.dump(2);
   EXPECT_TRUE(ReceiptFiles(receipt).empty()) << receipt.dump(2);
 }
