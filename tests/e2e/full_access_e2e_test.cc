@@ -229,6 +229,30 @@ TEST_F(FullAccessTest, WritableGlobsStillJudgeTheWorkspace) {
   EXPECT_EQ(ReadText(ws() + "/README.md"), "readme\n");
 }
 
+TEST_F(FullAccessTest, ChecksOfAFullAccessJobStayInBerthsSandbox) {
+  const std::string check_file = outside_dir() + "/written-by-a-check";
+  // Each check passes only when its probe is refused (the probe exits 1 on an errno).
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kFullPolicy) + R"(
+[[verify]]
+name = "no-host-writes"
+argv = [")" + SANDBOX_PROBE + R"(", "write", ")" + check_file + R"("]
+expect_exit = 1
+[[verify]]
+name = "no-network"
+argv = [")" + SANDBOX_PROBE + R"(", "tcp-connect", "127.0.0.1", ")" +
+                                               std::to_string(server_.port) + R"("]
+expect_exit = 1
+)"));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "checks"}).exit_code, 0);
+  RunResult run = RunHostProbe({"--full-access"}, "lane");
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json receipt = ReadReceiptFile(NewestJobId());
+  EXPECT_EQ(GetStr(receipt, "job.state"), "completed") << receipt.dump(2);
+  EXPECT_EQ(Get(receipt, "verification.required_passed"), json(true)) << receipt.dump(2);
+  EXPECT_EQ(ReadText(outside_file()), "probe\n");  // the agent could
+  EXPECT_FALSE(PathExists(check_file));             // its checks could not
+}
+
 TEST_F(FullAccessTest, TheDeadlineStillEndsTheWholeProcessTree) {
   const std::string token = Token();
   RunResult run = Berth(RunArgs({"--full-access", "--timeout", "1s"}, "lane", "sleep.sh", {token}));
