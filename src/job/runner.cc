@@ -13,8 +13,8 @@
 
 #include "git/branches.h"
 #include "git/repository.h"
-#include "job/job_json.h"
 #include "job/full_access.h"
+#include "job/job_json.h"
 #include "job/job_sandbox.h"
 #include "job/land.h"
 #include "job/lease.h"
@@ -625,7 +625,8 @@ store::JobRecord JobRun::Run() {
                       {"grants", spec->ToJson()["grants"]}};
   if (request_.full_access) Step("access", AccessLine(receipt_.access));
   if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
-  Step("agent", "running " + request_.argv[0] + " in the sandbox");
+  Step("agent", "running " + request_.argv[0] +
+                    (request_.full_access ? " with full access" : " in the sandbox"));
 
   Result<sandbox::LaunchResult> launched = RunAgent(*spec);
   if (!launched) {
