@@ -114,6 +114,14 @@ TEST_F(FullAccessTest, FullAccessJobWritesOutsideAndConnectsToLoopbackAndIsStill
       << run.Describe();
 }
 
+// Issue #9: `--full-access` did not exist (exit 64) and every access = "full" agent was refused
+// (exit 78) although the policy documentation promised the opt-in.
+TEST_F(FullAccessTest, FullAccessFlagRunsAFullAgentRegression) {
+  RunResult run = Berth(RunArgs({"--full-access"}, "lane", "noop.sh"));
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_EQ(GetStr(ReadReceiptFile(NewestJobId()), "access.mode"), "full");
+}
+
 TEST_F(FullAccessTest, TheSameAgentWithoutFullAccessCannotAndIsCollectedTheSameWay) {
   RunResult run = RunHostProbe({}, "bounded");
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
