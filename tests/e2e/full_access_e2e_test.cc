@@ -55,9 +55,9 @@ class FullAccessTest : public JobsTest {
   // `berth run OPTIONS AGENT -- sh host_probe.sh PROBE OUTSIDE PORT`
   RunResult RunHostProbe(const std::vector<std::string>& options, const std::string& agent,
                          const EnvVars& env = {}) const {
-    std::vector<std::string> args = RunArgs(options, agent, "host_probe.sh",
-                                            {SANDBOX_PROBE, outside_file(),
-                                             std::to_string(server_.port)});
+    std::vector<std::string> args =
+        RunArgs(options, agent, "host_probe.sh",
+                {SANDBOX_PROBE, outside_file(), std::to_string(server_.port)});
     EnvVars all = {{"GIT_CONFIG_NOSYSTEM", "1"}};
     all.insert(all.end(), env.begin(), env.end());
     return Run(args, all);
@@ -258,7 +258,7 @@ expect_exit = 1
   EXPECT_EQ(GetStr(receipt, "job.state"), "completed") << receipt.dump(2);
   EXPECT_EQ(Get(receipt, "verification.required_passed"), json(true)) << receipt.dump(2);
   EXPECT_EQ(ReadText(outside_file()), "probe\n");  // the agent could
-  EXPECT_FALSE(PathExists(check_file));             // its checks could not
+  EXPECT_FALSE(PathExists(check_file));            // its checks could not
 }
 
 TEST_F(FullAccessTest, TheDeadlineStillEndsTheWholeProcessTree) {
