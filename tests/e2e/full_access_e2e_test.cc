@@ -226,6 +226,19 @@ TEST_F(FullAccessTest, NestedFullAccessJobBeyondMaxDepthIsRefused) {
       "refusing to start a job from inside job 01parentjob000");
 }
 
+TEST_F(FullAccessTest, ASandboxThatCannotBeBuiltNeverFallsBackToFullAccess) {
+  // A bounded agent whose sandbox cannot be set up (a socket grant for a socket that does not
+  // exist) ends `failed` without running: nothing falls back to running it unconfined.
+  RunResult run = RunHostProbe({"--grant", "socket:" + root() + "/no.sock"}, "bounded");
+  EXPECT_NE(run.exit_code, 0) << run.Describe();
+  json receipt = ReadReceiptFile(NewestJobId());
+  EXPECT_EQ(GetStr(receipt, "job.state"), "failed") << receipt.dump(2);
+  EXPECT_EQ(GetStr(receipt, "access.mode"), "bounded");
+  EXPECT_TRUE(Get(receipt, "child.exit").is_null()) << receipt.dump(2);
+  EXPECT_FALSE(PathExists(outside_file()));
+  EXPECT_EQ(ReadText(JobDir(NewestJobId()) + "/stdout").find("write"), std::string::npos);
+}
+
 TEST_F(FullAccessTest, WritableGlobsStillJudgeTheWorkspace) {
   RunResult run = Berth(RunArgs({"--full-access"}, "lane", "outside.sh"));
   EXPECT_EQ(run.exit_code, 3) << run.Describe();
