@@ -16,6 +16,7 @@
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
 #include "git/repository.h"
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
@@ -94,6 +95,7 @@ int List(Session& s, const JobsOptions& o) {
     std::string result = j.commit     ? j.branch + " @ " + j.commit->substr(0, 10)
                          : position ? QueueText(*position)
                                     : j.state_reason;
+    if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
     result = EscapeControls(result);
     fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, store::JobStateName(j.state), j.agent,
@@ -115,6 +117,8 @@ int Show(Session& s, const JobsOptions& o) {
              j->state_reason.empty() ? "" : " (" + EscapeControls(j->state_reason) + ")");
   if (position) fmt::print("queue    {}\n", QueueText(*position));
   fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
+  if (std::string access = job::AccessLine(job::AccessJsonOfRecord(*j)); !access.empty())
+    fmt::print("access   {}\n", access);
   fmt::print("branch   {}\ncommit   {}\n", j->branch, j->commit.value_or("none"));
   fmt::print("created  {}\n", job::IsoTime(j->created_at_ms));
   if (j->ended_at_ms) fmt::print("ended    {}\n", job::IsoTime(*j->ended_at_ms));

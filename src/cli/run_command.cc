@@ -15,6 +15,7 @@
 #include "cli/output.h"
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "job/progress.h"
@@ -102,6 +103,8 @@ void PrintSummary(const store::JobRecord& job) {
   fmt::print("berth: job {} {} in {:.1f}s\n", job.id, store::JobStateName(job.state), seconds);
   if (!job.state_reason.empty()) fmt::print("  reason   {}\n", EscapeControls(job.state_reason));
   fmt::print("  agent    {} ({})\n", job.agent, job.provider);
+  if (std::string access = job::AccessLine(job::AccessJsonOfRecord(job)); !access.empty())
+    fmt::print("  access   {}\n", access);
   fmt::print("  base     {}\n", Short(job.base));
   if (job.commit) fmt::print("  commit   {} on branch {}\n", Short(*job.commit), job.branch);
   if (receipt.is_object()) {
@@ -141,6 +144,9 @@ void AddRunCommand(CLI::App& app, RunOptions* o) {
   sub->add_option("--timeout", o->submit.timeout, "deadline for the whole job, e.g. 30m");
   sub->add_option("--grant", o->submit.grants, "an extra sandbox grant for this job");
   sub->add_flag("--read-only", o->submit.read_only, "run as a read agent whatever the policy says");
+  sub->add_flag("--full-access", o->submit.full_access,
+                "run an agent whose policy says access = \"full\" with your filesystem and "
+                "network (also BERTH_FULL_ACCESS=1)");
   sub->add_flag("--json", o->json, "print the job as JSON when it ends (with --detach: at once)");
 }
 

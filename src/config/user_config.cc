@@ -72,7 +72,8 @@ Status ParseProvider(const std::string& source, const std::string& pname, const 
   e.source = source + ":" + std::to_string(node.source().begin.line);
   const std::map<std::string, std::vector<std::string>*> lists = {
       {"version_args", &e.version_args}, {"read_args", &e.read_args},
-      {"write_args", &e.write_args},     {"model_args", &e.model_args},
+      {"write_args", &e.write_args},     {"full_args", &e.full_args},
+      {"model_args", &e.model_args},
       {"effort_args", &e.effort_args},   {"prompt_args", &e.prompt_args},
       {"env", &e.env},
       {"credentials", &e.credentials},   {"set_env", &e.set_env},

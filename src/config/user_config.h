@@ -19,8 +19,8 @@ struct ProviderEntry {
   std::string name;
   std::string source;  // "config.toml:12", for errors about values
   std::string executable;
-  std::vector<std::string> version_args, read_args, write_args, model_args, effort_args,
-      prompt_args;
+  std::vector<std::string> version_args, read_args, write_args, full_args, model_args,
+      effort_args, prompt_args;
   std::string prompt;  // "stdin" (default), "file" or "argument"
   std::vector<std::string> env, credentials, set_env, base_url_env, endpoints, state_dirs,
       state_files, auth_files;

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "job/full_access.h"
+
 namespace berth::job {
 
 std::string IsoTime(int64_t ms) {
@@ -40,6 +42,7 @@ nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_p
   j["started_at"] = optional_time(job.started_at_ms);
   j["ended_at"] = optional_time(job.ended_at_ms);
   j["workspace"] = {{"backend", job.backend}, {"dir", job.job_dir}};
+  j["access"] = AccessJsonOfRecord(job);
   j["landed_at"] = optional_time(job.landed_at_ms);
   j["landed_commit"] =
       job.landed_commit ? nlohmann::json(*job.landed_commit) : nlohmann::json(nullptr);

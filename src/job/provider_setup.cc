@@ -27,6 +27,12 @@ void AddUnique(std::vector<std::string>* list, const std::string& value) {
 
 Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& endpoints,
                       RunRequest* r) {
+  if (r->full_access) {
+    // The host's network as the user (DecideAccess refused network = "none" already).
+    r->network = "open";
+    r->allowlist.clear();
+    return {};
+  }
   std::vector<std::string> net_grants;
   for (const std::string& g : r->grants)
     if (g.rfind("net:", 0) == 0) net_grants.push_back(g.substr(4));
@@ -43,7 +49,8 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
       return {};
     case policy::NetworkMode::kOpen:
       return Error(Cause::kPolicyDenied, "network = \"open\" is only for full-access runs", 0,
-                   "use \"allowlist\" with net: grants for the hosts the agent needs");
+                   "use \"allowlist\" with net: grants for the hosts the agent needs, or give "
+                   "the agent access = \"full\" and run it with --full-access");
     case policy::NetworkMode::kProvider:
     case policy::NetworkMode::kAllowlist:
       break;
@@ -79,10 +86,11 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
 
   provider::InvocationRequest inv;
   inv.write = r->write;
+  inv.full_access = r->full_access;
   inv.model = choice.model;
   inv.effort = choice.effort;
   inv.prompt_text = prompt;
-  inv.prompt_path = kPromptPathInJob;
+  inv.prompt_path = r->AgentPromptPath();
   inv.getenv = [&](const std::string& name) { return Lookup(ctx, *r, name); };
   if (p.prompt != provider::PromptChannel::kStdin && prompt.empty())
     return Error(Cause::kInvalidArgument, "the " + p.name + " provider needs a prompt", 0,

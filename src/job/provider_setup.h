@@ -30,6 +30,7 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
 // The job's network from the policy's mode and the grants: `provider` reaches the
 // provider's endpoints, `allowlist` those plus every net: grant. A net: grant turns
 // `provider` into `allowlist`; with `none` it is refused, as is `open` (full access only).
+// A full-access request always gets `open`: the host's network.
 Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& endpoints,
                       RunRequest* request);
 

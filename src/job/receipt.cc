@@ -1,5 +1,6 @@
 #include "job/receipt.h"
 
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/run_request.h"
 #include "sys/atomic_file.h"
@@ -19,6 +20,7 @@ nlohmann::json Receipt::ToJson() const {
                 {"provider", job.provider},
                 {"capability", write ? "write" : "read"},
                 {"argv", argv}};
+  j["access"] = access;
   j["provider"] = provider;
   j["sandbox"] = sandbox;
   j["network"] = network;
@@ -79,6 +81,7 @@ Status SaveRecordOnlyReceipt(store::Store& store, const store::JobRecord& job) {
   if (Result<RunRequest> request = RunRequest::FromJson(job.request_json); request) {
     receipt.argv = request->argv;
     receipt.write = request->write;
+    receipt.access = AccessJson(*request);
   }
   receipt.backend = job.backend;
   receipt.error = ReceiptError{job.state_reason, store::JobStateName(job.state),

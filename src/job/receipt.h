@@ -62,6 +62,8 @@ struct Receipt {
   nlohmann::json provider = nullptr;
   // Egress through berth's proxy: mode, allowlist and per-host counts; null without a proxy.
   nlohmann::json network = nullptr;
+  // Bounded or full access, and for full access who asked (job/full_access.h).
+  nlohmann::json access = {{"mode", "bounded"}};
 
   nlohmann::json ToJson() const;
 };

@@ -62,6 +62,10 @@ nlohmann::json RunRequest::ToJson() const {
   j["allowlist"] = allowlist;
   j["state_dirs"] = state_dirs;
   j["state_files"] = state_files;
+  j["full_access"] = full_access;
+  j["access_requested_by"] = access_requested_by;
+  j["access_user"] = access_user;
+  j["access_uid"] = access_uid;
   return j;
 }
 
@@ -118,6 +122,11 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   optional("allowlist", &r.allowlist);
   optional("state_dirs", &r.state_dirs);
   optional("state_files", &r.state_files);
+  // Absent in requests queued before full access existed: those are bounded.
+  optional("full_access", &r.full_access);
+  optional("access_requested_by", &r.access_requested_by);
+  optional("access_user", &r.access_user);
+  optional("access_uid", &r.access_uid);
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
   return r;
 }

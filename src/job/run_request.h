@@ -54,6 +54,11 @@ struct RunRequest {
   std::vector<std::string> extra_hidden;    // from the user's config
   std::vector<CheckSpec> checks;            // the policy's [[verify]], in order
   bool auto_land = false;                   // [landing] auto
+  // Full access (job/full_access.h), decided at submission: who asked, and as which user.
+  bool full_access = false;
+  std::string access_requested_by;          // "--full-access" or "BERTH_FULL_ACCESS"
+  std::string access_user;
+  int64_t access_uid = -1;
 
   // The agent's provider (job/provider_setup.cc); empty for the command provider.
   std::string provider_def;                 // provider::ToJson, dumped
@@ -69,6 +74,10 @@ struct RunRequest {
   std::vector<std::string> allowlist;       // HOST:PORT or *.DOMAIN:PORT the proxy lets through
   std::vector<std::string> state_dirs;      // host paths, copy-on-write inside the job
   std::vector<std::string> state_files;     // host paths, a job-private copy inside the job
+
+  // Where the agent reads its prompt: kPromptPathInJob inside the sandbox; the job's own
+  // copy on the host for a full-access job, which has no mounts.
+  std::string AgentPromptPath() const { return full_access ? prompt_file : kPromptPathInJob; }
 
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);

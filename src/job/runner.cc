@@ -13,6 +13,7 @@
 
 #include "git/branches.h"
 #include "git/repository.h"
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
 #include "job/land.h"
@@ -57,6 +58,7 @@ class JobRun {
         progress_(progress) {
     receipt_.write = request_.write;
     receipt_.argv = request_.argv;
+    receipt_.access = AccessJson(request_);
   }
 
   store::JobRecord Run();
@@ -174,6 +176,7 @@ Status JobRun::PrepareWorkspace() {
   options.include_paths = request_.include_paths;
   options.include_secrets = request_.include_secrets;
   options.objects_alternate = kObjectsPath;
+  if (request_.full_access) UseFullAccessWorkspace(&options);
   workspace_ = TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
                        "creating the workspace");
   receipt_.backend = workspace::BackendName(workspace_->backend);
@@ -212,11 +215,12 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   setenv("BERTH_JOB_ID", job_.id);
   setenv("BERTH_JOB_DEPTH", std::to_string(job_.depth));
   if (request_.has_prompt) {
-    setenv("BERTH_PROMPT_FILE", kPromptPath);
+    setenv("BERTH_PROMPT_FILE", request_.AgentPromptPath());
     Result<std::string> prompt = sys::ReadFile(request_.prompt_file);
     if (prompt && prompt->size() <= kMaxPromptInEnv && prompt->find('\0') == std::string::npos)
       setenv("BERTH_PROMPT", *prompt);
   }
+  if (request_.full_access) return FullAccessSpec(ctx_, request_, job_.repo, *workspace_, req);
 
   // The workspace replaces the user's checkout at the repository's own path.
   sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, req));
@@ -630,8 +634,10 @@ store::JobRecord JobRun::Run() {
   receipt_.sandbox = {{"profile", sandbox::ProfileName(spec->profile)},
                       {"network", sandbox::NetworkName(spec->network)},
                       {"grants", spec->ToJson()["grants"]}};
+  if (request_.full_access) Step("access", AccessLine(receipt_.access));
   if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
-  Step("agent", "running " + request_.argv[0] + " in the sandbox");
+  Step("agent", "running " + request_.argv[0] +
+                    (request_.full_access ? " with full access" : " in the sandbox"));
 
   Result<sandbox::LaunchResult> launched = RunAgent(*spec);
   if (!launched) {

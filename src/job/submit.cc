@@ -5,6 +5,7 @@
 
 #include "base/strings.h"
 #include "git/repository.h"
+#include "job/full_access.h"
 #include "job/lease.h"
 #include "job/provider_setup.h"
 #include "job/run_request.h"
@@ -33,6 +34,16 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.policy_present = loaded.has_value();
   *policy_hash = loaded ? loaded->sha256 : "";
   auto it = pol.agents.find(options.agent);
+  // Full access first, so that a refused request names what was asked for (invariant 6).
+  AccessAsk ask = TRY(FullAccessAsked(options.full_access, ctx.environ));
+  r.full_access = TRY(DecideAccess(AccessFacts{options.agent, ask, loaded ? &*loaded : nullptr,
+                                               loaded ? "" : loaded.error().ToString(),
+                                               options.read_only}));
+  if (r.full_access) {
+    r.access_requested_by = AccessAskName(ask);
+    r.access_user = ctx.identity.user;
+    r.access_uid = ctx.identity.uid;
+  }
   if (!loaded) {
     // Fail closed: without a valid policy no write agent runs.
     if (!options.read_only) {
@@ -56,9 +67,6 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.argv = agent.argv;
     if (r.write) r.writable = agent.writable.patterns();
     r.grants = agent.grants;
-    if (agent.access == policy::Access::kFull)
-      return Denied("agent '" + options.agent + "' asks for full access",
-                    "full-access runs arrive with the provider work; use a bounded agent");
   }
   choice->provider = r.provider;
   choice->network = pol.defaults.network;
@@ -174,12 +182,14 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
                      "reading --prompt-file");
     request.has_prompt = true;
   }
-  // The provider last: it needs the grants and the prompt, and it asks the CLI its version.
-  TRY(SetUpProvider(ctx, choice, prompt, &request));
-
   store::JobRecord job;
   const int64_t now = sys::WallMillis();
   job.id = store::NewJobId(now);
+  job.job_dir = ctx.state_dir + "/jobs/" + job.id;
+  if (request.has_prompt) request.prompt_file = job.job_dir + "/prompt.txt";
+  // The provider last: it needs the grants and the prompt, and it asks the CLI its version.
+  TRY(SetUpProvider(ctx, choice, prompt, &request));
+
   job.repo = repo.workdir();
   job.agent = options.agent;
   job.provider = request.provider;
@@ -197,14 +207,10 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   job.owner = SelfOwner();
   job.lease_expires_at_ms = now + kLeaseMillis;
   job.created_at_ms = now;
-  job.job_dir = ctx.state_dir + "/jobs/" + job.id;
   job.depth = depth;
   job.policy_hash = policy_hash;
   TRY(sys::MakeDirs(job.job_dir, 0700));
-  if (request.has_prompt) {
-    request.prompt_file = job.job_dir + "/prompt.txt";
-    TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
-  }
+  if (request.has_prompt) TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
   job.request_json = request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   TRY(store.CreateJob(job));
   (void)store.AppendEvent(job.id, "queued",

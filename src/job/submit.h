@@ -23,6 +23,9 @@ struct SubmitOptions {
   // Run as a read agent whatever the policy says; the command line may lower a capability,
   // never raise it. Also the only way to run without a valid policy.
   bool read_only = false;
+  // --full-access: run an agent whose policy says access = "full" with the host as the user
+  // (job/full_access.h). BERTH_FULL_ACCESS=1 in berth's environment asks the same.
+  bool full_access = false;
 };
 
 // Refuses to start a job from inside a job beyond the policy's max_depth (the job's

@@ -76,7 +76,7 @@ void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out
   Line(out, 4, "grants", List(agent.grants));
   Line(out, 4, "access",
        agent.access == Access::kFull
-           ? "full (only when the run asks with --full-access; bounded otherwise)"
+           ? "full (host access, only when the run asks with --full-access; refused without it)"
            : "bounded (berth's sandbox)");
   Line(out, 4, "deadline",
        FormatDuration(agent.deadline_ms.value_or(defaults.deadline_ms)) +

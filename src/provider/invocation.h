@@ -15,6 +15,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 struct InvocationRequest {
   bool write = false;
+  bool full_access = false;  // a full-access job: full_args (or write_args) instead
   std::string model;        // "" : the CLI's default
   std::string effort;       // "" : the CLI's default
   std::string prompt_text;  // for PromptChannel::kArgument

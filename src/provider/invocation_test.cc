@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "provider/registry.h"
@@ -17,9 +18,10 @@ const Provider& Builtin(const std::string& name) {
 }
 
 std::vector<std::string> Argv(const std::string& name, bool write, const std::string& model = {},
-                              const std::string& effort = {}) {
+                              const std::string& effort = {}, bool full_access = false) {
   InvocationRequest r;
   r.write = write;
+  r.full_access = full_access;
   r.model = model;
   r.effort = effort;
   r.prompt_text = "fix the bug";
@@ -45,6 +47,35 @@ TEST(Invocation, CodexArgv) {
   V read = base;
   read.push_back("-");
   EXPECT_EQ(Argv("codex", false), read);
+}
+
+// A full-access job has no berth sandbox around it: the CLI's own sandbox is in its
+// full-access mode by name (docs/providers.md "Full access").
+TEST(Invocation, CodexFullAccessArgvUsesDangerFullAccess) {
+  const V full = {"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color",
+                  "never", "--sandbox", "danger-full-access", "-c", "approval_policy=\"never\"",
+                  "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
+                  "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
+                  "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
+                  "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot",
+                  "-m", "gpt-5.5", "-"};
+  EXPECT_EQ(Argv("codex", true, "gpt-5.5", "", /*full_access=*/true), full);
+  V write = Argv("codex", true, "gpt-5.5");
+  EXPECT_EQ(std::count(write.begin(), write.end(), "danger-full-access"), 0);
+  EXPECT_EQ(std::count(write.begin(), write.end(), "--dangerously-bypass-approvals-and-sandbox"), 1);
+}
+
+TEST(Invocation, FullAccessArgvOfTheOtherBuiltins) {
+  V claude = Argv("claude", true, "sonnet");
+  claude.insert(claude.end() - 2, {"--settings", R"({"sandbox":{"enabled":false}})"});
+  EXPECT_EQ(Argv("claude", true, "sonnet", "", true), claude);
+  EXPECT_EQ(Argv("gemini", true, "", "", true),
+            (V{"gemini", "--skip-trust", "--approval-mode", "yolo", "-e", "none", "-o",
+               "stream-json", "--sandbox=false"}));
+  // Grok has no sandbox of its own: its write argv.
+  EXPECT_EQ(Argv("grok", true, "grok-4", "", true), Argv("grok", true, "grok-4"));
+  // full_access is only ever set for write jobs; a read job keeps its read argv regardless.
+  EXPECT_EQ(Argv("codex", false, "", "", true), Argv("codex", false));
 }
 
 TEST(Invocation, CodexUsesOpenAiKeyThroughItsOwnProviderEntry) {

@@ -57,6 +57,9 @@ struct Provider {
   // text, for PromptChannel::kArgument) and {prompt_file} (the prompt's path inside the sandbox).
   std::vector<std::string> read_args;
   std::vector<std::string> write_args;
+  // For a full-access job (docs/policy.md "Full access"): the write args with the CLI's own
+  // sandbox in its full-access mode (Codex: --sandbox danger-full-access). Empty: write_args.
+  std::vector<std::string> full_args;
   std::vector<std::string> model_args;   // appended when a model is requested
   std::vector<std::string> effort_args;  // appended when an effort is requested
   std::vector<std::string> prompt_args;  // appended last: "-" or {"-p", "{prompt}"}

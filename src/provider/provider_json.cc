@@ -35,6 +35,7 @@ nlohmann::json ToJson(const Provider& p) {
       {"version_args", p.version_args},
       {"read_args", p.read_args},
       {"write_args", p.write_args},
+      {"full_args", p.full_args},
       {"model_args", p.model_args},
       {"effort_args", p.effort_args},
       {"prompt_args", p.prompt_args},
@@ -88,6 +89,7 @@ Result<Provider> FromJson(const nlohmann::json& j) {
   list("version_args", &p.version_args);
   list("read_args", &p.read_args);
   list("write_args", &p.write_args);
+  list("full_args", &p.full_args);
   list("model_args", &p.model_args);
   list("effort_args", &p.effort_args);
   list("prompt_args", &p.prompt_args);

@@ -18,15 +18,22 @@ Provider Codex() {
   // berth's sandbox is the boundary: Codex's own sandbox and approvals are off in both
   // capabilities (a read job's workspace is read-only in berth's sandbox). Its update check,
   // analytics, web search, plugins, apps, nested agents, hooks and memories are off.
-  const std::vector<std::string> common = {
-      "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color", "never",
-      "--dangerously-bypass-approvals-and-sandbox",
-      "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
-      "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
-      "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
-      "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot"};
-  p.read_args = common;
-  p.write_args = common;
+  auto args = [](std::vector<std::string> sandbox) {
+    std::vector<std::string> argv = {"exec", "--json", "--skip-git-repo-check", "--ephemeral",
+                                     "--color", "never"};
+    argv.insert(argv.end(), sandbox.begin(), sandbox.end());
+    argv.insert(argv.end(),
+                {"-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
+                 "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
+                 "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
+                 "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot"});
+    return argv;
+  };
+  p.read_args = args({"--dangerously-bypass-approvals-and-sandbox"});
+  p.write_args = p.read_args;
+  // A full-access job has no berth sandbox around it: Codex's own sandbox is put in its
+  // full-access mode by name rather than bypassed, and approvals stay off (exec never asks).
+  p.full_args = args({"--sandbox", "danger-full-access", "-c", "approval_policy=\"never\""});
   p.model_args = {"-m", "{model}"};
   p.effort_args = {"-c", "model_reasoning_effort=\"{effort}\""};
   // Codex's built-in provider reads CODEX_API_KEY or its stored login. With OPENAI_API_KEY,
@@ -67,6 +74,10 @@ Provider Claude() {
                  "--permission-mode", "dontAsk",
                  "--tools", "Bash,Read,Glob,Grep", "--allowedTools", "Bash,Read,Glob,Grep",
                  "--strict-mcp-config", "--no-session-persistence"};
+  // Full access: no permission checks, and Claude Code's own Bash sandbox (sandbox.enabled in
+  // its settings, which --settings overrides) off, so that commands reach the host as the user.
+  p.full_args = p.write_args;
+  p.full_args.insert(p.full_args.end(), {"--settings", R"({"sandbox":{"enabled":false}})"});
   p.model_args = {"--model", "{model}"};
   p.prompt = PromptChannel::kStdin;
   p.env = {"ANTHROPIC_BASE_URL"};
@@ -97,6 +108,10 @@ Provider Gemini() {
   // --skip-trust: the workspace is berth's; -e none: no extensions.
   p.read_args = {"--skip-trust", "--approval-mode", "default", "-e", "none", "-o", "stream-json"};
   p.write_args = {"--skip-trust", "--approval-mode", "yolo", "-e", "none", "-o", "stream-json"};
+  // Full access: its own sandbox (a container, or sandbox-exec) off even when the user's
+  // settings turn it on; GEMINI_SANDBOX, which would win over the flag, is not passed.
+  p.full_args = p.write_args;
+  p.full_args.push_back("--sandbox=false");
   p.model_args = {"-m", "{model}"};
   p.prompt = PromptChannel::kStdin;
   p.env = {"GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
@@ -195,6 +210,7 @@ Result<Provider> FromConfig(const config::ProviderEntry& e) {
   p.read_args = e.read_args;
   p.write_args = e.write_args;
   if (p.write_args.empty()) p.write_args = p.read_args;
+  p.full_args = e.full_args;
   p.model_args = e.model_args;
   p.effort_args = e.effort_args;
   p.prompt_args = e.prompt_args;
@@ -263,7 +279,8 @@ Result<Provider> FromConfig(const config::ProviderEntry& e) {
       return std::any_of(args.begin(), args.end(),
                          [&](const std::string& a) { return a.find(needle) != std::string::npos; });
     };
-    for (const std::vector<std::string>* args : {&p.read_args, &p.write_args}) {
+    for (const std::vector<std::string>* args : {&p.read_args, &p.write_args, &p.full_args}) {
+      if (args == &p.full_args && args->empty()) continue;
       if (!has(*args) && !has(p.prompt_args))
         return Invalid(e, "with prompt = \"" + std::string(PromptChannelName(p.prompt)) +
                               "\" the arguments must contain " + needle);

@@ -28,6 +28,7 @@ TEST(Registry, FindsBuiltinAndUserDefined) {
 executable = "aider"
 read_args = ["--dry-run", "--message-file", "{prompt_file}"]
 write_args = ["--yes-always", "--message-file", "{prompt_file}"]
+full_args = ["--yes-always", "--no-sandbox", "--message-file", "{prompt_file}"]
 model_args = ["--model", "{model}"]
 prompt = "file"
 credentials = ["OPENAI_API_KEY"]
@@ -48,6 +49,9 @@ model = "model"
   EXPECT_EQ(aider->output, OutputFormat::kJsonLines);
   EXPECT_EQ(aider->fields.text, "result.text");
   EXPECT_TRUE(aider->reports_model);
+  EXPECT_EQ(aider->full_args,
+            (std::vector<std::string>{"--yes-always", "--no-sandbox", "--message-file",
+                                      "{prompt_file}"}));
 }
 
 TEST(Registry, UnknownNameListsTheKnownOnes) {

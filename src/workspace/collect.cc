@@ -132,12 +132,16 @@ class Collector {
         writable_(writable),
         snapshot_tree_(snapshot_tree) {}
 
+  // The workspace's top-level .git is the agent's private git dir itself (a full-access job):
+  // never part of a commit, and not a refusal either.
+  void SetOwnGitInside() { own_git_inside_ = true; }
+
   Status Walk(const sys::Dir& dir, const std::string& prefix) {
     for (const std::string& name : TRY(dir.List())) {
       std::string path = prefix + name;
       struct stat st = TRY(dir.Stat(name));
       if (prefix.empty() && name == ".git") {
-        TRY(TopLevelGit(dir, st));
+        if (!own_git_inside_) TRY(TopLevelGit(dir, st));
         continue;
       }
       if (layer_ == Layer::kOverlayUpper && sys::IsWhiteout(st)) {
@@ -348,6 +352,7 @@ class Collector {
   IgnoreRules& ignore_;
   const policy::GlobSet& writable_;
   const sys::Dir* snapshot_tree_;  // copy only
+  bool own_git_inside_ = false;
 
   std::unordered_set<std::string> present_;  // paths found in the layer (not whiteouts)
   std::map<std::string, git::Change> upserts_;
@@ -374,6 +379,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
       sys::Dir copy = TRY(sys::Dir::Open(workspace.copy));
       sys::Dir tree = TRY(sys::Dir::Open(snapshot.tree));
       Collector collector(Layer::kFullCopy, base, ignore, writable, &tree);
+      if (workspace.git_place == GitDirPlace::kInsideCopy) collector.SetOwnGitInside();
       TRY_CTX(collector.Walk(copy, ""), "collect the changes in " + workspace.copy);
       TRY(collector.DeleteUnseen());
       return std::move(collector).Finish();

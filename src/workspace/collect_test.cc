@@ -19,6 +19,7 @@ namespace {
 
 using git::Change;
 using testing::WorkspaceTest;
+using testing::ReadText;
 using testing::WriteText;
 
 std::string Describe(const ChangeSet& set) {
@@ -314,6 +315,29 @@ TEST_F(WorkspaceTest, CopyCollectionNoticesSameSizeEdits) {
   // Same size as the original; the new mtime makes the stat data differ, so it is hashed.
   ASSERT_TRUE(WriteText(ws.copy + "/README.md", "# PROJECT\n"));
   EXPECT_EQ(Describe(CollectOrDie(ws, Writable({"**"}))), "U file README.md\n");
+}
+
+// A full-access job has no mount namespace: its private git dir is the copy's .git itself.
+TEST_F(WorkspaceTest, GitDirInsideTheCopyIsTheAgentsOwnAndNeverCollected) {
+  CreateOptions options;
+  options.git_place = GitDirPlace::kInsideCopy;
+  JobWorkspace ws = Create(Backend::kCopy, "git-inside", options);
+  EXPECT_EQ(ws.git_place, GitDirPlace::kInsideCopy);
+  EXPECT_EQ(ws.git_dir, ws.copy + "/.git");
+  EXPECT_EQ(ReadText(ws.git_dir + "/HEAD"), base_ + "\n");
+  EXPECT_EQ(ReadText(ws.git_dir + "/objects/info/alternates"), repo().objects_dir() + "\n");
+  EXPECT_FALSE(sys::Exists(ws.job_dir + "/git"));
+  // What the agent's git writes there (objects, refs, config) is neither a change nor a refusal.
+  ASSERT_TRUE(WriteText(ws.git_dir + "/refs/heads/agent", base_ + "\n"));
+  ASSERT_TRUE(WriteText(ws.git_dir + "/config", "[core]\n"));
+  ASSERT_TRUE(WriteText(ws.copy + "/src/new.c", "new\n"));
+  EXPECT_EQ(Describe(CollectOrDie(ws, Writable({"src/**"}))), "U file src/new.c\n");
+  // Only the copy backend can hold it.
+  Result<JobWorkspace> overlay = CreateWorkspace(repo(), snapshot(), "git-inside-overlay",
+                                                 state_ + "/jobs/git-inside-overlay",
+                                                 CreateOptions{Backend::kOverlay, {}, false, "",
+                                                               GitDirPlace::kInsideCopy});
+  EXPECT_FALSE(overlay.has_value());
 }
 
 // A measurement rather than a check; run with --gtest_also_run_disabled_tests.

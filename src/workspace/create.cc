@@ -197,6 +197,12 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
     sys::Dir copy = TRY(job.MakeDir("copy", st.st_mode & 07777));
     TRY_CTX(CopyTree(tree, copy), "copy the snapshot");
     writable_layer = workspace.copy;
+    if (options.git_place == GitDirPlace::kInsideCopy) {
+      // The snapshot's empty .git/ is a mount point; here the git dir itself takes its place.
+      TRY(sys::RemoveDir(workspace.copy + "/.git"));
+      workspace.git_dir = workspace.copy + "/.git";
+      workspace.git_place = GitDirPlace::kInsideCopy;
+    }
   }
   TRY_CTX(MakePrivateGitDir(
               workspace.git_dir,
@@ -220,6 +226,8 @@ Result<JobWorkspace> CreateWorkspace(git::Repository& repo, const Snapshot& snap
     return Error(Cause::kInvalidArgument, "the job directory must be absolute: " + job_dir);
   JobWorkspace workspace;
   workspace.backend = options.backend;
+  if (options.git_place == GitDirPlace::kInsideCopy && workspace.backend != Backend::kCopy)
+    return Error(Cause::kInvalidArgument, "a git dir inside the workspace needs the copy backend");
   std::string state_dir = sys::Dirname(sys::Dirname(snapshot.dir));
   if (workspace.backend == Backend::kAuto) {
     workspace.backend = OverlayAvailable(state_dir) ? Backend::kOverlay : Backend::kCopy;

@@ -23,6 +23,12 @@ namespace berth::workspace {
 enum class Backend { kAuto, kOverlay, kCopy };
 const char* BackendName(Backend backend);
 
+// Where a job's private git dir lives. kJobDir: <job>/git, which the sandbox mounts at
+// <workspace>/.git. kInsideCopy: <job>/copy/.git itself (copy backend only), for a full-access
+// job, whose agent has no mount namespace in which the git dir could be placed; collection
+// then skips the workspace's top-level .git, which is the agent's own git.
+enum class GitDirPlace { kJobDir, kInsideCopy };
+
 struct Snapshot {
   std::string commit;
   std::string dir;         // .../snapshots/<commit>
@@ -53,6 +59,7 @@ struct JobWorkspace {
   std::string work;     // overlay: overlayfs work dir
   std::string copy;     // copy: the job's full tree
   std::string git_dir;  // the private git dir
+  GitDirPlace git_place = GitDirPlace::kJobDir;
   std::string target;   // where the agent sees the workspace: the repository's own path
   std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths
 };
@@ -65,6 +72,7 @@ struct CreateOptions {
   // sandbox the user's .git is covered by the workspace, so the job binds the object store at
   // a path of its own; empty means the user's objects directory itself.
   std::string objects_alternate;
+  GitDirPlace git_place = GitDirPlace::kJobDir;
 };
 
 // Prepares the job's directories and private git dir. Overlay: no cost proportional to the
