@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "git/repository.h"
 #include "job/job_json.h"
+#include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/stale.h"
@@ -36,16 +37,20 @@ class Session {
   static Result<Session> Open(const GlobalOptions& global) {
     Session s;
     s.ctx_ = TRY(MakeJobContext(global));
-    s.store_ = TRY(store::OpenSqliteStore(s.ctx_.db_path));
+    // What the commands print and write is masked with the secrets this caller knows, as a
+    // second wall behind the supervisor's own masking (docs/receipt.md).
+    s.store_ = std::make_unique<job::MaskingStore>(TRY(store::OpenSqliteStore(s.ctx_.db_path)),
+                                                   job::KnownSecrets(s.ctx_, {}));
     TRY(job::ReapStaleJobs(*s.store_));
     return s;
   }
   store::Store& store() { return *store_; }
+  const job::SecretMask& mask() const { return store_->mask(); }
   const job::JobContext& ctx() const { return ctx_; }
 
  private:
   job::JobContext ctx_;
-  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<job::MaskingStore> store_;
 };
 
 int Fail(const Error& e) {
@@ -155,19 +160,22 @@ int Show(Session& s, const JobsOptions& o) {
   return 0;
 }
 
-// Copies what was added to `path` since `*offset` to `out`.
-void Drain(const std::string& path, long* offset, FILE* out) {
+// Copies what was added to `path` since `*offset` to `out`, masked; `final` flushes what the
+// masker held back.
+void Drain(const std::string& path, long* offset, job::StreamMasker* masker, FILE* out,
+           bool final = false) {
+  auto put = [&](const std::string& text) { std::fwrite(text.data(), 1, text.size(), out); };
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return;
-  if (std::fseek(f, *offset, SEEK_SET) == 0) {
+  if (f != nullptr && std::fseek(f, *offset, SEEK_SET) == 0) {
     char buffer[65536];
     size_t n;
     while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
-      std::fwrite(buffer, 1, n, out);
+      put(masker->Feed(std::string_view(buffer, n)));
       *offset += static_cast<long>(n);
     }
   }
-  std::fclose(f);
+  if (f != nullptr) std::fclose(f);
+  if (final) put(masker->Finish());
   std::fflush(out);
 }
 
@@ -176,6 +184,7 @@ int Logs(Session& s, const JobsOptions& o) {
   if (!j) return Fail(j.error());
   int64_t seq = 0;
   long out_offset = 0, err_offset = 0;
+  job::StreamMasker out_masker(s.mask()), err_masker(s.mask());
   while (true) {
     Result<std::vector<store::Event>> events = s.store().ListEvents(j->id, seq);
     if (events) {
@@ -184,15 +193,14 @@ int Logs(Session& s, const JobsOptions& o) {
         seq = e.seq;
       }
     }
-    Drain(j->job_dir + "/stdout", &out_offset, stdout);
-    Drain(j->job_dir + "/stderr", &err_offset, stderr);
+    Drain(j->job_dir + "/stdout", &out_offset, &out_masker, stdout);
+    Drain(j->job_dir + "/stderr", &err_offset, &err_masker, stderr);
     Result<std::optional<store::JobRecord>> now = s.store().GetJob(j->id);
     bool ended = !now || !*now || store::IsTerminal((*now)->state);
     if (!o.follow || ended) {
-      if (o.follow) {  // the tail of a bounded output is written when the stream ends
-        Drain(j->job_dir + "/stdout", &out_offset, stdout);
-        Drain(j->job_dir + "/stderr", &err_offset, stderr);
-      }
+      // With -f: the tail of a bounded output is written when the stream ends.
+      Drain(j->job_dir + "/stdout", &out_offset, &out_masker, stdout, /*final=*/true);
+      Drain(j->job_dir + "/stderr", &err_offset, &err_masker, stderr, /*final=*/true);
       return 0;
     }
     ::poll(nullptr, 0, 200);
