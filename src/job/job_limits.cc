@@ -38,7 +38,7 @@ JobLimits ResolveLimits(const policy::Limits& agent, const policy::Limits& defau
   } else if (percent > 0 && physical_memory) {
     // Whole MiB, so that the receipt shows "12052MiB" rather than a byte count.
     constexpr uint64_t kMiB = 1 << 20;
-    out.memory_bytes = *physical_memory / 100 * static_cast<uint64_t>(percent) / kMiB * kMiB;
+    out.memory_bytes = *physical_memory * static_cast<uint64_t>(percent) / 100 / kMiB * kMiB;
     const uint64_t tenths_of_gib = (*physical_memory * 10 + (kMiB << 9)) >> 30;
     memory_origin += ": " + std::to_string(percent) + "% of " +
                      std::to_string(tenths_of_gib / 10) + "." + std::to_string(tenths_of_gib % 10) +

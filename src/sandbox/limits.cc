@@ -31,6 +31,14 @@ std::string OwnCgroupPath(const std::string& cgroup_file, const std::string& con
   return {};
 }
 
+// 1.5 -> "1.5", 2.0 -> "2" (std::to_string would give "1.500000").
+std::string Cores(double cpus) {
+  std::string text = std::to_string(cpus);
+  while (text.find('.') != std::string::npos && (text.back() == '0' || text.back() == '.'))
+    text.pop_back();
+  return text;
+}
+
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -79,7 +87,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
           sys::WriteExisting(dir + "/cpu.max",
                              std::to_string(std::lround(*limits.cpus * 100000)) + " 100000")) {
         cpu_done = used = true;
-        out.applied_.push_back({"cpu", std::to_string(*limits.cpus), "cgroup v2"});
+        out.applied_.push_back({"cpu", Cores(*limits.cpus), "cgroup v2"});
       }
       if (used) {
         out.cgroup_dirs_.push_back(dir);
@@ -120,7 +128,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                    std::to_string(*limits.pids));
   if (limits.cpus && !cpu_done) {
     cpu_done = v1("cpu", "cpu.cfs_quota_us", std::to_string(std::lround(*limits.cpus * 100000)),
-                  "cpu", std::to_string(*limits.cpus));
+                  "cpu", Cores(*limits.cpus));
     if (cpu_done) (void)sys::WriteExisting(out.cgroup_dirs_.back() + "/cpu.cfs_period_us", "100000");
   }
 
@@ -152,7 +160,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
     if (!may_skip("cpu"))
       return Error(Cause::kUnavailable, "cannot limit cpu: no writable cgroup with the cpu controller",
                    0, "run berth where it can create a cgroup, or pass --allow-weaker");
-    out.applied_.push_back({"cpu", std::to_string(*limits.cpus), "none (needs a cgroup)"});
+    out.applied_.push_back({"cpu", Cores(*limits.cpus), "none (needs a cgroup)"});
   }
   // No cgroup bounds a file's size; RLIMIT_FSIZE makes a write past it fail (SIGXFSZ).
   if (limits.file_size_bytes) {
