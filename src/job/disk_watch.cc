@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "sys/disk.h"
+#include "sys/process.h"
 
 namespace berth::job {
 
@@ -41,11 +43,15 @@ uint64_t DiskWatch::Usage() const {
 
 void DiskWatch::Run() {
   std::unique_lock<std::mutex> lock(mutex_);
+  int64_t wait_ms = kIntervalMillis;
   while (!stop_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(kIntervalMillis), [this] { return stop_; });
+    wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_; });
     if (stop_) break;
     lock.unlock();
+    const int64_t start = sys::MonotonicMillis();
     const uint64_t usage = Usage();
+    // A large copy workspace takes a while to walk: watching costs at most a tenth of a core.
+    wait_ms = std::max<int64_t>(kIntervalMillis, 9 * (sys::MonotonicMillis() - start));
     lock.lock();
     const uint64_t growth = usage > baseline_ ? usage - baseline_ : 0;
     if (growth > cap_bytes_) {
