@@ -39,8 +39,7 @@ class Session {
     s.ctx_ = TRY(MakeJobContext(global));
     // What the commands print and write is masked with the secrets this caller knows, as a
     // second wall behind the supervisor's own masking (docs/receipt.md).
-    s.store_ = std::make_unique<job::MaskingStore>(TRY(store::OpenSqliteStore(s.ctx_.db_path)),
-                                                   job::KnownSecrets(s.ctx_, {}));
+    s.store_ = TRY(job::OpenMaskingStore(s.ctx_));
     TRY(job::ReapStaleJobs(*s.store_));
     return s;
   }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "job/job_json.h"
+#include "store/sqlite_store.h"
 
 namespace berth::job {
 
@@ -61,6 +62,11 @@ Result<std::vector<store::AuditEntry>> MaskingStore::ListAudit(const std::string
   std::vector<store::AuditEntry> entries = TRY(inner_->ListAudit(job_id));
   for (store::AuditEntry& a : entries) a.detail_json = MaskJsonText(a.detail_json);
   return entries;
+}
+
+Result<std::unique_ptr<MaskingStore>> OpenMaskingStore(const JobContext& ctx) {
+  std::unique_ptr<store::Store> sqlite = TRY(store::OpenSqliteStore(ctx.db_path));
+  return std::make_unique<MaskingStore>(std::move(sqlite), KnownSecrets(ctx, {}));
 }
 
 }  // namespace berth::job

@@ -29,7 +29,8 @@ class MaskingStore : public store::Store {
   }
   Result<int> CountRunning(const std::string& repo) override { return inner_->CountRunning(repo); }
   Result<bool> Transition(const std::string& job_id, store::JobState from, store::JobState to,
-                          const std::string& reason, std::optional<int> exit_code) override {
+                          const std::string& reason,
+                          std::optional<int> exit_code = std::nullopt) override {
     return inner_->Transition(job_id, from, to, mask_.Apply(reason), exit_code);
   }
   Status SetOwner(const std::string& job_id, const store::Owner& owner,
@@ -77,5 +78,9 @@ class MaskingStore : public store::Store {
   std::unique_ptr<store::Store> inner_;
   SecretMask mask_;
 };
+
+// The SQLite store at ctx.db_path, masking with the secrets ctx's caller knows
+// (KnownSecrets): for commands that read and write jobs on the user's behalf.
+Result<std::unique_ptr<MaskingStore>> OpenMaskingStore(const JobContext& ctx);
 
 }  // namespace berth::job
