@@ -18,6 +18,7 @@
 #include "git/repository.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
+#include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/stale.h"
@@ -44,16 +45,19 @@ class Session {
   static Result<Session> Open(const GlobalOptions& global) {
     Session s;
     s.ctx_ = TRY(MakeJobContext(global));
-    s.store_ = TRY(store::OpenSqliteStore(s.ctx_.db_path));
+    // What the commands print and write is masked with the secrets this caller knows, as a
+    // second wall behind the supervisor's own masking (docs/receipt.md).
+    s.store_ = TRY(job::OpenMaskingStore(s.ctx_));
     TRY(job::ReapStaleJobs(*s.store_));
     return s;
   }
   store::Store& store() { return *store_; }
+  const job::SecretMask& mask() const { return store_->mask(); }
   const job::JobContext& ctx() const { return ctx_; }
 
  private:
   job::JobContext ctx_;
-  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<job::MaskingStore> store_;
 };
 
 int Fail(const Error& e, const JobsOptions& o) { return cli::Fail(e, FormatOf(o.json)); }
@@ -241,19 +245,24 @@ class LogWriter {
   bool err_tty_;
 };
 
-// Hands what was added to `path` since `*offset` to `writer` as `stream`.
-void Drain(const std::string& path, long* offset, const char* stream, LogWriter& writer) {
+// Hands what was added to `path` since `*offset` to `writer` as `stream`, masked; `final`
+// also hands over what the masker held back.
+void Drain(const std::string& path, long* offset, const char* stream, job::StreamMasker* masker,
+           LogWriter& writer, bool final = false) {
+  auto put = [&](const std::string& text) {
+    if (!text.empty()) writer.Output(stream, text);
+  };
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return;
-  if (std::fseek(f, *offset, SEEK_SET) == 0) {
+  if (f != nullptr && std::fseek(f, *offset, SEEK_SET) == 0) {
     char buffer[65536];
     size_t n;
     while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
-      writer.Output(stream, std::string_view(buffer, n));
+      put(masker->Feed(std::string_view(buffer, n)));
       *offset += static_cast<long>(n);
     }
   }
-  std::fclose(f);
+  if (f != nullptr) std::fclose(f);
+  if (final) put(masker->Finish());
 }
 
 int Logs(Session& s, const JobsOptions& o) {
@@ -262,6 +271,7 @@ int Logs(Session& s, const JobsOptions& o) {
   LogWriter writer(FormatOf(o.json));
   int64_t seq = 0;
   long out_offset = 0, err_offset = 0;
+  job::StreamMasker out_masker(s.mask()), err_masker(s.mask());
   while (true) {
     Result<std::vector<store::Event>> events = s.store().ListEvents(j->id, seq);
     if (events) {
@@ -270,15 +280,14 @@ int Logs(Session& s, const JobsOptions& o) {
         seq = e.seq;
       }
     }
-    Drain(j->job_dir + "/stdout", &out_offset, "stdout", writer);
-    Drain(j->job_dir + "/stderr", &err_offset, "stderr", writer);
+    Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer);
+    Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer);
     Result<std::optional<store::JobRecord>> now = s.store().GetJob(j->id);
     bool ended = !now || !*now || store::IsTerminal((*now)->state);
     if (!o.follow || ended) {
-      if (o.follow) {  // the tail of a bounded output is written when the stream ends
-        Drain(j->job_dir + "/stdout", &out_offset, "stdout", writer);
-        Drain(j->job_dir + "/stderr", &err_offset, "stderr", writer);
-      }
+      // With -f: the tail of a bounded output is written when the stream ends.
+      Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer, /*final=*/true);
+      Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer, /*final=*/true);
       return 0;
     }
     ::poll(nullptr, 0, 200);

@@ -17,6 +17,7 @@
 #include "cli/receipt_text.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
+#include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/progress.h"
 #include "job/receipt.h"
@@ -163,7 +164,8 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!options.prompt_file.empty()) options.submit.prompt_file = options.prompt_file;
   options.submit.command = command;
 
-  Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
+  // Events and reasons written here are masked like the supervisor's (docs/receipt.md).
+  Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
   if (!store) return Fail(store.error(), format);
   (void)job::ReapStaleJobs(**store);
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "job/job_limits.h"
+
 namespace berth::job {
 
 Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunRequest& request,
@@ -17,6 +19,8 @@ Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunReq
   host.extra_hidden.push_back(request.state_dir);
   host.environ = ctx.environ;
   sandbox::SandboxSpec spec = TRY(sandbox::BuildSpec(sandbox_request, host));
+  // The agent and its checks run under the job's resource limits.
+  spec.limits = SandboxLimits(request.limits);
   spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
                                   [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
                    spec.paths.end());

@@ -11,8 +11,10 @@ namespace berth::job {
 
 Result<std::unique_ptr<OutputCapture>> OutputCapture::Start(sys::UniqueFd read_end,
                                                             const std::string& path,
-                                                            uint64_t limit) {
+                                                            uint64_t limit,
+                                                            const SecretMask* mask) {
   std::unique_ptr<OutputCapture> capture(new OutputCapture());
+  if (mask != nullptr && !mask->empty()) capture->masker_.emplace(*mask);
   capture->pipe_ = std::move(read_end);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Error::FromErrno("create " + path, errno);
@@ -32,7 +34,20 @@ void OutputCapture::Run() {
   while (true) {
     ssize_t n = sys::RetryEintr([&] { return ::read(pipe_.get(), buffer, sizeof buffer); });
     if (n <= 0) break;
-    Consume(buffer, static_cast<size_t>(n));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.bytes += static_cast<uint64_t>(n);
+    }
+    if (!masker_) {
+      Consume(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    std::string masked = masker_->Feed(std::string_view(buffer, static_cast<size_t>(n)));
+    Consume(masked.data(), masked.size());
+  }
+  if (masker_) {
+    std::string rest = masker_->Finish();
+    Consume(rest.data(), rest.size());
   }
   std::string trailer;
   {
@@ -47,11 +62,12 @@ void OutputCapture::Run() {
 }
 
 void OutputCapture::Consume(const char* data, size_t size) {
+  if (size == 0) return;
   uint64_t written;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    written = stats_.bytes - stats_.elided - tail_.size();
-    stats_.bytes += size;
+    written = masked_bytes_ - stats_.elided - tail_.size();
+    masked_bytes_ += size;
     // Last non-empty line, for the live status display.
     size_t end = size;
     while (end > 0 && (data[end - 1] == '\n' || data[end - 1] == '\r')) --end;

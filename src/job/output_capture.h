@@ -2,16 +2,20 @@
 //
 // The first limit/2 bytes are written as they arrive (so `berth logs -f` can follow them);
 // after that only the last limit/2 bytes are kept in memory and appended when the stream
-// ends, preceded by a line stating how many bytes were elided. A reader thread owns the
-// pipe; Stats() may be called from any thread.
+// ends, preceded by a line stating how many bytes were elided. With a SecretMask the stream
+// is masked before it is split into head and tail, so no known secret reaches the file, even
+// one split across two reads (secret_mask.h). A reader thread owns the pipe; Current() may be
+// called from any thread.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "base/result.h"
+#include "job/secret_mask.h"
 #include "sys/unique_fd.h"
 
 namespace berth::job {
@@ -20,13 +24,15 @@ class OutputCapture {
  public:
   struct Stats {
     uint64_t bytes = 0;    // everything the command wrote
-    uint64_t elided = 0;   // bytes dropped between head and tail
-    std::string last_line;
+    uint64_t elided = 0;   // bytes of the masked stream dropped between head and tail
+    std::string last_line;  // masked
   };
 
-  // Starts reading `read_end` on a thread, writing to `path` (created 0600).
+  // Starts reading `read_end` on a thread, writing to `path` (created 0600). `mask`, when
+  // given, must outlive the capture.
   static Result<std::unique_ptr<OutputCapture>> Start(sys::UniqueFd read_end,
-                                                      const std::string& path, uint64_t limit);
+                                                      const std::string& path, uint64_t limit,
+                                                      const SecretMask* mask = nullptr);
   ~OutputCapture();
   // Waits for EOF on the pipe and finishes the file.
   Stats Finish();
@@ -41,6 +47,8 @@ class OutputCapture {
   sys::UniqueFd file_;
   uint64_t head_limit_ = 0;
   uint64_t tail_limit_ = 0;
+  std::optional<StreamMasker> masker_;
+  uint64_t masked_bytes_ = 0;  // of the masked stream, consumed so far (reader thread only)
   std::string tail_;  // ring contents, in order, at most tail_limit_ bytes
   std::thread thread_;
   mutable std::mutex mutex_;

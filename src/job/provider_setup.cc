@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "job/secret_mask.h"
 #include "provider/invocation.h"
 #include "provider/preflight.h"
 #include "provider/provider_json.h"
@@ -104,7 +105,8 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
     if (std::find(r->env_pass.begin(), r->env_pass.end(), name) != r->env_pass.end()) continue;
     if (std::optional<std::string> v = Lookup(ctx, *r, name); v && !r->env_set.count(name)) {
       r->env_pass.push_back(name);
-      r->env_values[name] = *v;
+      // As in submit.cc: a credential-shaped value is read by the supervisor, never stored.
+      if (!IsSecretName(name)) r->env_values[name] = *v;
     }
   }
   for (const std::string& kv : p.set_env) {

@@ -66,6 +66,9 @@ nlohmann::json RunRequest::ToJson() const {
   j["access_requested_by"] = access_requested_by;
   j["access_user"] = access_user;
   j["access_uid"] = access_uid;
+  j["limits"] = {{"memory_bytes", limits.memory_bytes}, {"pids", limits.pids},
+                 {"cpus", limits.cpus},                 {"disk_bytes", limits.disk_bytes},
+                 {"best_effort", limits.best_effort},   {"origin", limits.origin}};
   return j;
 }
 
@@ -127,6 +130,15 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   optional("access_requested_by", &r.access_requested_by);
   optional("access_user", &r.access_user);
   optional("access_uid", &r.access_uid);
+  // Requests queued by a berth without per-job limits have none.
+  if (auto it = j.find("limits"); it != j.end() && it->is_object()) {
+    r.limits.memory_bytes = it->value("memory_bytes", uint64_t{0});
+    r.limits.pids = it->value("pids", uint64_t{0});
+    r.limits.cpus = it->value("cpus", 0.0);
+    r.limits.disk_bytes = it->value("disk_bytes", uint64_t{0});
+    r.limits.best_effort = it->value("best_effort", std::vector<std::string>{});
+    r.limits.origin = it->value("origin", std::map<std::string, std::string>{});
+  }
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
   return r;
 }

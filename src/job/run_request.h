@@ -29,6 +29,21 @@ struct CheckSpec {
   std::vector<std::string> grants;
 };
 
+// A job's resource limits, resolved at submission from the agent, [defaults] and berth's
+// built-in defaults (docs/policy.md "Resource limits"); 0 means unlimited. Both the agent's
+// sandbox and its checks' sandbox get them.
+struct JobLimits {
+  uint64_t memory_bytes = 0;
+  uint64_t pids = 0;
+  double cpus = 0;
+  uint64_t disk_bytes = 0;  // growth of the workspace
+  // Limits that come from berth's built-in defaults rather than the policy: applied where the
+  // host has a mechanism and recorded as "none" where it has not, instead of refusing the job.
+  std::vector<std::string> best_effort;  // "memory", "pids"
+  // How each limit was derived, for the receipt ("50% of 23.5GiB physical memory").
+  std::map<std::string, std::string> origin;
+};
+
 struct RunRequest {
   std::string agent;
   std::string provider = "command";
@@ -53,6 +68,7 @@ struct RunRequest {
   std::string state_dir;
   std::vector<std::string> extra_hidden;    // from the user's config
   std::vector<CheckSpec> checks;            // the policy's [[verify]], in order
+  JobLimits limits;
   bool auto_land = false;                   // [landing] auto
   // Full access (job/full_access.h), decided at submission: who asked, and as which user.
   bool full_access = false;

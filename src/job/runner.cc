@@ -11,13 +11,17 @@
 #include <memory>
 #include <mutex>
 
+#include "base/strings.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/full_access.h"
+#include "job/disk_watch.h"
 #include "job/job_json.h"
+#include "job/job_limits.h"
 #include "job/job_sandbox.h"
 #include "job/land.h"
 #include "job/lease.h"
+#include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/output_capture.h"
 #include "job/receipt.h"
@@ -52,10 +56,10 @@ constexpr size_t kMaxPromptInEnv = 64 * 1024;
 // One job's run, as a list of named steps sharing this state.
 class JobRun {
  public:
-  JobRun(const JobContext& ctx, store::Store& store, store::JobRecord job, RunRequest request,
+  JobRun(const JobContext& ctx, MaskingStore& store, store::JobRecord job, RunRequest request,
          Progress* progress)
-      : ctx_(ctx), store_(store), job_(std::move(job)), request_(std::move(request)),
-        progress_(progress) {
+      : ctx_(ctx), store_(store), mask_(store.mask()), job_(std::move(job)),
+        request_(std::move(request)), progress_(progress) {
     receipt_.write = request_.write;
     receipt_.argv = request_.argv;
     receipt_.access = AccessJson(request_);
@@ -106,6 +110,7 @@ class JobRun {
 
   const JobContext& ctx_;
   store::Store& store_;
+  const SecretMask& mask_;  // the store's: every write to it is masked too
   store::JobRecord job_;
   RunRequest request_;
   Progress* progress_;
@@ -116,12 +121,12 @@ class JobRun {
   std::optional<workspace::JobWorkspace> workspace_;
   std::optional<provider::Provider> provider_;  // absent for the command provider
   std::vector<std::string> credentials_passed_;  // names
-  std::vector<std::string> secret_values_;       // masked in the receipt and events
   // What the proxy saw fail on the way to the provider's endpoints.
   std::vector<std::string> endpoint_problems_;
   std::unique_ptr<net::EgressProxy> proxy_;
   std::mutex decisions_mutex_;
   std::vector<net::ProxyDecision> denials_;  // from the proxy's threads
+  std::optional<uint64_t> disk_exceeded_;    // the workspace's growth past its disk cap
 };
 
 store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
@@ -134,7 +139,9 @@ store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
   if (!receipt_.error && job_.state != JobState::kCompleted) {
     receipt_.error = ReceiptError{job_.state_reason, store::JobStateName(job_.state), "", ""};
   }
-  (void)SaveReceipt(store_, job_, receipt_.ToJson());
+  nlohmann::json receipt = receipt_.ToJson();
+  mask_.ApplyJson(&receipt);
+  (void)SaveReceipt(store_, job_, receipt);
   Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
   Reload();
@@ -202,6 +209,12 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     req.setenv.push_back(name + "=" + value);
   };
   for (const auto& [name, value] : request_.env_values) setenv(name, value);
+  // Credential-shaped names the policy passes were not stored with the request (submit.cc):
+  // their values come from the supervisor's environment, like the provider's credentials.
+  for (const std::string& name : request_.env_pass) {
+    if (request_.env_values.count(name) != 0 || !IsSecretName(name)) continue;
+    if (std::optional<std::string> value = provider::EnvValue(ctx_.environ, name)) setenv(name, *value);
+  }
   for (const auto& [name, value] : request_.env_set) setenv(name, value);
   // Credentials come from the supervisor's own environment and are never stored.
   for (const std::string& name : request_.credential_names) {
@@ -209,7 +222,6 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
       if (key != name || value.empty()) continue;
       setenv(name, value);
       credentials_passed_.push_back(name);
-      if (value.size() >= 8) secret_values_.push_back(value);
     }
   }
   setenv("BERTH_JOB_ID", job_.id);
@@ -282,9 +294,11 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
                                                                             : "/dev/null";
   sys::UniqueFd null_in = TRY(sys::OpenReadOnly(input));
   std::unique_ptr<OutputCapture> stdout_capture = TRY(
-      OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit));
+      OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit,
+                           &mask_));
   std::unique_ptr<OutputCapture> stderr_capture = TRY(
-      OutputCapture::Start(std::move(err.read), job_.job_dir + "/stderr", request_.output_limit));
+      OutputCapture::Start(std::move(err.read), job_.job_dir + "/stderr", request_.output_limit,
+                           &mask_));
   if (progress_ != nullptr) {
     progress_->SetOutputSource([&](uint64_t* bytes, std::string* last) {
       OutputCapture::Stats o = stdout_capture->Current();
@@ -314,7 +328,17 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
       return {};
     };
   }
+  // The disk cap: the workspace's writable layers are measured while the agent runs.
+  std::unique_ptr<DiskWatch> disk_watch;
+  if (request_.limits.disk_bytes > 0 && request_.write) {
+    const workspace::JobWorkspace& ws = *workspace_;
+    disk_watch = DiskWatch::Start(
+        {ws.backend == workspace::Backend::kOverlay ? ws.upper : ws.copy, ws.git_dir},
+        request_.limits.disk_bytes, lost_.get());
+  }
   Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
+  if (disk_watch) disk_exceeded_ = disk_watch->exceeded();
+  disk_watch.reset();
   FinishProxy(spec, result ? result->proxy_address : "");
   out.write.Reset();
   err.write.Reset();
@@ -444,12 +468,7 @@ Status JobRun::ApplySettings() {
   return {};
 }
 
-std::string JobRun::Mask(std::string text) const {
-  for (const std::string& secret : secret_values_) {
-    for (size_t at; (at = text.find(secret)) != std::string::npos;) text.replace(at, secret.size(), "***");
-  }
-  return text;
-}
+std::string JobRun::Mask(std::string text) const { return mask_.Apply(text); }
 
 std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResult& run) {
   const provider::Provider& p = *provider_;
@@ -651,7 +670,7 @@ store::JobRecord JobRun::Run() {
   const sandbox::LaunchResult& run = *launched;
   receipt_.sandbox["tier"] = run.tier;
   receipt_.sandbox["layers"] = run.layers;
-  receipt_.sandbox["limits"] = run.limits;
+  receipt_.sandbox["limits"] = ReceiptLimits(request_.limits, run.limits);
   receipt_.sandbox["warnings"] = run.warnings;
   receipt_.timings.sandbox_ms = run.setup_ms;
   receipt_.timings.agent_ms = run.run_ms;
@@ -664,6 +683,13 @@ store::JobRecord JobRun::Run() {
     return Finish(JobState::kTimedOut,
                   "the deadline of " + std::to_string(request_.deadline_ms / 1000) +
                       "s passed; the agent's process tree was ended; workspace kept");
+  if (disk_exceeded_)
+    return Finish(JobState::kChildFailed,
+                  "the workspace grew by " + FormatBytes(*disk_exceeded_) + ", past its disk cap of " +
+                      FormatBytes(request_.limits.disk_bytes) +
+                      "; the agent's process tree was ended; workspace kept",
+                  ReceiptError{"the agent wrote more than the disk cap", "disk-limit",
+                               "raise disk in the policy's [defaults] or the agent's table", ""});
   if (run.stopped)
     return Finish(JobState::kCancelled,
                   "stopped by a signal to its supervisor (Ctrl-C, SIGTERM or SIGHUP); workspace "
@@ -693,10 +719,13 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  std::unique_ptr<store::Store> store = TRY(store::OpenSqliteStore(ctx.db_path));
-  std::optional<store::JobRecord> job = TRY(store->GetJob(job_id));
+  std::unique_ptr<store::Store> sqlite = TRY(store::OpenSqliteStore(ctx.db_path));
+  std::optional<store::JobRecord> job = TRY(sqlite->GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);
   RunRequest request = TRY(RunRequest::FromJson(job->request_json));
+  // Every secret value the job could see is masked in whatever it writes to the store.
+  std::unique_ptr<MaskingStore> store = std::make_unique<MaskingStore>(
+      std::move(sqlite), KnownSecrets(ctx, request.credential_names));
   const bool auto_land = request.auto_land;
   const bool has_required_check =
       std::any_of(request.checks.begin(), request.checks.end(),

@@ -6,8 +6,10 @@
 #include "base/strings.h"
 #include "git/repository.h"
 #include "job/full_access.h"
+#include "job/job_limits.h"
 #include "job/lease.h"
 #include "job/provider_setup.h"
+#include "job/secret_mask.h"
 #include "job/run_request.h"
 #include "policy/policy.h"
 #include "provider/preflight.h"
@@ -78,6 +80,8 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.deadline_ms = it != pol.agents.end() && it->second.deadline_ms ? *it->second.deadline_ms
                                                                     : pol.defaults.deadline_ms;
   r.output_limit = pol.defaults.output_limit_bytes;
+  r.limits = ResolveLimits(it != pol.agents.end() ? it->second.limits : policy::Limits{},
+                           pol.defaults.limits, PhysicalMemoryBytes());
   r.max_concurrent = pol.defaults.max_concurrent_jobs;
   r.backend = policy::BackendName(pol.defaults.workspace);
   r.env_pass = pol.env.pass;
@@ -88,9 +92,14 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms,
                         check.expect_exit, check.grants});
   r.include_secrets = pol.include.secrets;
-  for (const std::string& name : r.env_pass)
+  // A credential-shaped variable's value is never stored with the request: the supervisor
+  // reads it from its own environment when the agent starts (runner.cc), as it does the
+  // provider's credentials.
+  for (const std::string& name : r.env_pass) {
+    if (IsSecretName(name)) continue;
     if (std::optional<std::string> value = provider::EnvValue(ctx.environ, name))
       r.env_values[name] = *value;
+  }
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
 #include "job/output_capture.h"
+#include "job/secret_mask.h"
 #include "sandbox/launcher.h"
 #include "sandbox/request.h"
 #include "sys/fs.h"
@@ -35,7 +36,7 @@ std::string Tail(const std::string& path, size_t bytes) {
 
 // Runs one check in the verification sandbox.
 CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec,
-                   const std::string& log_path, uint64_t output_limit) {
+                   const std::string& log_path, uint64_t output_limit, const SecretMask& mask) {
   CheckResult r;
   r.name = check.name;
   r.argv = check.argv;
@@ -55,7 +56,7 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   }
   sys::UniqueFd null_in(null_fd);
   Result<std::unique_ptr<OutputCapture>> capture =
-      OutputCapture::Start(std::move(pipe->read), log_path, output_limit);
+      OutputCapture::Start(std::move(pipe->read), log_path, output_limit, &mask);
   if (!capture) {
     r.reason = "could not start: " + capture.error().ToString();
     return r;
@@ -73,6 +74,7 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
     r.reason = "could not start: " + launched.error().ToString();
     return r;
   }
+  r.limits = launched->limits;
   if (launched->status.signaled) r.signal = launched->status.signal;
   else r.exit = launched->status.code;
   r.timed_out = launched->timed_out;
@@ -135,7 +137,8 @@ nlohmann::json CheckResult::ToJson() const {
           {"duration_ms", duration_ms},
           {"passed", passed},
           {"reason", reason},
-          {"output_tail", output_tail}};
+          {"output_tail", output_tail},
+          {"limits", limits}};
 }
 
 nlohmann::json Verification::ToJson() const {
@@ -162,6 +165,9 @@ Result<Verification> RunChecks(
   TRY(sys::MakeDirs(dir + "/upper", 0700));
   TRY(sys::MakeDirs(dir + "/work", 0700));
   TRY(sys::MakeDirs(dir + "/logs", 0700));
+  // Checks never receive a credential, but the committed tree may hold one the agent wrote:
+  // their logs and output tails are masked like the agent's output.
+  const SecretMask mask = KnownSecrets(ctx, request.credential_names);
 
   for (const CheckSpec& check : request.checks) {
     on_event("verify", "check " + check.name + " started");
@@ -197,7 +203,7 @@ Result<Verification> RunChecks(
                      spec.env.end());
       spec.network = sandbox::Network::kNone;
       result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
-                      request.output_limit);
+                      request.output_limit, mask);
     }
     on_event("verify", "check " + check.name + (result.passed ? " passed: " : " FAILED: ") +
                            result.reason);

@@ -34,7 +34,8 @@ struct CheckResult {
   int64_t duration_ms = 0;
   bool passed = false;
   std::string reason;       // why it failed, or "exited 0 as expected"
-  std::string output_tail;  // the last few KiB of its output
+  std::string output_tail;  // the last few KiB of its output, secrets masked
+  nlohmann::json limits = nlohmann::json::array();  // the sandbox's AppliedLimit list
 
   nlohmann::json ToJson() const;
 };

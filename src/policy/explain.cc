@@ -1,5 +1,6 @@
 // ExplainPolicy: the human summary printed by `berth policy check`.
 #include <array>
+#include <optional>
 #include <string_view>
 
 #include "base/strings.h"
@@ -57,6 +58,33 @@ void Line(std::string* out, int indent, std::string_view label, const std::strin
   *out += line + value + "\n";
 }
 
+// The resource limits in effect: the agent's, else the defaults', else berth's built-in ones.
+void ExplainLimits(const Limits& own, const Limits& defaults, int indent, std::string* out) {
+  auto source = [&](bool set_here, bool set_in_defaults) -> std::string {
+    return set_here ? "" : set_in_defaults ? " (default)" : " (built-in default)";
+  };
+  std::optional<MemoryLimit> memory = own.memory ? own.memory : defaults.memory;
+  std::string text = !memory                ? std::to_string(kDefaultMemoryPercent) + "% of physical memory"
+                     : memory->unlimited()  ? "unlimited"
+                     : memory->percent > 0  ? std::to_string(memory->percent) + "% of physical memory"
+                                            : FormatBytes(memory->bytes);
+  Line(out, indent, "memory", text + source(own.memory.has_value(), defaults.memory.has_value()));
+  std::optional<uint64_t> pids = own.pids ? own.pids : defaults.pids;
+  uint64_t pid_count = pids.value_or(kDefaultPids);
+  Line(out, indent, "pids",
+       (pid_count == 0 ? "unlimited" : std::to_string(pid_count)) +
+           source(own.pids.has_value(), defaults.pids.has_value()));
+  std::optional<double> cpus = own.cpus ? own.cpus : defaults.cpus;
+  std::string cores = cpus && *cpus > 0 ? std::to_string(*cpus) : "";
+  while (cores.find('.') != std::string::npos && (cores.back() == '0' || cores.back() == '.')) cores.pop_back();
+  Line(out, indent, "cpus",
+       (cores.empty() ? "unlimited" : cores) + source(own.cpus.has_value(), defaults.cpus.has_value()));
+  std::optional<uint64_t> disk = own.disk_bytes ? own.disk_bytes : defaults.disk_bytes;
+  Line(out, indent, "disk",
+       (disk && *disk > 0 ? FormatBytes(*disk) + " of workspace growth" : "unlimited") +
+           source(own.disk_bytes.has_value(), defaults.disk_bytes.has_value()));
+}
+
 void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out) {
   bool builtin = false;
   for (std::string_view name : kBuiltinProviders) builtin |= agent.provider == name;
@@ -84,6 +112,7 @@ void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out
   Line(out, 4, "network",
        std::string(NetworkModeName(agent.network.value_or(defaults.network))) +
            (agent.network ? "" : " (default)"));
+  ExplainLimits(agent.limits, defaults.limits, 4, out);
 }
 
 }  // namespace
@@ -101,6 +130,7 @@ std::string ExplainPolicy(const Policy& policy) {
   Line(&out, 2, "branch", d.branch_template);
   Line(&out, 2, "max_depth",
        std::to_string(d.max_depth) + (d.max_depth == 0 ? " (jobs cannot start jobs)" : ""));
+  ExplainLimits(d.limits, Limits{}, 2, &out);
 
   out += "\nagents\n";
   if (policy.agents.empty()) out += "  (none: only `berth sandbox` and ad-hoc read runs)\n";

@@ -327,6 +327,82 @@ Result<std::string> BranchTemplate(const Reader& reader, const toml::node& node,
   return text;
 }
 
+constexpr uint64_t kMaxPids = 4194304;  // the kernel's pid_max ceiling
+constexpr double kMaxCpus = 1024;
+constexpr uint64_t kMinMemory = 16ull << 20;
+constexpr uint64_t kMinDisk = 1ull << 20;
+
+// A size key of the limits ("2GiB", or "unlimited" for 0), at least `minimum` bytes.
+Result<uint64_t> LimitSize(const Reader& reader, const toml::node& node, const std::string& path,
+                           uint64_t minimum, const std::string& expected) {
+  std::string text = TRY(reader.String(node, path));
+  if (text == "unlimited") return uint64_t{0};
+  Result<uint64_t> bytes = ParseSize(text);
+  if (!bytes)
+    return reader.Fail(node, path,
+                       "expected " + expected + ", got " + Quote(text));
+  if (*bytes < minimum)
+    return reader.Fail(node, path,
+                       "expected at least " + FormatBytes(minimum) + ", got " + Quote(text));
+  return *bytes;
+}
+
+// Reads `key` into `limits` when it is one of the limit keys; false when it is not.
+Result<bool> ParseLimit(const Reader& reader, std::string_view key, const toml::node& value,
+                        const std::string& key_path, Limits* limits) {
+  if (key == "memory") {
+    std::string text = TRY(reader.String(value, key_path));
+    MemoryLimit memory;
+    if (!text.empty() && text.back() == '%') {
+      std::string digits = text.substr(0, text.size() - 1);
+      bool numeric = !digits.empty() && digits.size() <= 3 &&
+                     digits.find_first_not_of("0123456789") == std::string::npos;
+      memory.percent = numeric ? std::atoi(digits.c_str()) : 0;
+      if (memory.percent < 1 || memory.percent > 100)
+        return reader.Fail(value, key_path,
+                           "expected a percentage of physical memory from 1% to 100%, got " +
+                               Quote(text));
+    } else {
+      memory.bytes = TRY(LimitSize(reader, value, key_path, kMinMemory,
+                                   "a size such as \"4GiB\", a percentage of physical memory "
+                                   "such as \"50%\", or \"unlimited\""));
+    }
+    limits->memory = memory;
+  } else if (key == "pids") {
+    if (const toml::value<std::string>* text = value.as_string(); text && text->get() == "unlimited")
+      limits->pids = 0;
+    else if (value.is_string())
+      return reader.Fail(value, key_path,
+                         "expected an integer or \"unlimited\", got " + Quote(value.as_string()->get()));
+    else
+      limits->pids = static_cast<uint64_t>(
+          TRY(reader.Integer(value, key_path, 1, static_cast<int64_t>(kMaxPids))));
+  } else if (key == "cpus") {
+    double cpus = 0;
+    if (const toml::value<std::string>* text = value.as_string()) {
+      if (text->get() != "unlimited")
+        return reader.Fail(value, key_path,
+                           "expected a number of cores such as 2 or 1.5, or \"unlimited\", got " +
+                               Quote(text->get()));
+    } else if (const toml::value<double>* number = value.as_floating_point()) {
+      cpus = number->get();
+      if (!(cpus > 0 && cpus <= kMaxCpus))
+        return reader.Fail(value, key_path,
+                           "expected a number of cores above 0 and at most 1024, got " +
+                               std::to_string(cpus));
+    } else {
+      cpus = static_cast<double>(TRY(reader.Integer(value, key_path, 1, 1024)));
+    }
+    limits->cpus = cpus;
+  } else if (key == "disk") {
+    limits->disk_bytes = TRY(LimitSize(reader, value, key_path, kMinDisk,
+                                            "a size such as \"20GiB\" or \"unlimited\""));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out) {
   const std::string path = "defaults";
   const toml::table* table = TRY(reader.Table(node, path));
@@ -355,10 +431,11 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
       out->branch_template = TRY(BranchTemplate(reader, value, key_path));
     } else if (key == "max_depth") {
       out->max_depth = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 8)));
-    } else {
+    } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &out->limits))) {
       return reader.Unknown(value, key_path,
                             {"max_concurrent_jobs", "deadline", "output_limit", "network",
-                             "workspace", "branch", "max_depth"});
+                             "workspace", "branch", "max_depth", "memory", "pids", "cpus",
+                             "disk"});
     }
   }
   return {};
@@ -431,10 +508,11 @@ Result<Agent> ParseAgent(const Reader& reader, const std::string& name, const to
       agent.deadline_ms = TRY(reader.Duration(value, key_path));
     } else if (key == "network") {
       agent.network = TRY(reader.Choice(value, key_path, kNetworkModes));
-    } else {
+    } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &agent.limits))) {
       return reader.Unknown(value, key_path,
                             {"capability", "provider", "model", "effort", "argv", "writable",
-                             "grants", "access", "deadline", "network"});
+                             "grants", "access", "deadline", "network", "memory", "pids", "cpus",
+                             "disk"});
     }
   }
   if (write && writable == nullptr)

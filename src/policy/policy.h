@@ -23,6 +23,25 @@ enum class Access { kBounded, kFull };
 enum class WorkspaceBackend { kAuto, kOverlay, kCopy };
 enum class NetworkMode { kNone, kProvider, kAllowlist, kOpen };
 
+// A job's resource limits as the policy writes them ([defaults] and per agent; docs/policy.md
+// "Resource limits"). Unset fields fall back to [defaults], then to berth's built-in defaults
+// (kDefaultMemoryPercent, kDefaultPids). Zero means "unlimited" was written.
+inline constexpr int kDefaultMemoryPercent = 50;
+inline constexpr uint64_t kDefaultPids = 4096;
+
+struct MemoryLimit {
+  uint64_t bytes = 0;  // a size, when percent is 0
+  int percent = 0;     // of the host's physical memory, 1 to 100
+  bool unlimited() const { return bytes == 0 && percent == 0; }
+};
+
+struct Limits {
+  std::optional<MemoryLimit> memory;   // "2GiB", "50%" or "unlimited"
+  std::optional<uint64_t> pids;        // processes and threads; 0: "unlimited"
+  std::optional<double> cpus;          // cores; 0: "unlimited"
+  std::optional<uint64_t> disk_bytes;  // growth of the workspace; 0: "unlimited"
+};
+
 struct Defaults {
   int max_concurrent_jobs = 4;
   int64_t deadline_ms = 45 * 60 * 1000;
@@ -31,6 +50,7 @@ struct Defaults {
   WorkspaceBackend workspace = WorkspaceBackend::kAuto;
   std::string branch_template = "berth/{id}";  // {id} and {agent} are substituted
   int max_depth = 0;
+  Limits limits;
 };
 
 struct Agent {
@@ -45,6 +65,7 @@ struct Agent {
   Access access = Access::kBounded;
   std::optional<int64_t> deadline_ms;  // overrides defaults
   std::optional<NetworkMode> network;  // overrides defaults
+  Limits limits;                       // each set field overrides defaults
 };
 
 struct Check {

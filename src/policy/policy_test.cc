@@ -257,6 +257,80 @@ TEST(ParsePolicy, Defaults) {
   ExpectFails(defaults("max_depth = true"), 3, "defaults.max_depth", "got a boolean");
 }
 
+TEST(ParsePolicy, ResourceLimitsInDefaults) {
+  Result<Policy> policy = Parse(
+      "version = 1\n[defaults]\nmemory = \"2GiB\"\npids = 256\ncpus = 1.5\ndisk = \"10GiB\"\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  const Limits& limits = policy->defaults.limits;
+  ASSERT_TRUE(limits.memory.has_value());
+  EXPECT_EQ(limits.memory->bytes, 2ull << 30);
+  EXPECT_EQ(limits.memory->percent, 0);
+  EXPECT_EQ(limits.pids, 256u);
+  EXPECT_EQ(limits.cpus, 1.5);
+  EXPECT_EQ(limits.disk_bytes, 10ull << 30);
+
+  policy = Parse("version = 1\n[defaults]\nmemory = \"25%\"\npids = \"unlimited\"\ncpus = 2\n"
+                 "disk = \"unlimited\"\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  EXPECT_EQ(policy->defaults.limits.memory->percent, 25);
+  EXPECT_EQ(policy->defaults.limits.pids, 0u);
+  EXPECT_EQ(policy->defaults.limits.cpus, 2.0);
+  EXPECT_EQ(policy->defaults.limits.disk_bytes, 0u);
+  policy = Parse("version = 1\n[defaults]\nmemory = \"unlimited\"\ncpus = \"unlimited\"\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  EXPECT_TRUE(policy->defaults.limits.memory->unlimited());
+  EXPECT_EQ(policy->defaults.limits.cpus, 0.0);
+
+  // Unset: berth's built-in defaults apply when the job is submitted.
+  policy = Parse("version = 1\n");
+  ASSERT_TRUE(policy.has_value());
+  EXPECT_FALSE(policy->defaults.limits.memory.has_value());
+  EXPECT_FALSE(policy->defaults.limits.pids.has_value());
+  EXPECT_FALSE(policy->defaults.limits.cpus.has_value());
+  EXPECT_FALSE(policy->defaults.limits.disk_bytes.has_value());
+}
+
+// The bug: `memory` was an unknown key, so a policy could not bound a job at all.
+TEST(ParsePolicy, MemoryWasAnUnknownKeyRegression) {
+  ExpectAccepted("version = 1\n[defaults]\nmemory = \"4GiB\"\n");
+}
+
+TEST(ParsePolicy, ResourceLimitErrorsNameTheLine) {
+  auto defaults = [](const std::string& line) { return "version = 1\n[defaults]\n" + line + "\n"; };
+  ExpectFails(defaults("memory = \"lots\""), 3, "defaults.memory",
+              "expected a size such as \"4GiB\", a percentage of physical memory such as "
+              "\"50%\", or \"unlimited\", got \"lots\"");
+  ExpectFails(defaults("memory = \"1MiB\""), 3, "defaults.memory", "expected at least 16MiB");
+  ExpectFails(defaults("memory = \"0%\""), 3, "defaults.memory", "from 1% to 100%, got \"0%\"");
+  ExpectFails(defaults("memory = \"150%\""), 3, "defaults.memory", "got \"150%\"");
+  ExpectFails(defaults("memory = \"x%\""), 3, "defaults.memory", "got \"x%\"");
+  ExpectFails(defaults("memory = 4096"), 3, "defaults.memory", "expected a string, got an integer");
+  ExpectFails(defaults("pids = 0"), 3, "defaults.pids", "expected an integer from 1 to 4194304, got 0");
+  ExpectFails(defaults("pids = \"many\""), 3, "defaults.pids",
+              "expected an integer or \"unlimited\", got \"many\"");
+  ExpectFails(defaults("pids = 1.5"), 3, "defaults.pids", "got a floating-point number");
+  ExpectFails(defaults("cpus = 0"), 3, "defaults.cpus", "from 1 to 1024, got 0");
+  ExpectFails(defaults("cpus = -0.5"), 3, "defaults.cpus", "above 0 and at most 1024");
+  ExpectFails(defaults("cpus = \"half\""), 3, "defaults.cpus", "got \"half\"");
+  ExpectFails(defaults("cpus = true"), 3, "defaults.cpus", "got a boolean");
+  ExpectFails(defaults("disk = \"100\""), 3, "defaults.disk", "expected at least 1MiB");
+  ExpectFails(defaults("disk = 5"), 3, "defaults.disk", "expected a string");
+}
+
+TEST(ParsePolicy, AgentResourceLimitsOverrideDefaults) {
+  Result<Policy> policy = Parse(
+      "version = 1\n[defaults]\npids = 512\n[agents.a]\ncapability = \"read\"\npids = 64\n"
+      "memory = \"512MiB\"\n[agents.b]\ncapability = \"read\"\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  EXPECT_EQ(policy->agents.at("a").limits.pids, 64u);
+  EXPECT_EQ(policy->agents.at("a").limits.memory->bytes, 512ull << 20);
+  EXPECT_FALSE(policy->agents.at("b").limits.pids.has_value());
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\npids = -1\n", 4, "agents.a.pids",
+              "got -1");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\ndisk = \"big\"\n", 4,
+              "agents.a.disk", "got \"big\"");
+}
+
 TEST(ParsePolicy, BranchTemplate) {
   auto branch = [](const std::string& value) {
     return "version = 1\n[defaults]\nbranch = \"" + value + "\"\n";

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,14 @@ std::string OwnCgroupPath(const std::string& cgroup_file, const std::string& con
       return fields[2];
   }
   return {};
+}
+
+// 1.5 -> "1.5", 2.0 -> "2" (std::to_string would give "1.500000").
+std::string Cores(double cpus) {
+  std::string text = std::to_string(cpus);
+  while (text.find('.') != std::string::npos && (text.back() == '0' || text.back() == '.'))
+    text.pop_back();
+  return text;
 }
 
 std::string Trim(std::string s) {
@@ -78,7 +87,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
           sys::WriteExisting(dir + "/cpu.max",
                              std::to_string(std::lround(*limits.cpus * 100000)) + " 100000")) {
         cpu_done = used = true;
-        out.applied_.push_back({"cpu", std::to_string(*limits.cpus), "cgroup v2"});
+        out.applied_.push_back({"cpu", Cores(*limits.cpus), "cgroup v2"});
       }
       if (used) {
         out.cgroup_dirs_.push_back(dir);
@@ -119,19 +128,26 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                    std::to_string(*limits.pids));
   if (limits.cpus && !cpu_done) {
     cpu_done = v1("cpu", "cpu.cfs_quota_us", std::to_string(std::lround(*limits.cpus * 100000)),
-                  "cpu", std::to_string(*limits.cpus));
+                  "cpu", Cores(*limits.cpus));
     if (cpu_done) (void)sys::WriteExisting(out.cgroup_dirs_.back() + "/cpu.cfs_period_us", "100000");
   }
 
-  // rlimits for the rest. RLIMIT_NPROC counts per user namespace, so inside the job's own
-  // user namespace it bounds the job; the kernel never applies it to real root.
+  // rlimits for the rest. RLIMIT_DATA (Linux 4.7+ counts every private writable mapping) and
+  // not RLIMIT_AS: runtimes such as V8 and Go reserve many GiB of address space they never
+  // touch, which an address-space limit would refuse. RLIMIT_NPROC counts per user namespace,
+  // so inside the job's own user namespace it bounds the job; the kernel never applies it to
+  // real root.
+  auto may_skip = [&](const char* name) {
+    return allow_weaker || std::find(limits.best_effort.begin(), limits.best_effort.end(),
+                                     name) != limits.best_effort.end();
+  };
   if (limits.memory_bytes && !memory_done) {
-    out.rlimits_.push_back({RLIMIT_AS, *limits.memory_bytes});
+    out.rlimits_.push_back({RLIMIT_DATA, *limits.memory_bytes});
     out.applied_.push_back({"memory", FormatBytes(*limits.memory_bytes),
-                            "rlimit RLIMIT_AS (address space, not resident memory)"});
+                            "rlimit RLIMIT_DATA (private writable memory, not resident memory)"});
   }
   if (limits.pids && !pids_done) {
-    if (::getuid() == 0 && !allow_weaker)
+    if (::getuid() == 0 && !may_skip("pids"))
       return Error(Cause::kUnavailable,
                    "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root",
                    0, "run berth where it can create a cgroup, or pass --allow-weaker");
@@ -141,10 +157,15 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                                             : "rlimit RLIMIT_NPROC"});
   }
   if (limits.cpus && !cpu_done) {
-    if (!allow_weaker)
+    if (!may_skip("cpu"))
       return Error(Cause::kUnavailable, "cannot limit cpu: no writable cgroup with the cpu controller",
                    0, "run berth where it can create a cgroup, or pass --allow-weaker");
-    out.applied_.push_back({"cpu", std::to_string(*limits.cpus), "none (needs a cgroup)"});
+    out.applied_.push_back({"cpu", Cores(*limits.cpus), "none (needs a cgroup)"});
+  }
+  // No cgroup bounds a file's size; RLIMIT_FSIZE makes a write past it fail (SIGXFSZ).
+  if (limits.file_size_bytes) {
+    out.rlimits_.push_back({RLIMIT_FSIZE, *limits.file_size_bytes});
+    out.applied_.push_back({"file size", FormatBytes(*limits.file_size_bytes), "rlimit RLIMIT_FSIZE"});
   }
   return out;
 }

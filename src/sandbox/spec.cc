@@ -175,6 +175,7 @@ nlohmann::json SandboxSpec::ToJson() const {
   if (limits.memory_bytes) limits_json["memory_bytes"] = *limits.memory_bytes;
   if (limits.pids) limits_json["pids"] = *limits.pids;
   if (limits.cpus) limits_json["cpus"] = *limits.cpus;
+  if (limits.file_size_bytes) limits_json["file_size_bytes"] = *limits.file_size_bytes;
   j["limits"] = std::move(limits_json);
   j["timeout_ms"] = timeout_ms;
   j["kill_grace_ms"] = kill_grace_ms;

@@ -80,7 +80,11 @@ struct Limits {
   std::optional<uint64_t> memory_bytes;
   std::optional<uint64_t> pids;
   std::optional<double> cpus;
-  bool any() const { return memory_bytes || pids || cpus; }
+  std::optional<uint64_t> file_size_bytes;  // the largest file the command may write
+  // Limits ("memory", "pids", "cpu") that run without enforcement, recorded as "none", when no
+  // mechanism can apply them, instead of refusing the sandbox (berth's built-in job defaults).
+  std::vector<std::string> best_effort;
+  bool any() const { return memory_bytes || pids || cpus || file_size_bytes; }
 };
 
 struct SandboxSpec {

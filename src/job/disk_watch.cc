@@ -1,0 +1,66 @@
+#include "job/disk_watch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "sys/disk.h"
+#include "sys/process.h"
+
+namespace berth::job {
+
+DiskWatch::DiskWatch(std::vector<std::string> dirs, uint64_t cap_bytes, int stop_fd)
+    : dirs_(std::move(dirs)), cap_bytes_(cap_bytes), stop_fd_(stop_fd) {}
+
+std::unique_ptr<DiskWatch> DiskWatch::Start(std::vector<std::string> dirs, uint64_t cap_bytes,
+                                            int stop_fd) {
+  std::unique_ptr<DiskWatch> watch(new DiskWatch(std::move(dirs), cap_bytes, stop_fd));
+  watch->baseline_ = watch->Usage();
+  watch->thread_ = std::thread([w = watch.get()] { w->Run(); });
+  return watch;
+}
+
+DiskWatch::~DiskWatch() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::optional<uint64_t> DiskWatch::exceeded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return exceeded_;
+}
+
+uint64_t DiskWatch::Usage() const {
+  uint64_t total = 0;
+  for (const std::string& dir : dirs_) total += sys::DiskUsage(dir);
+  return total;
+}
+
+void DiskWatch::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  int64_t wait_ms = kIntervalMillis;
+  while (!stop_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    const int64_t start = sys::MonotonicMillis();
+    const uint64_t usage = Usage();
+    // A large copy workspace takes a while to walk: watching costs at most a tenth of a core.
+    wait_ms = std::max<int64_t>(kIntervalMillis, 9 * (sys::MonotonicMillis() - start));
+    lock.lock();
+    const uint64_t growth = usage > baseline_ ? usage - baseline_ : 0;
+    if (growth > cap_bytes_) {
+      exceeded_ = growth;
+      uint64_t one = 1;
+      (void)::write(stop_fd_, &one, sizeof one);
+      break;
+    }
+  }
+}
+
+}  // namespace berth::job

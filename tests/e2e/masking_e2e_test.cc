@@ -1,0 +1,189 @@
+// End-to-end tests of secret masking (PRODUCT.md invariant 3, docs/receipt.md "Masking"): an
+// agent that prints its provider key and a passed-through GITHUB_TOKEN on stdout, on stderr,
+// in its final answer and into its workspace (tests/fixtures/agents/leak_cli.sh). No clear
+// value may appear in `berth logs`, `berth show`, the receipt, the raw output files, the
+// checks' logs, or the bytes of the SQLite store and its write-ahead log.
+
+#include <filesystem>
+#include <system_error>
+
+#include "tests/e2e/jobs_fixture.h"
+
+namespace berth::e2e {
+namespace {
+
+constexpr char kProviderKey[] = "sk-leaky-0123456789abcdef";
+constexpr char kGithubToken[] = "ghp_e2eMaskingToken0123456789";
+
+constexpr char kLeakyPolicy[] = R"(version = 1
+[defaults]
+max_concurrent_jobs = 2
+[agents.leaky]
+capability = "write"
+provider = "leaky"
+writable = ["src/**"]
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**"]
+[env]
+pass = ["GITHUB_TOKEN"]
+[[verify]]
+name = "show-leak"
+argv = ["sh", "-c", "cat src/leak.txt 2>/dev/null; echo checked"]
+)";
+
+std::string LeakyConfig(const std::string& executable) {
+  return R"([providers.leaky]
+executable = ")" +
+         executable + R"("
+version_args = ["--version"]
+write_args = ["--write"]
+credentials = ["FAKE_API_KEY"]
+output = "json-lines"
+[providers.leaky.fields]
+text = "result"
+model = "model"
+session = "session"
+)";
+}
+
+class MaskingTest : public JobsTest {
+ protected:
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    ASSERT_TRUE(WriteText(PolicyPath(), kLeakyPolicy));
+    ASSERT_EQ(Git({"commit", "-q", "-am", "leaky policy"}).exit_code, 0);
+    ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+    ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml", LeakyConfig(Agent("leak_cli.sh"))));
+  }
+
+  static EnvVars Secrets() {
+    return {{"GIT_CONFIG_NOSYSTEM", "1"},
+            {"FAKE_API_KEY", kProviderKey},
+            {"GITHUB_TOKEN", kGithubToken}};
+  }
+  RunResult BerthWithSecrets(const std::vector<std::string>& args) const {
+    return Run(args, Secrets());
+  }
+
+  // Runs the leaky agent to completion (its check runs too) and returns the job id.
+  std::string RunLeakyJob() {
+    RunResult run = BerthWithSecrets({"run", "leaky", "-p", "leak everything"});
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    EXPECT_FALSE(Contains(run.out + run.err, kProviderKey)) << run.Describe();
+    EXPECT_FALSE(Contains(run.out + run.err, kGithubToken)) << run.Describe();
+    const std::string id = NewestJobId();
+    // The leak really happened: the agent saw both values and wrote them into its commit.
+    EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/leak.txt"}),
+              std::string("key ") + kProviderKey + "\ntoken " + kGithubToken);
+    return id;
+  }
+
+  // Fails the test for every secret value found in `text`, naming `where`.
+  static void ExpectNoSecret(const std::string& text, const std::string& where) {
+    EXPECT_FALSE(Contains(text, kProviderKey)) << where << " holds the provider key:\n" << text;
+    EXPECT_FALSE(Contains(text, kGithubToken)) << where << " holds GITHUB_TOKEN:\n" << text;
+    // Nor a long piece of one (a secret split in two must not survive in halves).
+    EXPECT_FALSE(Contains(text, std::string(kProviderKey).substr(6))) << where << ":\n" << text;
+  }
+};
+
+// The bug: `berth logs` printed a provider key that the agent echoed, in clear.
+TEST_F(MaskingTest, LogsPrintProviderKeyRegression) {
+  const std::string id = RunLeakyJob();
+  // Without the caller's secrets in its environment, so that only what was stored is shown.
+  RunResult logs = Berth({"logs", id});
+  ASSERT_EQ(logs.exit_code, 0) << logs.Describe();
+  ExpectNoSecret(logs.out, "berth logs (stdout)");
+  ExpectNoSecret(logs.err, "berth logs (stderr)");
+  EXPECT_TRUE(Contains(logs.out, "github: ***")) << logs.Describe();
+  EXPECT_TRUE(Contains(logs.out, "split: ***")) << logs.Describe();
+  EXPECT_TRUE(Contains(logs.err, "stderr key=*** token=***")) << logs.Describe();
+  // And with them, as a user would run it.
+  RunResult again = BerthWithSecrets({"logs", id});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  ExpectNoSecret(again.out + again.err, "berth logs with the secrets set");
+  RunResult show = BerthWithSecrets({"show", id});
+  ASSERT_EQ(show.exit_code, 0) << show.Describe();
+  ExpectNoSecret(show.out + show.err, "berth show");
+  EXPECT_TRUE(Contains(show.out, "model ***")) << show.Describe();
+  RunResult show_json = BerthWithSecrets({"show", id, "--json"});
+  ASSERT_EQ(show_json.exit_code, 0) << show_json.Describe();
+  ExpectNoSecret(show_json.out, "berth show --json");
+}
+
+// The bug: secret values the agent printed were stored in clear in the job store (events,
+// receipt) and the passed-through token in the stored request.
+TEST_F(MaskingTest, StoreHoldsSecretInClearRegression) {
+  const std::string id = RunLeakyJob();
+  json receipt = ReadReceiptFile(id);
+  ASSERT_TRUE(receipt.is_object());
+  ExpectNoSecret(receipt.dump(), "receipt.json");
+  EXPECT_EQ(GetStr(receipt, "provider.final_text"), "done: key *** token ***") << receipt.dump(2);
+  EXPECT_EQ(GetStr(receipt, "provider.model.reported"), "***") << receipt.dump(2);
+  json checks = Get(receipt, "verification.checks");
+  ASSERT_TRUE(checks.is_array() && checks.size() == 1) << receipt.dump(2);
+  EXPECT_EQ(GetStr(checks[0], "output_tail"), "key ***\ntoken ***\nchecked\n") << receipt.dump(2);
+  ExpectNoSecret(ShowJson(id).dump(), "the store's job record");
+
+  for (const std::string& file : {state() + "/berth.db", state() + "/berth.db-wal"}) {
+    if (!PathExists(file)) continue;
+    ExpectNoSecret(ReadText(file), file);
+  }
+  // The store did get the events: the masked model name is there.
+  RunResult logs = Berth({"logs", id});
+  EXPECT_TRUE(Contains(logs.err, "leaky finished (model ***)")) << logs.Describe();
+}
+
+// The bug: the job's raw stdout and stderr files held the secrets in clear.
+TEST_F(MaskingTest, RawOutputFilesHoldSecretRegression) {
+  const std::string id = RunLeakyJob();
+  const std::string out = ReadText(JobDir(id) + "/stdout");
+  const std::string err = ReadText(JobDir(id) + "/stderr");
+  ExpectNoSecret(out, "the stdout file");
+  ExpectNoSecret(err, "the stderr file");
+  EXPECT_TRUE(Contains(out, "split: ***\n")) << out;
+  EXPECT_TRUE(Contains(err, "stderr key=*** token=***")) << err;
+  // The checks' logs too (<job>/verify-*/logs/N.log).
+  int logs = 0;
+  std::error_code error;
+  for (const auto& dir : std::filesystem::directory_iterator(JobDir(id), error)) {
+    if (dir.path().filename().string().rfind("verify-", 0) != 0) continue;
+    for (const auto& log : std::filesystem::directory_iterator(dir.path() / "logs", error)) {
+      const std::string text = ReadText(log.path());
+      ExpectNoSecret(text, log.path());
+      EXPECT_TRUE(Contains(text, "key ***\ntoken ***\n")) << text;
+      ++logs;
+    }
+  }
+  EXPECT_EQ(logs, 1) << error.message();
+}
+
+// With output_limit, the head is written as it comes and the tail at the end: a secret in
+// either, or on the boundary, is masked; the elided count is still stated.
+TEST_F(MaskingTest, BoundedOutputMasksHeadAndTail) {
+  std::string policy = kLeakyPolicy;
+  policy.replace(policy.find("max_concurrent_jobs = 2"), 23,
+                 "max_concurrent_jobs = 2\noutput_limit = \"4KiB\"");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "small output limit"}).exit_code, 0);
+  RunResult run = BerthWithSecrets(
+      {"run", "implement", "--", "sh", "-c",
+       "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "
+       "echo \"$i $GITHUB_TOKEN padding padding padding padding padding padding padding\"; done; "
+       "head -c 20000 /dev/zero | tr '\\0' x; echo; "
+       "for i in 1 2 3 4 5 6 7 8 9 10; do echo \"tail $i $GITHUB_TOKEN\"; done"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  const std::string out = ReadText(JobDir(id) + "/stdout");
+  ExpectNoSecret(out, "the bounded stdout file");
+  EXPECT_TRUE(Contains(out, "1 *** padding")) << out;
+  EXPECT_TRUE(Contains(out, "tail 10 ***")) << out;
+  EXPECT_TRUE(Contains(out, " bytes elided]")) << out;
+  EXPECT_LE(out.size(), 4096u + 64u) << out;
+}
+
+}  // namespace
+}  // namespace berth::e2e
