@@ -153,5 +153,61 @@ writable = ["src/**"]
   EXPECT_GE(completed, submitted_jobs) << jobs.dump(2);
 }
 
+// --- 2. gc and linked worktrees ------------------------------------------------------------
+
+// gc took each recorded worktree path for a repository of its own, so the branch of a job
+// started in a linked worktree was an orphan "contained in" the main worktree's branch and
+// was deleted although the job was neither landed nor discarded; `berth land` then refused.
+TEST_F(LostJobsTest, GcKeepsTheBranchOfAnUnlandedJobOfALinkedWorktreeRegression) {
+  WritePolicy(kLandablePolicy);
+  const std::string linked = root() + "/linked";
+  ASSERT_EQ(Git({"worktree", "add", "-q", "-b", "feature", linked}).exit_code, 0);
+  json here = RunScript("printf 'main\n' > src/here.c");
+  ASSERT_EQ(GetStr(here, "state"), "completed") << here.dump(2);
+  json there = RunScript("printf 'linked\n' > src/there.c", linked);
+  ASSERT_EQ(GetStr(there, "state"), "completed") << there.dump(2);
+  const std::string id = GetStr(there, "id");
+  // The user takes the job's commit into main by hand: its tip is now "contained in" the
+  // main worktree's branch, but the job is still neither landed nor discarded.
+  ASSERT_EQ(Git({"merge", "-q", "--ff-only", GetStr(there, "branch")}).exit_code, 0);
+
+  json report = Gc({});
+  EXPECT_TRUE(BranchExists(id)) << report.dump(2);
+  for (const json& orphan : Get(report, "orphans"))
+    EXPECT_NE(GetStr(orphan, "name"), GetStr(there, "branch")) << report.dump(2);
+  RunResult landed = BerthIn(linked, {"land", id});
+  EXPECT_EQ(landed.exit_code, 0) << landed.Describe();
+  EXPECT_EQ(ReadText(linked + "/src/there.c"), "linked\n");
+}
+
+TEST_F(LostJobsTest, GcOlderThanKeepsABranchLandedSecondsAgoInALinkedWorktreeRegression) {
+  WritePolicy(kLandablePolicy);
+  const std::string linked = root() + "/linked";
+  ASSERT_EQ(Git({"worktree", "add", "-q", "-b", "feature", linked}).exit_code, 0);
+  json here = RunScript("printf 'main\n' > src/here.c");
+  ASSERT_EQ(GetStr(here, "state"), "completed") << here.dump(2);
+  json there = RunScript("printf 'linked\n' > src/there.c", linked);
+  ASSERT_EQ(GetStr(there, "state"), "completed") << there.dump(2);
+  const std::string id = GetStr(there, "id");
+  // The job's commit reaches the main worktree's branch by a fast-forward, and `berth land`
+  // records it as landed there: the job branch's tip is contained in that branch.
+  const std::string main_branch = GitOut({"symbolic-ref", "--short", "HEAD"});
+  ASSERT_EQ(Git({"merge", "-q", "--ff-only", GetStr(there, "branch")}).exit_code, 0);
+  RunResult landed = BerthIn(linked, {"land", id, "--onto", main_branch});
+  EXPECT_TRUE(Contains(landed.out + landed.err, "already holds")) << landed.Describe();
+  ASSERT_EQ(GetStr(ShowJson(id), "landed_commit"), GitOut({"rev-parse", main_branch}));
+
+  json report = Gc({"--older-than", "1h"});
+  EXPECT_TRUE(BranchExists(id)) << report.dump(2);
+  bool kept = false;
+  for (const json& job : Get(report, "kept"))
+    if (GetStr(job, "id") == id) kept = Contains(GetStr(job, "why"), "within --older-than");
+  EXPECT_TRUE(kept) << report.dump(2);
+  // Without --older-than the landed job goes, branch and all.
+  json all = Gc({});
+  EXPECT_FALSE(BranchExists(id)) << all.dump(2);
+  EXPECT_TRUE(BranchExists(GetStr(here, "id"))) << "the unlanded job of main stays";
+}
+
 }  // namespace
 }  // namespace berth::e2e
