@@ -209,5 +209,27 @@ TEST_F(LostJobsTest, GcOlderThanKeepsABranchLandedSecondsAgoInALinkedWorktreeReg
   EXPECT_TRUE(BranchExists(GetStr(here, "id"))) << "the unlanded job of main stays";
 }
 
+// --- 3. Type changes land -------------------------------------------------------------------
+
+// A job that turned a directory into a file (or a file into a directory) could never land on
+// a clean checkout: "uncommitted changes ... touch paths the job changes: src/dir".
+TEST_F(LostJobsTest, TypeChangesLandOnACleanCheckoutRegression) {
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/src/dir", 0755));
+  ASSERT_TRUE(WriteText(ws() + "/src/dir/inner.c", "inner\n"));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "a directory"}).exit_code, 0);
+  WritePolicy(kLandablePolicy);
+  json job = RunScript(
+      "rm -r src/dir && printf 'now a file\n' > src/dir && rm src/old.c && mkdir src/old.c && "
+      "printf 'now a directory\n' > src/old.c/inner");
+  ASSERT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  ASSERT_EQ(GitOut({"status", "--porcelain"}), "");
+  RunResult landed = Berth({"land", GetStr(job, "id")});
+  EXPECT_EQ(landed.exit_code, 0) << landed.Describe();
+  EXPECT_EQ(ReadText(ws() + "/src/dir"), "now a file\n");
+  EXPECT_EQ(ReadText(ws() + "/src/old.c/inner"), "now a directory\n");
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+}
+
 }  // namespace
 }  // namespace berth::e2e
