@@ -231,5 +231,54 @@ TEST_F(LostJobsTest, TypeChangesLandOnACleanCheckoutRegression) {
   EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
 }
 
+// --- 5. What the workspace holds that git or berth cannot take -----------------------------
+
+// A `.GIT` directory (any case, at any depth) ended the job `failed` with libgit2's tree error
+// instead of a refusal naming the path.
+TEST_F(LostJobsTest, GitDirectoriesInAnyCaseAreRefusedByNameRegression) {
+  WritePolicy(R"(version = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["**", "!.git/**", "!.berth/**"]
+)");
+  json job = RunScript(
+      "mkdir .GIT .Git src/.gIt src/sub && printf x > .GIT/config && printf x > .Git/HEAD && "
+      "printf x > src/.gIt/HEAD && mkdir src/sub/.git && printf x > src/sub/.git/HEAD && "
+      "printf ok > src/ok.c");
+  EXPECT_EQ(GetStr(job, "state"), "refused") << job.dump(2);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(Get(job, "receipt"));
+  for (const char* path : {".GIT", ".Git", "src/.gIt", "src/sub/.git"})
+    EXPECT_EQ(refusals.count(path), 1u) << path << " not refused: " << job.dump(2);
+}
+
+// A directory the agent made unreadable ended the job `failed` at collection; it is refused
+// by name (as root berth reads it, and commits what is in it).
+TEST_F(LostJobsTest, UnreadableDirectoryIsRefusedByNameOrCommittedRegression) {
+  json job = RunScript("mkdir src/closed && printf x > src/closed/f.c && chmod 000 src/closed");
+  if (IsRoot()) {
+    EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+    EXPECT_EQ(ReceiptFiles(Get(job, "receipt")).count("src/closed/f.c"), 1u) << job.dump(2);
+  } else {
+    EXPECT_EQ(GetStr(job, "state"), "refused") << job.dump(2);
+    std::map<std::string, std::string> refusals = ReceiptRefusals(Get(job, "receipt"));
+    EXPECT_TRUE(Contains(refusals["src/closed"], "may not read")) << job.dump(2);
+  }
+}
+
+// A file of mode 000: read and committed where berth's supervisor may read it (root), else
+// refused by name; never a failed job.
+TEST_F(LostJobsTest, ModeZeroFileIsCommittedOrRefusedByNameRegression) {
+  json job = RunScript("printf 'secret\n' > src/zero.c && chmod 000 src/zero.c");
+  if (IsRoot()) {
+    EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+    EXPECT_EQ(ReceiptFiles(Get(job, "receipt")).count("src/zero.c"), 1u) << job.dump(2);
+  } else {
+    EXPECT_EQ(GetStr(job, "state"), "refused") << job.dump(2);
+    std::map<std::string, std::string> refusals = ReceiptRefusals(Get(job, "receipt"));
+    EXPECT_TRUE(Contains(refusals["src/zero.c"], "may not read")) << job.dump(2);
+  }
+}
+
 }  // namespace
 }  // namespace berth::e2e
