@@ -70,7 +70,7 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   options.user = ctx->identity.user;
   options.now_ms = sys::WallMillis();
   if (!o.older_than.empty()) {
-    Result<int64_t> ms = ParseDuration(o.older_than);
+    Result<int64_t> ms = ParsePositiveDuration("--older-than", o.older_than);
     if (!ms) {
       PrintError(ms.error());
       return job::kExitUsage;

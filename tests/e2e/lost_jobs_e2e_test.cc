@@ -280,5 +280,26 @@ TEST_F(LostJobsTest, ModeZeroFileIsCommittedOrRefusedByNameRegression) {
   }
 }
 
+// --- 4. Durations ---------------------------------------------------------------------------
+
+// `--timeout 0` was accepted and removed the policy's deadline.
+TEST_F(LostJobsTest, ZeroDurationsAreUsageErrorsRegression) {
+  for (const char* zero : {"0", "0s", "0ms"}) {
+    RunResult run = Berth(RunArgs({"--timeout", zero}, "implement", "noop.sh"));
+    EXPECT_EQ(run.exit_code, 64) << run.Describe();
+    EXPECT_TRUE(Contains(run.err, "--timeout")) << run.Describe();
+    EXPECT_TRUE(Contains(run.err, "longer than zero")) << run.Describe();
+  }
+  EXPECT_EQ(ListJson().size(), 0u) << "a refused --timeout records no job";
+  std::optional<std::string> true_path = FindInPath("true");
+  ASSERT_TRUE(true_path.has_value());
+  RunResult sandbox = Berth({"sandbox", "--timeout", "0", "--", *true_path});
+  EXPECT_EQ(sandbox.exit_code, 64) << sandbox.Describe();
+  EXPECT_TRUE(Contains(sandbox.err, "longer than zero")) << sandbox.Describe();
+  RunResult gc = Berth({"gc", "--older-than", "0"});
+  EXPECT_EQ(gc.exit_code, 64) << gc.Describe();
+  EXPECT_TRUE(Contains(gc.err, "longer than zero")) << gc.Describe();
+}
+
 }  // namespace
 }  // namespace berth::e2e
