@@ -301,5 +301,48 @@ TEST_F(LostJobsTest, ZeroDurationsAreUsageErrorsRegression) {
   EXPECT_TRUE(Contains(gc.err, "longer than zero")) << gc.Describe();
 }
 
+// --- 7. Verification ------------------------------------------------------------------------
+
+// The verification workspace had a `.git` directory although docs/verification.md says it has
+// none, and every verification left a verify-XXXXXX/ scratch directory in the job dir.
+TEST_F(LostJobsTest, VerificationSeesNoGitAndLeavesNoScratchRegression) {
+  WritePolicy(std::string(kLandablePolicy) + R"(
+[[verify]]
+name = "no-git"
+argv = ["sh", "-c", "test ! -e .git && test ! -e ../.git && test -f src/main.c"]
+)");
+  json job = RunScript("printf 'x\n' > src/x.c");
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  const std::string id = GetStr(job, "id");
+  for (const std::string& name : JobDirEntries(id))
+    EXPECT_FALSE(name.starts_with("verify-")) << "left behind: " << JobDir(id) << "/" << name;
+  RunResult again = Berth({"verify", id});
+  EXPECT_EQ(again.exit_code, 0) << again.Describe();
+  for (const std::string& name : JobDirEntries(id))
+    EXPECT_FALSE(name.starts_with("verify-")) << "left behind: " << JobDir(id) << "/" << name;
+}
+
+// A job whose non-required checks failed was summarised as "3 check(s) passed".
+TEST_F(LostJobsTest, FailedOptionalChecksAreCountedAndNamedRegression) {
+  WritePolicy(std::string(kLandablePolicy) + R"(
+[[verify]]
+name = "unit"
+argv = ["sh", "-c", "exit 0"]
+[[verify]]
+name = "lint"
+argv = ["sh", "-c", "exit 2"]
+required = false
+[[verify]]
+name = "docs"
+argv = ["sh", "-c", "exit 0"]
+required = false
+)");
+  json job = RunScript("printf 'x\n' > src/x.c");
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"),
+                       "2 of 3 check(s) passed; optional check(s) failed: lint"))
+      << GetStr(job, "state_reason");
+}
+
 }  // namespace
 }  // namespace berth::e2e
