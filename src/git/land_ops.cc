@@ -314,6 +314,32 @@ Result<std::optional<std::string>> Repository::WorktreeWithBranch(const std::str
   return std::optional<std::string>();
 }
 
+Result<std::vector<std::string>> Repository::WorktreeDirs() {
+  git_repository* raw_main = nullptr;
+  if (int code = git_repository_open(&raw_main, common_dir().c_str()); code < 0)
+    return Git2Error("open " + common_dir(), code);
+  RepositoryPtr main_repo(raw_main);
+  std::vector<std::string> dirs;
+  auto add = [&](const char* path) {
+    std::string dir = path == nullptr ? "" : path;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (!dir.empty()) dirs.push_back(dir);
+  };
+  if (!git_repository_is_bare(raw_main)) add(git_repository_workdir(raw_main));
+  git_strarray names = {nullptr, 0};
+  if (int code = git_worktree_list(&names, raw_main); code < 0)
+    return Git2Error("list worktrees", code);
+  std::unique_ptr<git_strarray, void (*)(git_strarray*)> owned_names(&names, FreeStrarray);
+  for (size_t i = 0; i < names.count; ++i) {
+    git_worktree* raw_worktree = nullptr;
+    if (git_worktree_lookup(&raw_worktree, raw_main, names.strings[i]) < 0) continue;
+    WorktreePtr worktree(raw_worktree);
+    if (git_worktree_validate(raw_worktree) < 0) continue;  // its directory is gone
+    add(git_worktree_path(raw_worktree));
+  }
+  return dirs;
+}
+
 Result<std::vector<std::string>> Repository::UncommittedPaths(
     const std::vector<std::string>& paths) {
   std::vector<std::string> dirty;

@@ -76,7 +76,7 @@ class LandTest : public ::testing::Test {
                           git::Signature{}, git::PickMode::kWriteCommit);
     EXPECT_TRUE(pick && pick->conflicts.empty());
     std::vector<std::string> paths = *repo().ChangedPaths(head, pick->commit);
-    return LandJournal{"job1", "refs/heads/main", head, pick->commit, paths};
+    return LandJournal{"job1", "refs/heads/main", head, pick->commit, paths, "test"};
   }
 
   // What a user sees of the checkout: HEAD, the index entries and the work tree files.
@@ -387,6 +387,65 @@ TEST_F(LandTest, ADirectoryThatBecomesAFileIsDirtyWhileItHoldsTheUsersFiles) {
             (std::vector<std::string>{"b.txt"}));
   // A file in the way that the land does not replace still blocks the path beneath it.
   EXPECT_EQ(*repo().UncommittedPaths({"a.txt/inner"}), std::vector<std::string>{"a.txt/inner"});
+}
+
+// `kill -9` of `berth land` right after the ref update: the journal stayed and the land was
+// never recorded, so the next land left the repository "after" but the job not landed, with
+// no audit entry. Recovery now records it.
+TEST_F(LandWithStoreTest, RecoveryRecordsALandKilledAfterItsRefMovedRegression) {
+  LandOptions killed;
+  killed.after_step = [](LandStep step) { return step != LandStep::kRefMoved; };
+  Result<LandResult> first = DoLand(killed);
+  ASSERT_TRUE(first) << first.error().ToString();
+  ASSERT_TRUE(sys::Exists(LandJournalPath(repo())));
+  const std::string landed_head = Git({"rev-parse", "HEAD"}, dir());
+  ASSERT_NE(landed_head, base_);
+  EXPECT_FALSE((*store_->GetJob("job1"))->landed_at_ms.has_value());
+
+  Result<LandResult> again = DoLand();
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_TRUE(again->refused());
+  EXPECT_NE(again->refused_reason.find("already landed"), std::string::npos)
+      << again->refused_reason;
+  EXPECT_FALSE(sys::Exists(LandJournalPath(repo())));
+  EXPECT_EQ(Git({"rev-parse", "HEAD"}, dir()), landed_head);
+  EXPECT_EQ(Git({"status", "--porcelain"}, dir()), "");
+  store::JobRecord job = **store_->GetJob("job1");
+  EXPECT_EQ(job.landed_commit, landed_head);
+  std::vector<store::AuditEntry> audit = *store_->ListAudit("job1");
+  ASSERT_EQ(audit.size(), 1u);
+  nlohmann::json detail = nlohmann::json::parse(audit[0].detail_json);
+  EXPECT_EQ(detail["new"], landed_head);
+  EXPECT_EQ(detail["old"], base_);
+  EXPECT_EQ(detail["authorised_by"], "berth land by tester (recorded by recovery)");
+  nlohmann::json receipt = nlohmann::json::parse(*job.receipt_json);
+  EXPECT_EQ(receipt["landing"]["new"], landed_head);
+}
+
+// The land into a linked worktree's checkout, killed after its ref moved, is recovered by the
+// next land from the main worktree: every worktree's journal is looked at, not only the
+// worktree the next job came from.
+TEST_F(LandWithStoreTest, RecoveryFindsTheJournalOfAnotherWorktreeRegression) {
+  TempDir linked_parent{"land-linked"};
+  const std::string linked = linked_parent.path() + "/wt";
+  Git({"worktree", "add", "-q", "-b", "feature", linked, base_}, dir());
+  LandOptions killed;
+  killed.onto = "feature";
+  killed.after_step = [](LandStep step) { return step != LandStep::kRefMoved; };
+  ASSERT_TRUE(DoLand(killed));
+  Result<git::Repository> linked_repo = git::Repository::Discover(linked);
+  ASSERT_TRUE(linked_repo);
+  ASSERT_TRUE(sys::Exists(LandJournalPath(*linked_repo)));
+
+  LandOptions again;
+  again.onto = "main";
+  Result<LandResult> landed = DoLand(again);
+  ASSERT_TRUE(landed) << landed.error().ToString();
+  EXPECT_NE(landed->refused_reason.find("already landed"), std::string::npos)
+      << landed->refused_reason;
+  EXPECT_FALSE(sys::Exists(LandJournalPath(*linked_repo)));
+  EXPECT_EQ((*store_->GetJob("job1"))->landed_commit, Git({"rev-parse", "feature"}, dir()));
+  EXPECT_EQ(Git({"status", "--porcelain"}, linked), "");
 }
 
 TEST_F(LandWithStoreTest, MarkLandedIsACompareAndSet) {

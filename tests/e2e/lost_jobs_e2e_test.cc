@@ -344,5 +344,57 @@ required = false
       << GetStr(job, "state_reason");
 }
 
+// --- 6. A land killed after its ref update --------------------------------------------------
+
+// /proc/PID/stat's state field.
+char ProcessState(pid_t pid) {
+  std::string stat = ReadText("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+// `kill -9` of `berth land` right after the ref update left its journal and no record of the
+// land: the repository was "after", the job not landed, no audit entry. The next land of
+// another job now finishes it: the first job is recorded as landed on the commit the target
+// holds, with its receipt's landing, and the second lands on top.
+TEST_F(LostJobsTest, LandKilledAfterItsRefMovedIsFinishedByTheNextLandRegression) {
+  WritePolicy(kLandablePolicy);
+  ASSERT_TRUE(WriteText(ws() + "/README.md", "the user's uncommitted edit\n"));
+  json first = RunScript("printf 'first\n' > src/first.c");
+  json second = RunScript("printf 'second\n' > src/second.c");
+  ASSERT_EQ(GetStr(first, "state"), "completed") << first.dump(2);
+  ASSERT_EQ(GetStr(second, "state"), "completed") << second.dump(2);
+  const std::string old_head = GitOut({"rev-parse", "HEAD"});
+
+  // BERTH_TEST_LAND_PAUSE (docs/landing.md) stops berth land after the step with SIGSTOP.
+  EnvVars env = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"BERTH_TEST_LAND_PAUSE", "ref-moved"}};
+  RunningProgram land = Start({"land", GetStr(first, "id")}, env);
+  ASSERT_GT(land.pid(), 0);
+  ASSERT_TRUE(WaitUntil([&] { return ProcessState(land.pid()) == 'T'; }, kStateWait))
+      << "berth land never stopped after ref-moved";
+  ASSERT_EQ(kill(land.pid(), SIGKILL), 0);
+  EXPECT_EQ(land.Wait().exit_code, 128 + SIGKILL);
+  const std::string landed_first = GitOut({"rev-parse", "HEAD"});
+  ASSERT_NE(landed_first, old_head);
+  ASSERT_TRUE(PathExists(ws() + "/.git/berth-land.json"));
+
+  RunResult next = Berth({"land", GetStr(second, "id")});
+  EXPECT_EQ(next.exit_code, 0) << next.Describe();
+  EXPECT_FALSE(PathExists(ws() + "/.git/berth-land.json"));
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), landed_first);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD~2"}), old_head);
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), " M README.md");
+  EXPECT_EQ(ReadText(ws() + "/README.md"), "the user's uncommitted edit\n");
+  json recorded = ShowJson(GetStr(first, "id"));
+  EXPECT_EQ(GetStr(recorded, "landed_commit"), landed_first) << recorded.dump(2);
+  EXPECT_EQ(GetStr(recorded, "receipt.landing.new"), landed_first) << recorded.dump(2);
+  EXPECT_TRUE(Contains(GetStr(recorded, "receipt.landing.authorised_by"), "recovery"))
+      << recorded.dump(2);
+  // The same job never lands twice.
+  RunResult twice = Berth({"land", GetStr(first, "id")});
+  EXPECT_NE(twice.exit_code, 0) << twice.Describe();
+  EXPECT_TRUE(Contains(twice.out + twice.err, "already landed")) << twice.Describe();
+}
+
 }  // namespace
 }  // namespace berth::e2e
