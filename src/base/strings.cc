@@ -85,10 +85,27 @@ Result<int64_t> ParseDuration(std::string_view text) {
     else if (unit == "h") factor = 3600 * 1000;
     else if (unit == "d") factor = 24 * 3600 * 1000;
     else return bad;
-    total_ms += static_cast<int64_t>(*number) * factor;
+    int64_t part = 0;
+    if (__builtin_mul_overflow(static_cast<int64_t>(*number), factor, &part) ||
+        __builtin_add_overflow(total_ms, part, &total_ms))
+      return bad;
     rest = after.substr(unit_len);
   }
   return total_ms;
+}
+
+Result<int64_t> ParsePositiveDuration(std::string_view flag, std::string_view text) {
+  Result<int64_t> ms = ParseDuration(text);
+  if (!ms) {
+    Error error = ms.error();
+    error.AddContext(std::string(flag));
+    return error;
+  }
+  if (*ms <= 0)
+    return Error(Cause::kInvalidArgument,
+                 std::string(flag) + " " + std::string(text) + ": a duration must be longer than zero",
+                 0, "give a positive duration such as 30s or 10m, or leave " + std::string(flag) + " out");
+  return *ms;
 }
 
 std::string FormatBytes(uint64_t bytes) {

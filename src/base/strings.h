@@ -18,6 +18,10 @@ bool StartsWith(std::string_view text, std::string_view prefix);
 Result<uint64_t> ParseSize(std::string_view text);
 // "45m", "10s", "1h30m", "250ms", "2" (seconds) -> milliseconds.
 Result<int64_t> ParseDuration(std::string_view text);
+// ParseDuration for a flag whose duration is a limit: zero ("0", "0s", "0ms") is refused
+// (kInvalidArgument naming `flag`), since a zero limit would mean "none" to some callers and
+// "already expired" to others.
+Result<int64_t> ParsePositiveDuration(std::string_view flag, std::string_view text);
 std::string FormatBytes(uint64_t bytes);
 
 }  // namespace berth

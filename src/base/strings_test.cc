@@ -27,6 +27,26 @@ TEST(ParseDuration, CompoundUnits) {
   EXPECT_FALSE(ParseDuration("10x").has_value());
 }
 
+TEST(ParseDuration, RefusesWhatOverflowsInsteadOfWrapping) {
+  EXPECT_FALSE(ParseDuration("1099511627776d").has_value());
+  EXPECT_FALSE(ParseDuration("1099511627776h1099511627776h1099511627776h").has_value());
+}
+
+// `berth run --timeout 0` was accepted and removed the policy's deadline.
+TEST(ParsePositiveDuration, ZeroTimeoutIsRefusedRegression) {
+  for (const char* zero : {"0", "0s", "0ms", "0h0m"}) {
+    Result<int64_t> ms = ParsePositiveDuration("--timeout", zero);
+    ASSERT_FALSE(ms.has_value()) << zero;
+    EXPECT_EQ(ms.error().cause(), Cause::kInvalidArgument);
+    EXPECT_NE(ms.error().ToString().find("--timeout"), std::string::npos) << ms.error().ToString();
+    EXPECT_NE(ms.error().ToString().find("longer than zero"), std::string::npos);
+  }
+  EXPECT_EQ(ParsePositiveDuration("--timeout", "1ms").value(), 1);
+  Result<int64_t> bad = ParsePositiveDuration("--older-than", "soon");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().ToString().find("--older-than"), std::string::npos);
+}
+
 TEST(Split, KeepsEmptyParts) {
   EXPECT_EQ(Split("a::b", ':'), (std::vector<std::string>{"a", "", "b"}));
   EXPECT_EQ(Split("", ':'), (std::vector<std::string>{""}));

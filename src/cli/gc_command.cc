@@ -67,7 +67,7 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   options.user = ctx->identity.user;
   options.now_ms = sys::WallMillis();
   if (!o.older_than.empty()) {
-    Result<int64_t> ms = ParseDuration(o.older_than);
+    Result<int64_t> ms = ParsePositiveDuration("--older-than", o.older_than);
     if (!ms) return Fail(ms.error(), format, job::kExitUsage);
     options.older_than_ms = *ms;
   }

@@ -198,11 +198,28 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                                  "could not start the supervisor: " + pid.error().ToString());
       return Fail(pid.error(), format, job::kExitFailed);
     }
-    // Wait until the supervisor owns the job, so that nobody takes it for stale meanwhile.
-    for (int i = 0; i < 500; ++i) {
+    // This process owns the job until the supervisor takes it over: leaving earlier would
+    // let the next sweep take the job for stale. So wait for the takeover (or the job's end)
+    // as long as the supervisor lives, however slow a loaded host makes its start.
+    const uint64_t supervisor_start = sys::ProcessStartTime(*pid).value_or(0);
+    for (;;) {
+      // Liveness first: a supervisor found gone before a read that shows no takeover never
+      // took the job over.
+      const bool alive = sys::ProcessAlive(*pid, supervisor_start);
       Result<std::optional<store::JobRecord>> now = (*store)->GetJob(job->id);
       if (now && *now && ((*now)->owner.pid == *pid || store::IsTerminal((*now)->state))) {
         job = **now;
+        break;
+      }
+      if (!alive) {
+        (void)(*store)->Transition(job->id, job->state, store::JobState::kFailed,
+                                   "the supervisor (pid " + std::to_string(*pid) +
+                                       ") exited before it took the job over; see " +
+                                       job->job_dir + "/supervisor.log",
+                                   job::kExitFailed);
+        if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
+            ended && *ended)
+          job = **ended;
         break;
       }
       ::usleep(10000);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "base/strings.h"
@@ -155,6 +156,40 @@ Status RemoveFile(const std::string& root, const std::string& full) {
   return {};
 }
 
+using StatusListPtr = Git2Ptr<git_status_list, git_status_list_free>;
+
+// Whether the work tree directory `dir` (repository-relative) holds nothing but tracked,
+// unmodified files: no untracked or ignored file, no staged or unstaged change beneath it.
+// Such a directory can give way to the file a land writes at its path (its files are the
+// land's deletions); anything else there is the user's and is in the way.
+Result<bool> DirectoryIsClean(git_repository* repo, const std::string& dir) {
+  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+  options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+                  GIT_STATUS_OPT_INCLUDE_IGNORED | GIT_STATUS_OPT_RECURSE_IGNORED_DIRS |
+                  GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+  // The pathspec narrows the walk to the directory; a name with glob characters would be a
+  // pattern, so it walks everything instead. Entries are filtered by prefix either way.
+  std::string spec = dir;
+  char* specs[] = {spec.data()};
+  if (spec.find_first_of("*?[\\") == std::string::npos) options.pathspec = {specs, 1};
+  git_status_list* raw = nullptr;
+  if (int code = git_status_list_new(&raw, repo, &options); code < 0)
+    return Git2Error("status of " + dir, code);
+  StatusListPtr list(raw);
+  const std::string prefix = dir + "/";
+  for (size_t i = 0; i < git_status_list_entrycount(list.get()); ++i) {
+    const git_status_entry* entry = git_status_byindex(list.get(), i);
+    if (entry == nullptr || entry->status == GIT_STATUS_CURRENT) continue;
+    for (const git_diff_delta* delta : {entry->head_to_index, entry->index_to_workdir}) {
+      if (delta == nullptr) continue;
+      for (const char* path : {delta->old_file.path, delta->new_file.path})
+        if (path != nullptr && StartsWith(path, prefix)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string Repository::common_dir() const { return sys::Dirname(objects_); }
@@ -279,19 +314,50 @@ Result<std::optional<std::string>> Repository::WorktreeWithBranch(const std::str
   return std::optional<std::string>();
 }
 
+Result<std::vector<std::string>> Repository::WorktreeDirs() {
+  git_repository* raw_main = nullptr;
+  if (int code = git_repository_open(&raw_main, common_dir().c_str()); code < 0)
+    return Git2Error("open " + common_dir(), code);
+  RepositoryPtr main_repo(raw_main);
+  std::vector<std::string> dirs;
+  auto add = [&](const char* path) {
+    std::string dir = path == nullptr ? "" : path;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (!dir.empty()) dirs.push_back(dir);
+  };
+  if (!git_repository_is_bare(raw_main)) add(git_repository_workdir(raw_main));
+  git_strarray names = {nullptr, 0};
+  if (int code = git_worktree_list(&names, raw_main); code < 0)
+    return Git2Error("list worktrees", code);
+  std::unique_ptr<git_strarray, void (*)(git_strarray*)> owned_names(&names, FreeStrarray);
+  for (size_t i = 0; i < names.count; ++i) {
+    git_worktree* raw_worktree = nullptr;
+    if (git_worktree_lookup(&raw_worktree, raw_main, names.strings[i]) < 0) continue;
+    WorktreePtr worktree(raw_worktree);
+    if (git_worktree_validate(raw_worktree) < 0) continue;  // its directory is gone
+    add(git_worktree_path(raw_worktree));
+  }
+  return dirs;
+}
+
 Result<std::vector<std::string>> Repository::UncommittedPaths(
     const std::vector<std::string>& paths) {
   std::vector<std::string> dirty;
+  const std::set<std::string> touched(paths.begin(), paths.end());
   for (const std::string& path : paths) {
-    // A parent that is a symlink or a file in the work tree: writing would go elsewhere or fail.
+    // A parent that is a symlink or a file in the work tree: writing would go elsewhere or fail,
+    // unless that parent is itself a path the land replaces (a file that becomes a directory);
+    // it is then judged as a path of its own, and written (removed) first.
     bool blocked = false;
     std::vector<std::string> parts = Split(path, '/');
     std::string prefix = workdir_;
+    std::string relative;
     for (size_t i = 0; i + 1 < parts.size() && !blocked; ++i) {
       prefix += "/" + parts[i];
+      relative += (i == 0 ? "" : "/") + parts[i];
       struct stat st;
       if (::lstat(prefix.c_str(), &st) != 0) break;
-      blocked = !S_ISDIR(st.st_mode);
+      blocked = !S_ISDIR(st.st_mode) && touched.count(relative) == 0;
     }
     if (blocked) {
       dirty.push_back(path);
@@ -302,11 +368,14 @@ Result<std::vector<std::string>> Repository::UncommittedPaths(
     if (code == GIT_ENOTFOUND) {
       // Nowhere in HEAD, the index or the work tree, unless a directory sits at the path.
       struct stat st;
-      if (::lstat((workdir_ + "/" + path).c_str(), &st) == 0) dirty.push_back(path);
+      if (::lstat((workdir_ + "/" + path).c_str(), &st) != 0) continue;
+      if (!S_ISDIR(st.st_mode) || !TRY(DirectoryIsClean(Raw(*this), path))) dirty.push_back(path);
       continue;
     }
-    if (code == GIT_EAMBIGUOUS) {  // a directory in the work tree where a file goes
-      dirty.push_back(path);
+    if (code == GIT_EAMBIGUOUS) {
+      // A directory in the work tree where a file goes: in the way unless it holds only the
+      // tracked, unchanged files the land deletes (a directory that becomes a file).
+      if (!TRY(DirectoryIsClean(Raw(*this), path))) dirty.push_back(path);
       continue;
     }
     if (code < 0) return Git2Error("status of " + path, code);

@@ -140,6 +140,9 @@ class Repository {
   // The work tree (absolute, no trailing '/') of the worktree that has `branch` checked out
   // (the main one or a linked one), or nullopt when none has.
   Result<std::optional<std::string>> WorktreeWithBranch(const std::string& branch);
+  // The work trees (absolute, no trailing '/') of every worktree of the repository: the main
+  // one first, then the linked ones whose directories still exist.
+  Result<std::vector<std::string>> WorktreeDirs();
   // The paths among `paths` that differ in the index or the work tree from HEAD (modified,
   // staged, deleted, untracked or ignored files in the way), or that lie beyond a symlink or a
   // file in the work tree. Sorted.

@@ -77,8 +77,13 @@ class Collector {
     jobs_ = TRY(store_.ListJobs("", /*live_only=*/false, 0));
     for (const JobRecord& job : jobs_) {
       ids_.insert(job.id);
-      recorded_branches_[job.repo].insert(job.branch);
-      if (job.landed_commit) landed_commits_[job.repo].push_back(*job.landed_commit);
+      // Every record counts, whichever worktree (or repository) it names, and whether or not
+      // that worktree can still be opened: a branch some job records is never an orphan.
+      recorded_branches_.insert(job.branch);
+      const std::string key = RepoKeyOf(job.repo);
+      if (key.empty()) continue;
+      repo_paths_.emplace(key, job.repo);  // the first worktree seen stands for the repository
+      if (job.landed_commit) landed_commits_[key].push_back(*job.landed_commit);
     }
     for (const store::AuditEntry& entry : TRY(store_.ListAudit(""))) {
       if (entry.action != kDiscardAction) continue;
@@ -108,6 +113,13 @@ class Collector {
     return slot.get();
   }
 
+  // One repository per common git dir: the linked worktrees of a repository share its
+  // branches, so they are one repository to gc, not one each. "" when `path` cannot be opened.
+  std::string RepoKeyOf(const std::string& path) {
+    git::Repository* repo = RepoFor(path);
+    return repo == nullptr ? "" : sys::NormalizePath(repo->common_dir());
+  }
+
   void Warn(const std::string& text) { report_.warnings.push_back(text); }
 
   // --- orphans: found first, so that --discard can name them ------------------------------
@@ -126,7 +138,7 @@ class Collector {
   }
 
   void FindOrphanBranches() {
-    for (const auto& [repo_path, recorded] : recorded_branches_) {
+    for (const auto& [key, repo_path] : repo_paths_) {
       git::Repository* repo = RepoFor(repo_path);
       if (repo == nullptr) continue;
       Result<std::vector<git::BranchTip>> tips = git::ListBranches(*repo, kBranchPrefix);
@@ -135,7 +147,7 @@ class Collector {
         continue;
       }
       for (const git::BranchTip& tip : *tips) {
-        if (recorded.count(tip.name) != 0) continue;
+        if (recorded_branches_.count(tip.name) != 0) continue;
         GcOrphan orphan;
         orphan.kind = "branch";
         orphan.repo = repo_path;
@@ -380,7 +392,7 @@ class Collector {
   std::string ReachableReason(const GcOrphan& orphan) {
     git::Repository* repo = RepoFor(orphan.repo);
     if (repo == nullptr) return "";
-    for (const std::string& landed : landed_commits_[orphan.repo]) {
+    for (const std::string& landed : landed_commits_[RepoKeyOf(orphan.repo)]) {
       Result<bool> in = git::IsAncestorOrEqual(*repo, orphan.commit, landed);
       if (in && *in) return "its tip is contained in the landed commit " + landed;
     }
@@ -515,8 +527,10 @@ class Collector {
 
   std::vector<JobRecord> jobs_;
   std::set<std::string> ids_;
-  std::map<std::string, std::set<std::string>> recorded_branches_;  // by repository
-  std::map<std::string, std::vector<std::string>> landed_commits_;   // by repository
+  std::set<std::string> recorded_branches_;  // every job record's branch
+  // By repository (common git dir): the work tree path gc opens it at, and landed commits.
+  std::map<std::string, std::string> repo_paths_;
+  std::map<std::string, std::vector<std::string>> landed_commits_;
   std::set<std::string> discarded_jobs_;
   std::set<std::string> discarded_orphans_;
   std::vector<std::string> new_job_discards_;

@@ -214,7 +214,8 @@ nlohmann::json LandJournal::ToJson() const {
           {"ref", ref},
           {"old", old_commit},
           {"new", new_commit},
-          {"paths", paths}};
+          {"paths", paths},
+          {"authorised_by", authorised_by}};
 }
 
 Result<LandJournal> LandJournal::FromJson(const std::string& text) {
@@ -233,6 +234,8 @@ Result<LandJournal> LandJournal::FromJson(const std::string& text) {
     if (!path.is_string()) return bad();
     journal.paths.push_back(path.get<std::string>());
   }
+  if (j.contains("authorised_by") && j["authorised_by"].is_string())
+    journal.authorised_by = j["authorised_by"].get<std::string>();
   return journal;
 }
 
@@ -250,7 +253,8 @@ std::string LandedMessage(const std::string& message, const std::string& job_id)
 }
 
 Result<bool> ApplyToCheckout(git::Repository& repo, const LandJournal& journal,
-                             const std::function<bool(LandStep)>& after_step) {
+                             const std::function<bool(LandStep)>& after_step,
+                             const std::function<Status()>& record) {
   auto go_on = [&](LandStep step) { return !after_step || after_step(step); };
   TRY(sys::WriteFileAtomic(LandJournalPath(repo), DumpJson(journal.ToJson(), 2) + "\n"));
   if (!go_on(LandStep::kJournalWritten)) return false;
@@ -274,11 +278,13 @@ Result<bool> ApplyToCheckout(git::Repository& repo, const LandJournal& journal,
     return false;
   }
   if (!go_on(LandStep::kRefMoved)) return false;
+  if (record) TRY(record());
   TRY(RemoveJournal(repo));
   return true;
 }
 
-Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held) {
+Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held,
+                                    LandJournal* recovered) {
   std::string path = LandJournalPath(repo);
   if (!sys::Exists(path)) return Recovery::kNothing;
   std::optional<sys::FileLock> lock;
@@ -309,7 +315,38 @@ Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held) {
   }
   TRY_CTX(MatchCheckout(repo, *journal, commit), "recover the interrupted land of " + journal->job);
   TRY(RemoveJournal(repo));
+  if (recovered != nullptr) *recovered = std::move(*journal);
   return recovery;
+}
+
+Status RecoverInterruptedLands(store::Store& store, git::Repository& repo) {
+  for (const std::string& dir : TRY(repo.WorktreeDirs())) {
+    git::Repository worktree = TRY(git::Repository::Discover(dir));
+    if (!sys::Exists(LandJournalPath(worktree))) continue;
+    // The records first, while the journal still says what landed: a crash in between leaves
+    // the journal, and the next recovery records (or finds recorded) the same land.
+    std::string text = TRY(sys::ReadFile(LandJournalPath(worktree)));
+    Result<LandJournal> journal = LandJournal::FromJson(text);
+    std::optional<std::string> head =
+        journal ? TRY(worktree.BranchTarget(BranchOf(journal->ref))) : std::nullopt;
+    if (journal && head && *head == journal->new_commit) {
+      std::optional<store::JobRecord> job = TRY(store.GetJob(journal->job));
+      if (job && !job->landed_at_ms && job->commit) {
+        LandResult result;
+        result.job = job->id;
+        result.target = BranchOf(journal->ref);
+        result.old_head = journal->old_commit;
+        result.new_commit = journal->new_commit;
+        result.checked_out = true;
+        result.paths = journal->paths;
+        std::string by = journal->authorised_by.empty() ? "berth land" : journal->authorised_by;
+        TRY_CTX(RecordLand(store, *job, result, by + " (recorded by recovery)"),
+                "record the interrupted land of " + job->id);
+      }
+    }
+    TRY(RecoverPendingLand(worktree, LockHeld::kYes));
+  }
+  return {};
 }
 
 Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store::JobRecord& job_in,
@@ -352,7 +389,7 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
 
   // 2. Under the land lock: finish any interrupted land, then read the job again.
   sys::FileLock lock = TRY(sys::FileLock::Acquire(LockPath(repo)));
-  TRY(RecoverPendingLand(repo, LockHeld::kYes));
+  TRY(RecoverInterruptedLands(store, repo));
   std::optional<store::JobRecord> fresh = TRY(store.GetJob(job_in.id));
   if (!fresh) return Error(Cause::kNotFound, "no job " + job_in.id);
   const store::JobRecord& job = *fresh;
@@ -387,8 +424,14 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   std::optional<std::string> earlier =
       TRY(repo.FindCommitWithLine(*old_head, job.base, trailer, kHistoryScanLimit));
   if (earlier) {
-    // A land whose ref moved before berth could record it (or the user merged the job).
-    if (!options.dry_run) (void)TRY(store.MarkLanded(job.id, *earlier, sys::WallMillis()));
+    // A land whose ref moved before berth could record it (or the user merged the job):
+    // recorded now, audit entry included.
+    if (!options.dry_run) {
+      LandResult found = result;
+      found.new_commit = *earlier;
+      found.old_head.clear();  // unknown: the land happened earlier
+      TRY(RecordLand(store, job, found, authorised_by + " (found in the history of " + target + ")"));
+    }
     return Refuse(result, target + " already holds commit " + *earlier + " of job " + job.id);
   }
   std::string message = LandedMessage(TRY(repo.CommitMessage(*job.commit)), job.id);
@@ -408,7 +451,6 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   std::optional<git::Repository> checkout;
   if (worktree) {
     checkout.emplace(TRY(git::Repository::Discover(*worktree)));
-    if (checkout->gitdir() != repo.gitdir()) TRY(RecoverPendingLand(*checkout, LockHeld::kYes));
     result.dirty = TRY(checkout->UncommittedPaths(job_paths));
     if (!result.dirty.empty())
       return Refuse(result, "uncommitted changes in " + *worktree +
@@ -426,8 +468,15 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   // 5. Move the target.
   bool moved = false;
   if (checkout) {
-    LandJournal journal{job.id, kHeadsPrefix + target, *old_head, pick.commit, result.paths};
-    moved = TRY(ApplyToCheckout(*checkout, journal, StepHook(ctx, options)));
+    LandJournal journal{job.id,       kHeadsPrefix + target, *old_head,
+                        pick.commit, result.paths,           authorised_by};
+    LandResult landed = result;
+    landed.new_commit = pick.commit;
+    landed.landed = true;
+    // 6. Recorded before the journal goes (see ApplyToCheckout).
+    moved = TRY(ApplyToCheckout(*checkout, journal, StepHook(ctx, options),
+                                [&] { return RecordLand(store, job, landed, authorised_by); }));
+    if (moved) return landed;
   } else {
     moved = TRY(repo.MoveBranch(target, *old_head, pick.commit, "berth land " + job.id));
   }

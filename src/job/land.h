@@ -74,6 +74,7 @@ struct LandJournal {
   std::string old_commit;  // the target's head before
   std::string new_commit;  // the landed commit
   std::vector<std::string> paths;
+  std::string authorised_by;  // for the records a recovery writes ("" in older journals)
 
   nlohmann::json ToJson() const;
   static Result<LandJournal> FromJson(const std::string& text);
@@ -82,11 +83,14 @@ struct LandJournal {
 std::string LandJournalPath(const git::Repository& repo);
 
 // Applies `journal` to `repo`'s checkout: writes the journal (fsync), the index entries of the
-// paths, the files, moves the ref (compare-and-set old -> new), deletes the journal. Returns
-// false when the ref had moved (everything rolled back) or `after_step` stopped it. The caller
-// holds the land lock.
+// paths, the files, moves the ref (compare-and-set old -> new), calls `record` (the store's
+// records of the land; unset: nothing), deletes the journal. The journal outlives the ref
+// update until the land is recorded, so that a crash in between is finished by recovery.
+// Returns false when the ref had moved (everything rolled back) or `after_step` stopped it;
+// an error of `record` leaves the journal for recovery. The caller holds the land lock.
 Result<bool> ApplyToCheckout(git::Repository& repo, const LandJournal& journal,
-                             const std::function<bool(LandStep)>& after_step);
+                             const std::function<bool(LandStep)>& after_step,
+                             const std::function<Status()>& record = nullptr);
 
 // What recovery found and did.
 enum class Recovery { kNothing, kRolledForward, kRolledBack };
@@ -94,9 +98,16 @@ enum class Recovery { kNothing, kRolledForward, kRolledBack };
 // If `repo`'s git dir holds a land journal: ref at the new commit -> the listed paths' index
 // entries and files are made to match the new tree (roll forward); ref at the old commit ->
 // the old tree (roll back); the journal is then deleted. A ref at neither is an error and the
-// journal stays. Takes the land lock itself unless `lock_held`.
+// journal stays. Takes the land lock itself unless `lock_held`. `recovered`, when given,
+// receives the journal that was acted on.
 enum class LockHeld { kNo, kYes };
-Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held = LockHeld::kNo);
+Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held = LockHeld::kNo,
+                                    LandJournal* recovered = nullptr);
+
+// RecoverPendingLand in every worktree of `repo`'s repository (the caller holds the land
+// lock), and for a land that rolled forward, the records the interrupted land did not write:
+// MarkLanded, the audit entry and the receipt's landing (docs/landing.md, Recovery).
+Status RecoverInterruptedLands(store::Store& store, git::Repository& repo);
 
 // The message of a landed commit: `message` ending with the line "Berth-Job: <id>".
 std::string LandedMessage(const std::string& message, const std::string& job_id);

@@ -76,7 +76,7 @@ class LandTest : public ::testing::Test {
                           git::Signature{}, git::PickMode::kWriteCommit);
     EXPECT_TRUE(pick && pick->conflicts.empty());
     std::vector<std::string> paths = *repo().ChangedPaths(head, pick->commit);
-    return LandJournal{"job1", "refs/heads/main", head, pick->commit, paths};
+    return LandJournal{"job1", "refs/heads/main", head, pick->commit, paths, "test"};
   }
 
   // What a user sees of the checkout: HEAD, the index entries and the work tree files.
@@ -238,9 +238,24 @@ class LandWithStoreTest : public LandTest {
     ctx_.identity.user = "tester";
   }
 
-  Result<LandResult> DoLand(const LandOptions& options = {}) {
-    store::JobRecord job = **store_->GetJob("job1");
+  Result<LandResult> DoLand(const LandOptions& options = {}, const std::string& id = "job1") {
+    store::JobRecord job = **store_->GetJob(id);
     return Land(ctx_, *store_, job, options);
+  }
+
+  // Another completed, verified job like job1 whose commit (parent base) makes `changes`.
+  void AddJob(const std::string& id, const std::vector<git::Change>& changes) {
+    Result<std::string> commit = repo().CommitChanges(
+        base_, changes, "job " + id + "\n\nBerth-Job: " + id + "\n", git::Signature{});
+    ASSERT_TRUE(commit) << commit.error().ToString();
+    ASSERT_TRUE(repo().CreateBranch("berth/" + id, *commit, "test"));
+    ASSERT_TRUE(sys::MakeDirs(state_.path() + "/jobs/" + id, 0700));
+    store::JobRecord job = job_;
+    job.id = id;
+    job.branch = "berth/" + id;
+    job.commit = *commit;
+    job.job_dir = state_.path() + "/jobs/" + id;
+    ASSERT_TRUE(store_->CreateJob(job));
   }
 
   TempDir state_{"land-state"};
@@ -325,6 +340,112 @@ TEST_F(LandWithStoreTest, RefusesDirtyTouchedPathsAMovedBranchAndAFailedCheck) {
   ASSERT_TRUE(unverified);
   EXPECT_NE(unverified->refused_reason.find("not verified"), std::string::npos);
   EXPECT_EQ(Git({"rev-parse", "HEAD"}, dir()), base_);
+}
+
+// A job that turned a directory into a file could never land on a clean checkout: the
+// directory in the work tree counted as an uncommitted change of the path.
+TEST_F(LandWithStoreTest, ADirectoryThatBecameAFileLandsOnACleanCheckoutRegression) {
+  AddJob("job2", {{git::Change::Kind::kDelete, "dir/c.txt", git::Change::Mode::kRegular, ""},
+                  {git::Change::Kind::kUpsert, "dir", git::Change::Mode::kRegular, "file\n"}});
+  Result<LandResult> landed = DoLand({}, "job2");
+  ASSERT_TRUE(landed) << landed.error().ToString();
+  ASSERT_TRUE(landed->landed) << landed->refused_reason;
+  EXPECT_EQ(ReadFileOrDie(dir() + "/dir"), "file\n");
+  EXPECT_EQ(Git({"status", "--porcelain"}, dir()), "");
+  EXPECT_EQ(Git({"ls-files"}, dir()), "a.txt\nb.txt\ndir");
+}
+
+TEST_F(LandWithStoreTest, AFileThatBecameADirectoryLandsOnACleanCheckoutRegression) {
+  AddJob("job2",
+         {{git::Change::Kind::kDelete, "b.txt", git::Change::Mode::kRegular, ""},
+          {git::Change::Kind::kUpsert, "b.txt/inner", git::Change::Mode::kRegular, "inner\n"}});
+  Result<LandResult> landed = DoLand({}, "job2");
+  ASSERT_TRUE(landed) << landed.error().ToString();
+  ASSERT_TRUE(landed->landed) << landed->refused_reason;
+  EXPECT_EQ(ReadFileOrDie(dir() + "/b.txt/inner"), "inner\n");
+  EXPECT_EQ(Git({"status", "--porcelain"}, dir()), "");
+}
+
+// What the user has in a directory that the job turns into a file stays theirs: the land is
+// refused, naming the directory.
+TEST_F(LandTest, ADirectoryThatBecomesAFileIsDirtyWhileItHoldsTheUsersFiles) {
+  const std::vector<std::string> paths = {"dir", "dir/c.txt"};
+  EXPECT_EQ(*repo().UncommittedPaths(paths), std::vector<std::string>{});
+  WriteFile(dir(), "dir/untracked.txt", "mine\n");
+  EXPECT_EQ(*repo().UncommittedPaths(paths), std::vector<std::string>{"dir"});
+  ASSERT_TRUE(sys::RemoveTree(dir() + "/dir/untracked.txt").has_value());
+  WriteFile(dir(), ".gitignore", "*.o\n");
+  WriteFile(dir(), "dir/build.o", "ignored but mine\n");
+  EXPECT_EQ(*repo().UncommittedPaths(paths), std::vector<std::string>{"dir"});
+  ASSERT_TRUE(sys::RemoveTree(dir() + "/dir/build.o").has_value());
+  WriteFile(dir(), "dir/c.txt", "edited\n");
+  EXPECT_EQ(*repo().UncommittedPaths(paths), (std::vector<std::string>{"dir", "dir/c.txt"}));
+  // A file that becomes a directory: clean while the file is, dirty once it is edited.
+  EXPECT_EQ(*repo().UncommittedPaths({"b.txt", "b.txt/inner"}), std::vector<std::string>{});
+  WriteFile(dir(), "b.txt", "edited\n");
+  EXPECT_EQ(*repo().UncommittedPaths({"b.txt", "b.txt/inner"}),
+            (std::vector<std::string>{"b.txt"}));
+  // A file in the way that the land does not replace still blocks the path beneath it.
+  EXPECT_EQ(*repo().UncommittedPaths({"a.txt/inner"}), std::vector<std::string>{"a.txt/inner"});
+}
+
+// `kill -9` of `berth land` right after the ref update: the journal stayed and the land was
+// never recorded, so the next land left the repository "after" but the job not landed, with
+// no audit entry. Recovery now records it.
+TEST_F(LandWithStoreTest, RecoveryRecordsALandKilledAfterItsRefMovedRegression) {
+  LandOptions killed;
+  killed.after_step = [](LandStep step) { return step != LandStep::kRefMoved; };
+  Result<LandResult> first = DoLand(killed);
+  ASSERT_TRUE(first) << first.error().ToString();
+  ASSERT_TRUE(sys::Exists(LandJournalPath(repo())));
+  const std::string landed_head = Git({"rev-parse", "HEAD"}, dir());
+  ASSERT_NE(landed_head, base_);
+  EXPECT_FALSE((*store_->GetJob("job1"))->landed_at_ms.has_value());
+
+  Result<LandResult> again = DoLand();
+  ASSERT_TRUE(again) << again.error().ToString();
+  EXPECT_TRUE(again->refused());
+  EXPECT_NE(again->refused_reason.find("already landed"), std::string::npos)
+      << again->refused_reason;
+  EXPECT_FALSE(sys::Exists(LandJournalPath(repo())));
+  EXPECT_EQ(Git({"rev-parse", "HEAD"}, dir()), landed_head);
+  EXPECT_EQ(Git({"status", "--porcelain"}, dir()), "");
+  store::JobRecord job = **store_->GetJob("job1");
+  EXPECT_EQ(job.landed_commit, landed_head);
+  std::vector<store::AuditEntry> audit = *store_->ListAudit("job1");
+  ASSERT_EQ(audit.size(), 1u);
+  nlohmann::json detail = nlohmann::json::parse(audit[0].detail_json);
+  EXPECT_EQ(detail["new"], landed_head);
+  EXPECT_EQ(detail["old"], base_);
+  EXPECT_EQ(detail["authorised_by"], "berth land by tester (recorded by recovery)");
+  nlohmann::json receipt = nlohmann::json::parse(*job.receipt_json);
+  EXPECT_EQ(receipt["landing"]["new"], landed_head);
+}
+
+// The land into a linked worktree's checkout, killed after its ref moved, is recovered by the
+// next land from the main worktree: every worktree's journal is looked at, not only the
+// worktree the next job came from.
+TEST_F(LandWithStoreTest, RecoveryFindsTheJournalOfAnotherWorktreeRegression) {
+  TempDir linked_parent{"land-linked"};
+  const std::string linked = linked_parent.path() + "/wt";
+  Git({"worktree", "add", "-q", "-b", "feature", linked, base_}, dir());
+  LandOptions killed;
+  killed.onto = "feature";
+  killed.after_step = [](LandStep step) { return step != LandStep::kRefMoved; };
+  ASSERT_TRUE(DoLand(killed));
+  Result<git::Repository> linked_repo = git::Repository::Discover(linked);
+  ASSERT_TRUE(linked_repo);
+  ASSERT_TRUE(sys::Exists(LandJournalPath(*linked_repo)));
+
+  LandOptions again;
+  again.onto = "main";
+  Result<LandResult> landed = DoLand(again);
+  ASSERT_TRUE(landed) << landed.error().ToString();
+  EXPECT_NE(landed->refused_reason.find("already landed"), std::string::npos)
+      << landed->refused_reason;
+  EXPECT_FALSE(sys::Exists(LandJournalPath(*linked_repo)));
+  EXPECT_EQ((*store_->GetJob("job1"))->landed_commit, Git({"rev-parse", "feature"}, dir()));
+  EXPECT_EQ(Git({"status", "--porcelain"}, linked), "");
 }
 
 TEST_F(LandWithStoreTest, MarkLandedIsACompareAndSet) {

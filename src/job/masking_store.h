@@ -33,6 +33,10 @@ class MaskingStore : public store::Store {
                           std::optional<int> exit_code = std::nullopt) override {
     return inner_->Transition(job_id, from, to, mask_.Apply(reason), exit_code);
   }
+  Result<bool> MarkStale(const std::string& job_id, const store::StaleJudgement& judged,
+                         const std::string& reason, int exit_code) override {
+    return inner_->MarkStale(job_id, judged, mask_.Apply(reason), exit_code);
+  }
   Status SetOwner(const std::string& job_id, const store::Owner& owner,
                   int64_t lease_expires_at_ms) override {
     return inner_->SetOwner(job_id, owner, lease_expires_at_ms);

@@ -610,8 +610,7 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
                                    job_.id + "`",
                                failed->output_tail});
   }
-  return Finish(JobState::kCompleted, committed + "; " + std::to_string(v->checks.size()) +
-                                          " check(s) passed");
+  return Finish(JobState::kCompleted, committed + "; " + v->Summary());
 }
 
 store::JobRecord JobRun::Run() {

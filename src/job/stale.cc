@@ -22,10 +22,11 @@ Status ReapStaleJobs(store::Store& store) {
                job.owner.host + " pid " + std::to_string(job.owner.pid) + ")";
     }
     if (reason.empty()) continue;
-    // Compare-and-set: a job that just ended keeps its terminal state.
-    Result<bool> changed = store.Transition(job.id, job.state, store::JobState::kStale,
-                                            reason + "; workspace kept at " + job.job_dir,
-                                            ExitCodeForState(store::JobState::kStale));
+    // Compare-and-set on what was judged: a job that just ended keeps its terminal state, and
+    // a supervisor that took the job over (or renewed its lease) since the read keeps it.
+    Result<bool> changed = store.MarkStale(
+        job.id, store::StaleJudgement{job.state, job.owner, job.lease_expires_at_ms},
+        reason + "; workspace kept at " + job.job_dir, ExitCodeForState(store::JobState::kStale));
     if (!changed || !*changed) continue;
     (void)store.AppendEvent(job.id, "stale", reason);
     Result<std::optional<store::JobRecord>> now_stale = store.GetJob(job.id);

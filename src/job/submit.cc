@@ -173,7 +173,8 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
     return Error(Cause::kInvalidArgument, "agent '" + options.agent + "' has no command", 0,
                  "give one after --, or set argv in [agents." + options.agent + "]");
   request.grants.insert(request.grants.end(), options.grants.begin(), options.grants.end());
-  if (options.timeout) request.deadline_ms = TRY(ParseDuration(*options.timeout));
+  if (options.timeout)
+    request.deadline_ms = TRY(ParsePositiveDuration("--timeout", *options.timeout));
   request.base_revision = options.base;
   request.with_uncommitted = options.with_uncommitted;
   request.state_dir = ctx.state_dir;

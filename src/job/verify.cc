@@ -13,7 +13,9 @@
 #include "job/secret_mask.h"
 #include "sandbox/launcher.h"
 #include "sandbox/request.h"
+#include "sys/disk.h"
 #include "sys/fs.h"
+#include "sys/overlay.h"
 #include "sys/process.h"
 #include "workspace/workspace.h"
 
@@ -162,12 +164,21 @@ Result<Verification> RunChecks(
   workspace::Snapshot tree = TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
                                      "materialising the job commit for verification");
   std::string dir = TRY(sys::MakeTempDir(job.job_dir, "verify-"));
+  // The scratch directory (the overlay's upper and work, the checks' logs) goes with the
+  // verification, however it ends: the receipt keeps each check's output tail.
+  struct Scratch {
+    std::string dir;
+    ~Scratch() { (void)sys::RemoveTreeForcibly(dir); }
+  } scratch{dir};
   TRY(sys::MakeDirs(dir + "/upper", 0700));
   TRY(sys::MakeDirs(dir + "/work", 0700));
   TRY(sys::MakeDirs(dir + "/logs", 0700));
   // Checks never receive a credential, but the committed tree may hold one the agent wrote:
   // their logs and output tails are masked like the agent's output.
   const SecretMask mask = KnownSecrets(ctx, request.credential_names);
+  // The snapshot holds an empty .git (the mount point of a job's private git dir); a check
+  // sees no repository at all, so a whiteout in the upper layer hides it.
+  TRY(sys::MakeWhiteout(TRY(sys::Dir::Open(dir + "/upper")), ".git"));
 
   for (const CheckSpec& check : request.checks) {
     on_event("verify", "check " + check.name + " started");
@@ -210,9 +221,27 @@ Result<Verification> RunChecks(
     if (check.required && !result.passed) v.required_passed = false;
     v.checks.push_back(std::move(result));
   }
-  // Build outputs are not part of the result; the logs' tails are in the receipt.
-  (void)sys::RemoveTree(dir + "/upper");
   return v;
+}
+
+std::string Verification::Summary() const {
+  int passed = 0;
+  std::string failed_required;
+  std::string failed_optional;
+  for (const CheckResult& c : checks) {
+    if (c.passed) {
+      ++passed;
+      continue;
+    }
+    std::string& list = c.required ? failed_required : failed_optional;
+    list += (list.empty() ? "" : ", ") + c.name;
+  }
+  const std::string total = std::to_string(checks.size());
+  if (static_cast<size_t>(passed) == checks.size()) return total + " check(s) passed";
+  std::string out = std::to_string(passed) + " of " + total + " check(s) passed";
+  if (!failed_required.empty()) out += "; required check(s) failed: " + failed_required;
+  if (!failed_optional.empty()) out += "; optional check(s) failed: " + failed_optional;
+  return out;
 }
 
 }  // namespace berth::job

@@ -48,6 +48,8 @@ struct Verification {
   std::string policy_sha256;
 
   nlohmann::json ToJson() const;
+  // "5 check(s) passed", or "3 of 5 check(s) passed; optional check(s) failed: lint, docs".
+  std::string Summary() const;
 };
 
 // Names and values that must never reach a check (docs/verification.md): names ending in

@@ -25,5 +25,28 @@ TEST(IsCredentialShaped, UrlsWithPasswords) {
   EXPECT_FALSE(IsCredentialShaped("MIRROR", "https://user@example.invalid/"));
 }
 
+CheckResult Check(const std::string& name, bool required, bool passed) {
+  CheckResult c;
+  c.name = name;
+  c.required = required;
+  c.passed = passed;
+  return c;
+}
+
+// A completed job whose optional checks failed was summarised as "5 check(s) passed".
+TEST(VerificationSummary, CountsThePassedChecksAndNamesTheFailedOptionalOnesRegression) {
+  Verification v;
+  EXPECT_EQ(v.Summary(), "0 check(s) passed");
+  v.checks = {Check("build", true, true), Check("unit", true, true), Check("lint", false, false),
+              Check("docs", false, true), Check("spell", false, false)};
+  EXPECT_EQ(v.Summary(), "3 of 5 check(s) passed; optional check(s) failed: lint, spell");
+  v.checks[1].passed = false;
+  EXPECT_EQ(v.Summary(),
+            "2 of 5 check(s) passed; required check(s) failed: unit; optional check(s) failed: "
+            "lint, spell");
+  v.checks = {Check("build", true, true), Check("lint", false, true)};
+  EXPECT_EQ(v.Summary(), "2 check(s) passed");
+}
+
 }  // namespace
 }  // namespace berth::job

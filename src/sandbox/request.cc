@@ -358,7 +358,8 @@ Result<SandboxSpec> BuildSpec(const SandboxRequest& request, const HostContext& 
       return Invalid("--cpus " + *request.cpus + ": expected a positive number such as 1.5");
     spec.limits.cpus = cpus;
   }
-  if (request.timeout) spec.timeout_ms = TRY(ParseDuration(*request.timeout));
+  if (request.timeout)
+    spec.timeout_ms = TRY(ParsePositiveDuration("--timeout", *request.timeout));
 
   TRY(spec.Validate());
   return spec;

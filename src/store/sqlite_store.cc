@@ -108,6 +108,8 @@ class SqliteStore final : public Store {
   Result<int> CountRunning(const std::string& repo) override;
   Result<bool> Transition(const std::string& job_id, JobState from, JobState to,
                           const std::string& reason, std::optional<int> exit_code) override;
+  Result<bool> MarkStale(const std::string& job_id, const StaleJudgement& judged,
+                         const std::string& reason, int exit_code) override;
   Status SetOwner(const std::string& job_id, const Owner& owner,
                   int64_t lease_expires_at_ms) override;
   Result<bool> RenewLease(const std::string& job_id, const Owner& owner,
@@ -271,6 +273,30 @@ Result<bool> SqliteStore::Transition(const std::string& job_id, JobState from, J
       .BindText(3, job_id)
       .BindText(4, JobStateName(from));
   if (IsTerminal(to)) update.BindInt(5, sys::WallMillis()).BindOptionalInt(6, Widen(exit_code));
+  TRY(update.Run());
+  if (db_.Changes() == 1) return true;
+  if (!TRY(StateOf(job_id)).has_value()) return NoSuchJob(job_id);
+  return false;
+}
+
+Result<bool> SqliteStore::MarkStale(const std::string& job_id, const StaleJudgement& judged,
+                                    const std::string& reason, int exit_code) {
+  // One UPDATE compares everything the judgement rested on, so a takeover (SetOwner) or a
+  // renewal (RenewLease) that commits between the sweep's read and this write wins.
+  SqliteStatement update = TRY(db_.Prepare(
+      "UPDATE jobs SET state = 'stale', state_reason = ?2, ended_at_ms = ?3, exit_code = ?4 "
+      "WHERE id = ?1 AND state = ?5 AND owner_host = ?6 AND owner_pid = ?7 AND "
+      "owner_pid_start = ?8 AND lease_expires_at_ms = ?9 AND state IN " +
+      Live()));
+  update.BindText(1, job_id)
+      .BindText(2, reason)
+      .BindInt(3, sys::WallMillis())
+      .BindInt(4, exit_code)
+      .BindText(5, JobStateName(judged.state))
+      .BindText(6, judged.owner.host)
+      .BindInt(7, judged.owner.pid)
+      .BindInt(8, judged.owner.pid_start)
+      .BindInt(9, judged.lease_expires_at_ms);
   TRY(update.Run());
   if (db_.Changes() == 1) return true;
   if (!TRY(StateOf(job_id)).has_value()) return NoSuchJob(job_id);

@@ -17,6 +17,14 @@
 
 namespace berth::store {
 
+// What the stale sweep saw of a live job when it judged the job's owner gone or its lease
+// expired. MarkStale acts only while the job still looks exactly like this.
+struct StaleJudgement {
+  JobState state = JobState::kQueued;
+  Owner owner;
+  int64_t lease_expires_at_ms = 0;
+};
+
 // Result of a slot reservation attempt.
 struct SlotResult {
   bool granted = false;
@@ -48,6 +56,13 @@ class Store {
   virtual Result<bool> Transition(const std::string& job_id, JobState from, JobState to,
                                   const std::string& reason,
                                   std::optional<int> exit_code = std::nullopt) = 0;
+
+  // Compare-and-set for the stale sweep: moves the job to kStale (with `reason`, ended_at_ms
+  // and `exit_code`) only if its state, owner and lease are still those of `judged`. A
+  // supervisor that took the job over, or renewed its lease, after the sweep read the job
+  // makes this a no-op that returns false. kNotFound for an unknown job.
+  virtual Result<bool> MarkStale(const std::string& job_id, const StaleJudgement& judged,
+                                 const std::string& reason, int exit_code) = 0;
 
   // Field updates that do not change the state. They never touch terminal-state fields.
   // Except SetReceipt, they apply to live jobs only and fail with kInvalidArgument on a

@@ -123,5 +123,64 @@ TEST(StoreRace, EventNumbersAreUniqueAcrossProcesses) {
   for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i].seq, int64_t(i) + 1);
 }
 
+// The takeover race of a detached job: while a supervisor takes jobs over from their
+// submitter, sweeps that judged the submitter gone keep trying to mark the same jobs stale,
+// until the takeovers are done and once more after. Each job must end up either taken over or
+// stale, never both: a sweep that lost the race changes nothing. Every child records each
+// write that succeeded as an event of the job.
+TEST(StoreRace, StaleSweepsNeverEndAJobThatWasTakenOverRegression) {
+  TempDir dir;
+  std::string path = dir.path() + "/berth.db";
+  constexpr int kJobs = 40;
+  const Owner submitter{"host", 100, 1};
+  auto job_id = [](int j) { return "takeover" + std::to_string(j); };
+  {
+    std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+    for (int j = 0; j < kJobs; ++j) {
+      ASSERT_TRUE(store->CreateJob(MakeJob(job_id(j), kRepo, 1000 + j)).has_value());
+      ASSERT_TRUE(store->SetOwner(job_id(j), submitter, 5000).has_value());
+    }
+    ASSERT_TRUE(store->CreateJob(MakeJob("takeoverdone", kRepo, 1)).has_value());
+  }
+  // Child 0 is every job's supervisor, first job first; the others sweep, last job first.
+  std::vector<int> codes = RunChildren(path, [&](Store& store, int index) {
+    if (index == 0) {
+      for (int j = 0; j < kJobs; ++j) {
+        if (!store.SetOwner(job_id(j), Owner{"host", 200 + j, 2}, 5000).has_value()) continue;
+        if (!store.AppendEvent(job_id(j), "took", "").has_value()) return kCallFailed;
+      }
+      return store.AppendEvent("takeoverdone", "done", "").has_value() ? kGranted : kCallFailed;
+    }
+    for (bool last = false;;) {
+      for (int j = kJobs - 1; j >= 0; --j) {
+        Result<bool> stale = store.MarkStale(
+            job_id(j), StaleJudgement{JobState::kQueued, submitter, 5000}, "submitter gone", 1);
+        if (!stale.has_value()) return kCallFailed;
+        if (*stale && !store.AppendEvent(job_id(j), "stale", "").has_value()) return kCallFailed;
+      }
+      if (last) return kGranted;
+      Result<std::vector<Event>> done = store.ListEvents("takeoverdone", 0);
+      if (!done.has_value()) return kCallFailed;
+      last = !done->empty();
+    }
+  });
+  for (int code : codes) EXPECT_EQ(code, kGranted);
+
+  std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+  for (int j = 0; j < kJobs; ++j) {
+    Result<std::vector<Event>> events = store->ListEvents(job_id(j), 0);
+    ASSERT_TRUE(events.has_value());
+    ASSERT_EQ(events->size(), 1u) << job_id(j) << " was taken over and marked stale, or neither";
+    JobRecord job = **store->GetJob(job_id(j));
+    if ((*events)[0].step == "took") {
+      EXPECT_EQ(job.state, JobState::kQueued) << job_id(j);
+      EXPECT_EQ(job.owner.pid, 200 + j);
+    } else {
+      EXPECT_EQ(job.state, JobState::kStale) << job_id(j);
+      EXPECT_EQ(job.owner.pid, submitter.pid);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::store

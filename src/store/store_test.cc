@@ -365,6 +365,68 @@ TEST_F(StoreTest, RenewLeaseOnlyForTheLiveOwner) {
   EXPECT_EQ(store_->RenewLease("nope", owner, 1).error().cause(), Cause::kNotFound);
 }
 
+TEST_F(StoreTest, MarkStaleMovesTheJobItJudgedAndRecordsTheEnd) {
+  Create("j1");
+  Owner owner{"machine-1", 100, 5555};
+  ASSERT_TRUE(store_->SetOwner("j1", owner, 1000).has_value());
+  Result<bool> stale =
+      store_->MarkStale("j1", StaleJudgement{JobState::kQueued, owner, 1000}, "gone", 1);
+  ASSERT_TRUE(stale.has_value()) << stale.error().ToString();
+  EXPECT_TRUE(*stale);
+  JobRecord job = Get("j1");
+  EXPECT_EQ(job.state, JobState::kStale);
+  EXPECT_EQ(job.state_reason, "gone");
+  EXPECT_EQ(job.exit_code, 1);
+  EXPECT_TRUE(job.ended_at_ms.has_value());
+  EXPECT_EQ(job.owner.pid, 100);
+  // Terminal is final: a second sweep with the same judgement changes nothing.
+  EXPECT_FALSE(*store_->MarkStale("j1", StaleJudgement{JobState::kStale, owner, 1000}, "x", 1));
+  EXPECT_FALSE(*store_->MarkStale("j1", StaleJudgement{JobState::kQueued, owner, 1000}, "x", 1));
+  EXPECT_EQ(Get("j1").state_reason, "gone");
+  EXPECT_EQ(store_->MarkStale("nope", StaleJudgement{}, "x", 1).error().cause(),
+            Cause::kNotFound);
+}
+
+// The sweep of `berth ls` read a detached job while its submitter still owned it; the
+// supervisor then took the job over and the submitter exited. The sweep's judgement
+// ("supervisor gone") was about the submitter and must not end the supervisor's job.
+TEST_F(StoreTest, StaleSweepAfterATakeoverChangesNothingRegression) {
+  Create("j1");
+  Owner submitter{"machine-1", 100, 5555};
+  Owner supervisor{"machine-1", 200, 6666};
+  ASSERT_TRUE(store_->SetOwner("j1", submitter, 1000).has_value());
+  StaleJudgement judged{JobState::kQueued, submitter, 1000};
+  ASSERT_TRUE(store_->SetOwner("j1", supervisor, 1000).has_value());
+  EXPECT_FALSE(*store_->MarkStale("j1", judged, "its supervisor (pid 100) is gone", 1));
+  JobRecord job = Get("j1");
+  EXPECT_EQ(job.state, JobState::kQueued);
+  EXPECT_EQ(job.owner.pid, 200);
+  EXPECT_FALSE(job.exit_code.has_value());
+
+  // Each part of the owner counts: the same pid with another start time or host is another
+  // process.
+  ASSERT_TRUE(store_->SetOwner("j1", Owner{"machine-1", 100, 5556}, 1000).has_value());
+  EXPECT_FALSE(*store_->MarkStale("j1", judged, "x", 1));
+  ASSERT_TRUE(store_->SetOwner("j1", Owner{"machine-2", 100, 5555}, 1000).has_value());
+  EXPECT_FALSE(*store_->MarkStale("j1", judged, "x", 1));
+  EXPECT_EQ(Get("j1").state, JobState::kQueued);
+}
+
+TEST_F(StoreTest, StaleSweepAfterALeaseRenewalOrAStateChangeChangesNothingRegression) {
+  Create("j1");
+  Owner owner{"machine-1", 100, 5555};
+  ASSERT_TRUE(store_->SetOwner("j1", owner, 1000).has_value());
+  StaleJudgement judged{JobState::kQueued, owner, 1000};
+  ASSERT_TRUE(*store_->RenewLease("j1", owner, 2000));
+  EXPECT_FALSE(*store_->MarkStale("j1", judged, "its lease expired", 1));
+  EXPECT_EQ(Get("j1").state, JobState::kQueued);
+
+  ASSERT_TRUE(Move("j1", JobState::kQueued, JobState::kRunning));
+  EXPECT_FALSE(*store_->MarkStale("j1", StaleJudgement{JobState::kQueued, owner, 2000}, "x", 1));
+  EXPECT_EQ(Get("j1").state, JobState::kRunning);
+  EXPECT_TRUE(*store_->MarkStale("j1", StaleJudgement{JobState::kRunning, owner, 2000}, "x", 1));
+}
+
 TEST_F(StoreTest, FindJobByUniquePrefix) {
   Create("01aaa000001");
   Create("01aaa000002");

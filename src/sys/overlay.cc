@@ -154,6 +154,13 @@ bool IsWhiteout(const struct stat& st) {
   return S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
 }
 
+Status MakeWhiteout(const Dir& upper, std::string_view name) {
+  std::string n(name);
+  if (::mknodat(upper.fd(), n.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0)
+    return Error::FromErrno("create the whiteout " + upper.path() + "/" + n, errno);
+  return {};
+}
+
 namespace {
 
 constexpr const char* kPrefixes[] = {"user.overlay.", "trusted.overlay."};

@@ -44,6 +44,9 @@ Status MakeOverlayWorkRemovable(const std::string& work);
 // checked too.
 // A whiteout: a 0/0 character device hiding the lower entry of the same name.
 bool IsWhiteout(const struct stat& st);
+// Creates the whiteout `name` in the upper directory `upper`, so that a lower entry of that
+// name is absent from the overlay (unprivileged since Linux 5.8).
+Status MakeWhiteout(const Dir& upper, std::string_view name);
 // An opaque directory ("y"): the lower directory of the same name is hidden entirely.
 Result<bool> IsOpaqueDir(const Dir& dir);
 // A directory renamed with redirect_dir, or a metadata-only copy-up (metacopy): layouts the

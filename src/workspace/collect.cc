@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -137,9 +138,13 @@ class Collector {
   void SetOwnGitInside() { own_git_inside_ = true; }
 
   Status Walk(const sys::Dir& dir, const std::string& prefix) {
-    for (const std::string& name : TRY(dir.List())) {
+    Result<std::vector<std::string>> names = dir.List();
+    if (!names) return Unreadable(prefix, names.error());
+    for (const std::string& name : *names) {
       std::string path = prefix + name;
-      struct stat st = TRY(dir.Stat(name));
+      Result<struct stat> stat = dir.Stat(name);
+      if (!stat) return Unreadable(prefix, stat.error());
+      const struct stat& st = *stat;
       if (prefix.empty() && name == ".git") {
         if (!own_git_inside_) TRY(TopLevelGit(dir, st));
         continue;
@@ -149,7 +154,7 @@ class Collector {
         continue;
       }
       present_.insert(path);
-      if (name == ".git") {  // a nested repository: never part of a commit
+      if (IsGitName(name)) {  // a nested repository, or a name git refuses: never committed
         Refuse(path, ProtectedReason(path));
         continue;
       }
@@ -214,7 +219,9 @@ class Collector {
 
   Status Directory(const sys::Dir& dir, const std::string& name, const std::string& path,
                    const std::optional<BaseEntry>& base) {
-    sys::Dir child = TRY(dir.OpenDir(name));
+    Result<sys::Dir> opened = dir.OpenDir(name);
+    if (!opened) return Unreadable(path + "/", opened.error());
+    sys::Dir child = std::move(*opened);
     if (base && base->mode == kGitlinkMode) {
       // A submodule's files belong to the submodule's own repository.
       if (!TRY(child.List()).empty()) ignored_.insert(path + "/");
@@ -258,7 +265,13 @@ class Collector {
     }
     Result<sys::FileData> file = dir.ReadRegularFile(name);
     if (!file) {
-      Refuse(path, "could not be read as a regular file (" + file.error().ToString() + ")");
+      // A file the agent made unreadable (mode 000) is read where berth's supervisor may read
+      // it (root), and refused by name where it may not: never guessed, never a failed job.
+      const int err = file.error().sys_errno();
+      Refuse(path, err == EACCES || err == EPERM
+                       ? "a file berth may not read (" + file.error().ToString() +
+                             "); make it readable (chmod u+r) or remove it"
+                       : "could not be read as a regular file (" + file.error().ToString() + ")");
       return {};
     }
     git::Change::Mode mode =
@@ -311,6 +324,17 @@ class Collector {
       return {};
     }
     Refuse(path, std::string("a special file (") + SpecialKind(st.st_mode) + ")");
+    return {};
+  }
+
+  // A directory (`prefix` ends in '/') whose permissions keep berth out: the agent may make
+  // its own directories unreadable, and what berth cannot read it cannot judge, so the
+  // directory is refused by name. Any other error ends the collection.
+  Status Unreadable(const std::string& prefix, const Error& error) {
+    if (error.sys_errno() != EACCES && error.sys_errno() != EPERM) return error;
+    std::string path = prefix.empty() ? "." : prefix.substr(0, prefix.size() - 1);
+    Refuse(path, "a directory berth may not read (" + error.ToString() +
+                     "); make it readable (chmod u+rx) or remove it");
     return {};
   }
 

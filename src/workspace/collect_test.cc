@@ -282,6 +282,52 @@ TEST_P(CollectTest, GitAndBerthDirectoriesAreRefused) {
   EXPECT_NE(FindRefusal(set, ".berth/policy.toml")->reason.find("policy"), std::string::npos);
 }
 
+TEST_P(CollectTest, GitNamesInAnyCaseAreRefusedByNameRegression) {
+  JobWorkspace ws = Make("gitcase");
+  ASSERT_EQ(RunAgent(ws,
+                     [](const std::string& root) {
+                       bool ok = ::mkdir((root + "/.GIT").c_str(), 0755) == 0 &&
+                                 WriteText(root + "/.GIT/config", "x\n") &&
+                                 ::mkdir((root + "/src/.Git").c_str(), 0755) == 0 &&
+                                 WriteText(root + "/src/.Git/HEAD", "x\n") &&
+                                 WriteText(root + "/src/ok.c", "ok\n");
+                       return ok ? 0 : 1;
+                     }),
+            0);
+  ChangeSet set = CollectOrDie(ws, Writable({"**"}));
+  ASSERT_NE(FindRefusal(set, ".GIT"), nullptr) << Describe(set);
+  ASSERT_NE(FindRefusal(set, "src/.Git"), nullptr) << Describe(set);
+}
+
+// A directory the agent made unreadable ended the collection with an error (the job
+// `failed`); it is refused by name unless berth may read it anyway (root).
+TEST_P(CollectTest, UnreadableDirectoryIsRefusedByNameRegression) {
+  JobWorkspace ws = Make("closed");
+  ASSERT_EQ(RunAgent(ws,
+                     [](const std::string& root) {
+                       bool ok = ::mkdir((root + "/src/closed").c_str(), 0755) == 0 &&
+                                 WriteText(root + "/src/closed/f.c", "x\n") &&
+                                 WriteText(root + "/src/zero.c", "zero\n") &&
+                                 ::chmod((root + "/src/zero.c").c_str(), 0) == 0 &&
+                                 ::chmod((root + "/src/closed").c_str(), 0) == 0;
+                       return ok ? 0 : 1;
+                     }),
+            0);
+  Result<ChangeSet> set = Collect(ws, snapshot(), repo(), Writable({"**"}));
+  std::string layer = GetParam() == Backend::kOverlay ? ws.upper : ws.copy;
+  ::chmod((layer + "/src/closed").c_str(), 0755);
+  ::chmod((layer + "/src/zero.c").c_str(), 0644);
+  ASSERT_TRUE(set) << set.error().ToString();
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(set->refusals.empty()) << Describe(*set);
+  } else {
+    ASSERT_NE(FindRefusal(*set, "src/closed"), nullptr) << Describe(*set);
+    EXPECT_NE(FindRefusal(*set, "src/closed")->reason.find("may not read"), std::string::npos);
+    ASSERT_NE(FindRefusal(*set, "src/zero.c"), nullptr) << Describe(*set);
+    EXPECT_NE(FindRefusal(*set, "src/zero.c")->reason.find("may not read"), std::string::npos);
+  }
+}
+
 TEST_P(CollectTest, AnEmptyGitMountPointIsFine) {
   JobWorkspace ws = Make("mountpoint");
   std::string layer = GetParam() == Backend::kOverlay ? ws.upper : ws.copy;

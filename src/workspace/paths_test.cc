@@ -39,6 +39,20 @@ TEST(ProtectedReason, GitAnywhereAndTopLevelBerth) {
   EXPECT_EQ(ProtectedReason("src/.github/x"), "");
 }
 
+// A `.GIT` directory (any case) ended the job `failed` with libgit2's tree error: every name
+// git treats as `.git` is protected.
+TEST(ProtectedReason, NamesGitTreatsAsDotGitRegression) {
+  for (const char* name : {".git", ".GIT", ".Git", ".gIT", ".git.", ".git ", ".git. .",
+                           ".git::$INDEX_ALLOCATION", "git~1", "GIT~1", "Git~2.",
+                           ".g\xe2\x80\x8cit", "\xef\xbb\xbf.GIT"}) {
+    EXPECT_TRUE(IsGitName(name)) << name;
+    EXPECT_NE(ProtectedReason(std::string("src/") + name + "/HEAD"), "") << name;
+  }
+  for (const char* name : {".gitignore", ".github", ".gitx", "git", "git~", "git~a", ".g", "x.git"})
+    EXPECT_FALSE(IsGitName(name)) << name;
+  EXPECT_NE(ProtectedReason(".GIT/config").find(".GIT"), std::string::npos);
+}
+
 TEST(LooksLikeSecret, Names) {
   for (const char* name : {".env", ".env.local", ".ENV.production", "server.pem", "tls.key",
                            "id_rsa", "id_rsa.pub", "id_ed25519", "cert.p12", "store.pfx",
