@@ -279,14 +279,13 @@ Result<GlobSet> Globs(const Reader& reader, const toml::node& node, const std::s
 }
 
 Result<std::vector<std::string>> Grants(const Reader& reader, const toml::node& node,
-                                        const std::string& path, bool caches_only) {
+                                        const std::string& path, bool for_checks) {
   std::vector<std::string> grants = TRY(reader.Strings(node, path));
   for (size_t i = 0; i < grants.size(); ++i) {
     const toml::node& item = *node.as_array()->get(i);
-    if (caches_only && !StartsWith(grants[i], "cache:"))
+    if (for_checks && StartsWith(grants[i], "net:"))
       return reader.Fail(item, Index(path, i),
-                         "checks may only use cache: grants (they run with no network and no "
-                         "credentials), got " +
+                         "checks run with no network: net: grants are for agents, got " +
                              Quote(grants[i]));
     std::string problem = GrantProblem(grants[i]);
     if (!problem.empty()) return reader.Fail(item, Index(path, i), problem);
@@ -498,7 +497,7 @@ Result<Agent> ParseAgent(const Reader& reader, const std::string& name, const to
                            "has only exclusions ('!'), so nothing would be writable");
       TRY(CheckProtected(reader, *value.as_array(), key_path, agent.writable));
     } else if (key == "grants") {
-      agent.grants = TRY(Grants(reader, value, key_path, /*caches_only=*/false));
+      agent.grants = TRY(Grants(reader, value, key_path, /*for_checks=*/false));
     } else if (key == "access") {
       agent.access = TRY(reader.Choice<Access>(
           value, key_path, {{"bounded", Access::kBounded}, {"full", Access::kFull}}));
@@ -557,7 +556,7 @@ Result<Check> ParseCheck(const Reader& reader, const toml::node& node, const std
     } else if (key == "expect_exit") {
       check.expect_exit = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 255)));
     } else if (key == "grants") {
-      check.grants = TRY(Grants(reader, value, key_path, /*caches_only=*/true));
+      check.grants = TRY(Grants(reader, value, key_path, /*for_checks=*/true));
     } else {
       return reader.Unknown(value, key_path,
                             {"name", "argv", "required", "timeout", "expect_exit", "grants"});

@@ -509,7 +509,7 @@ TEST(ParsePolicy, Verify) {
   ExpectFails(check("name = \"x\"\nargv = [\"make\"]\nexpect_exit = 256\n"), 5,
               "verify[0].expect_exit", "from 0 to 255, got 256");
   ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ngrants = [\"net:example.com\"]\n"), 5,
-              "verify[0].grants[0]", "only use cache: grants");
+              "verify[0].grants[0]", "checks run with no network: net: grants are for agents");
   ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ngrants = [\"cache:apt\"]\n"), 5,
               "verify[0].grants[0]", "unknown cache 'apt'");
   ExpectFails(

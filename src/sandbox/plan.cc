@@ -415,6 +415,20 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
                    "ipc namespace", "uts namespace"};
     BuildNamespaceSetup(spec, inputs, &plan);
   } else {
+    // Without a mount namespace nothing can be placed where the command looks for it: a
+    // workspace overlay, provider state, or a path shown from another source (a job's copy at
+    // the repository's path) would silently become the host's own path. Fail closed.
+    if (!full) {
+      bool remapped = std::any_of(spec.paths.begin(), spec.paths.end(), [](const PathGrant& p) {
+        return !p.source.empty() && p.source != p.path;
+      });
+      if (spec.overlay || !spec.state_overlays.empty() || remapped)
+        return Error(Cause::kUnavailable,
+                     "this sandbox places paths (a workspace, provider state or a copy) that "
+                     "only the namespaces tier can mount; the landlock tier would expose the "
+                     "host's own paths instead",
+                     0, "run where user namespaces are available (berth doctor)");
+    }
     PlanBuilder b(&plan, &plan.setup);
     b.Add(StepKind::kParentDeathSignal, "set the parent-death signal").number = SIGKILL;
     b.Add(StepKind::kSubreaper, "become the subreaper of the job's processes");

@@ -114,5 +114,22 @@ TEST_F(PlanTest, WorldWritableDirsArePrivate) {
   EXPECT_TRUE(Mentions(plan, "mount tmpfs on private /dev/shm"));
 }
 
+// The landlock tier mounts nothing: a path shown from another source would be the host's
+// own path there (a job's copy at the repository's path is the user's checkout).
+TEST_F(PlanTest, LandlockTierRefusesRemappedPathsRegression) {
+  PathGrant copy{PathGrant::Access::kReadWrite, "/usr/share", "workspace"};
+  copy.source = "/usr/lib";
+  spec_.paths.push_back(copy);
+  PlanInputs inputs{Tier::kLandlock, 0, "/var/tmp", {}, {-1, -1, -1}, -1};
+  Result<Plan> plan = BuildPlan(spec_, inputs);
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_EQ(plan.error().cause(), Cause::kUnavailable);
+  spec_.paths.pop_back();
+  spec_.overlay = OverlayWorkspace{"/usr/lib", "/usr/share", "/usr/src", "/usr/share"};
+  EXPECT_FALSE(BuildPlan(spec_, inputs).has_value());
+  spec_.overlay.reset();
+  EXPECT_TRUE(BuildPlan(spec_, inputs).has_value()) << "control: a plain spec plans";
+}
+
 }  // namespace
 }  // namespace berth::sandbox
