@@ -275,6 +275,20 @@ TEST_F(LivedInTest, ClaudeJsonPresentRegression) {
   EXPECT_EQ(ReadText(settings), settings_before);
 }
 
+// The toolchain of a lived-in home works in a job: git reads ~/.gitconfig through its symlink
+// into ~/dotfiles, tools in ~/.local/bin and ~/.nvm run, and a tool that writes its cache in
+// the home may do so without the write reaching the host.
+TEST_F(LivedInTest, ToolchainOfALivedInHomeWorksInAJob) {
+  const std::string command =
+      "git config --global user.name && \"$HOME/.local/bin/devtool\" && "
+      "\"$HOME/.nvm/versions/node/v20.11.0/bin/node\" && mkdir -p \"$HOME/.cache/pip\" && "
+      "echo job > \"$HOME/.cache/pip/job-wrote\" && echo toolchain-ok";
+  std::string id = RunJob({}, {"sh", "-c", command});
+  const std::string out = ReadText(JobDir(id) + "/stdout");
+  EXPECT_TRUE(Contains(out, "Dev Eloper\ndevtool 1.0\nv20.11.0\ntoolchain-ok")) << Summary(id);
+  EXPECT_FALSE(PathExists(home() + "/.cache/pip/job-wrote"));
+}
+
 // --- Grants a real job needs ----------------------------------------------------------------
 
 // npm and go with berth's shared caches: npm also reads ~/.npmrc, which berth hides.
