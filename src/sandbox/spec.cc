@@ -93,6 +93,9 @@ Status SandboxSpec::Validate() const {
       if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
     if (overlay->target != workspace) return invalid("the overlay must be mounted at the workspace");
   }
+  if (!private_home.empty() &&
+      (private_home[0] != '/' || private_home == "/" || sys::NormalizePath(private_home) != private_home))
+    return invalid("the private home '" + private_home + "' must be an absolute, normal path below /");
   for (const OverlayWorkspace& o : state_overlays)
     for (const std::string* p : {&o.lower, &o.upper, &o.work, &o.target})
       if (p->empty() || (*p)[0] != '/' || sys::NormalizePath(*p) != *p)

@@ -321,6 +321,17 @@ TEST_P(HomeTest, HomeAllowInTheUserConfigAndReadGrantsShowMore) {
   EXPECT_TRUE(Reports(Probe({"read", home_ + "/notes/secret.txt"}), "read ok bytes=6"));
 }
 
+TEST_P(HomeTest, WriteAndSocketGrantsUnderTheHomeShowThroughThePrivateHome) {
+  EXPECT_TRUE(Reports(Probe({"write", home_ + "/notes/new"}, {"--grant", "write:~/notes"}),
+                      "write ok"));
+  EXPECT_EQ(ReadText(home_ + "/notes/new"), "probe\n");
+  Result<BoundSocket> listener = ListenUnix(home_ + "/agent.sock");
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  EXPECT_TRUE(Reports(Probe({"unix-connect", home_ + "/agent.sock"},
+                            {"--grant", "socket:~/agent.sock"}),
+                      "unix-connect ok"));
+}
+
 TEST_P(HomeTest, JobAgentsAndChecksSeeOnlyTheAllowlist) {
   ASSERT_NO_FATAL_FAILURE(MakeRepository(
       "[[verify]]\nname = \"notes\"\nexpect_exit = 1\nargv = [\"" + std::string(SANDBOX_PROBE) +
