@@ -478,7 +478,8 @@ const Variant& EnvironmentVariant() {
     const char* root = std::getenv("BERTH_TEST_ROOT");
     if (root != nullptr && root[0] != '\0') {
       v.root_parent = root;
-      if (v.root_parent[0] != '/' || sys::TypeOfFollowing(v.root_parent) != sys::FileType::kDirectory)
+      bool is_dir = sys::TypeOfFollowing(v.root_parent) == sys::FileType::kDirectory;
+      if (v.root_parent[0] != '/' || !is_dir)
         v.error = "BERTH_TEST_ROOT=" + v.root_parent + ": expected an existing absolute directory";
     }
     std::printf("berth e2e variant: HOME %s, ROOT under %s\n", v.lived_in ? "lived-in" : "empty",

@@ -17,7 +17,8 @@ namespace {
 // ~/.claude.json beside it) as the real Claude Code does, "fakecli" owns ~/.fakecli.
 std::string ProvidersConfig(const std::string& cli) {
   return R"([providers.claudish]
-executable = ")" + cli + R"("
+executable = ")" +
+         cli + R"("
 version_args = ["--version"]
 write_args = ["--write"]
 state_dirs = ["~/.claude"]
@@ -28,7 +29,8 @@ output = "json-lines"
 text = "result"
 
 [providers.fakecli]
-executable = ")" + cli + R"("
+executable = ")" +
+         cli + R"("
 version_args = ["--version"]
 write_args = ["--write"]
 state_dirs = ["~/.fakecli"]
@@ -275,6 +277,20 @@ TEST_F(LivedInTest, ClaudeJsonPresentRegression) {
   EXPECT_EQ(ReadText(settings), settings_before);
 }
 
+// The toolchain of a lived-in home works in a job: git reads ~/.gitconfig through its symlink
+// into ~/dotfiles, tools in ~/.local/bin and ~/.nvm run, and a tool that writes its cache in
+// the home may do so without the write reaching the host.
+TEST_F(LivedInTest, ToolchainOfALivedInHomeWorksInAJob) {
+  const std::string command =
+      "git config --global user.name && \"$HOME/.local/bin/devtool\" && "
+      "\"$HOME/.nvm/versions/node/v20.11.0/bin/node\" && mkdir -p \"$HOME/.cache/pip\" && "
+      "echo job > \"$HOME/.cache/pip/job-wrote\" && echo toolchain-ok";
+  std::string id = RunJob({}, {"sh", "-c", command});
+  const std::string out = ReadText(JobDir(id) + "/stdout");
+  EXPECT_TRUE(Contains(out, "Dev Eloper\ndevtool 1.0\nv20.11.0\ntoolchain-ok")) << Summary(id);
+  EXPECT_FALSE(PathExists(home() + "/.cache/pip/job-wrote"));
+}
+
 // --- Grants a real job needs ----------------------------------------------------------------
 
 // npm and go with berth's shared caches: npm also reads ~/.npmrc, which berth hides.
@@ -285,7 +301,8 @@ constexpr char kCacheCommand[] =
 TEST_F(LivedInTest, CacheGrantInJobRegression) {
   std::optional<std::string> npm = FindInPath("npm");
   REQUIRE_FEATURE(npm.has_value(), "npm is not installed");
-  std::string id = RunJob({"--grant", "cache:npm", "--grant", "cache:go"}, {"sh", "-c", kCacheCommand});
+  std::string id =
+      RunJob({"--grant", "cache:npm", "--grant", "cache:go"}, {"sh", "-c", kCacheCommand});
   EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed") << Summary(id);
   EXPECT_EQ(ReadText(state() + "/caches/go/build/berth-probe"), "cached\n") << Summary(id);
   EXPECT_TRUE(PathExists(state() + "/caches/npm")) << Summary(id);
@@ -294,9 +311,10 @@ TEST_F(LivedInTest, CacheGrantInJobRegression) {
 TEST_F(LivedInTest, CacheGrantInCheckRegression) {
   std::optional<std::string> npm = FindInPath("npm");
   REQUIRE_FEATURE(npm.has_value(), "npm is not installed");
-  ASSERT_NO_FATAL_FAILURE(UseChecks("[[verify]]\nname = \"caches\"\ngrants = [\"cache:npm\", "
-                                    "\"cache:go\"]\nargv = [\"sh\", \"-c\", " +
-                                    Toml(kCacheCommand) + "]\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"caches\"\ngrants = [\"cache:npm\", "
+                "\"cache:go\"]\nargv = [\"sh\", \"-c\", " +
+                Toml(kCacheCommand) + "]\n"));
   json check = RunVerifiedJob();
   EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
   EXPECT_EQ(ReadText(state() + "/caches/go/build/berth-probe"), "cached\n") << check.dump(2);
@@ -309,9 +327,11 @@ TEST_F(LivedInTest, WriteGrantOnADotDirReachesTheHost) {
   const std::string codex_config = home() + "/.codex/config.toml";
   const std::string codex_before = ReadText(codex_config);
   const std::string bashrc_before = ReadText(home() + "/.bashrc");
-  std::string command = "mkdir -p \"$HOME/.agents/skills/new\" && echo from-the-job > \"$HOME/"
-                        ".agents/skills/new/SKILL.md\" && { echo x > \"$HOME/.codex/config.toml\"; "
-                        "echo x > \"$HOME/.bashrc\"; " + JoinWords(ReadAllArgv()) + "; }";
+  std::string command =
+      "mkdir -p \"$HOME/.agents/skills/new\" && echo from-the-job > \"$HOME/"
+      ".agents/skills/new/SKILL.md\" && { echo x > \"$HOME/.codex/config.toml\"; "
+      "echo x > \"$HOME/.bashrc\"; " +
+      JoinWords(ReadAllArgv()) + "; }";
   std::string id = RunJob({"--grant", "write:~/.agents"}, {"sh", "-c", command});
   EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed") << Summary(id);
   EXPECT_EQ(ReadText(skill), "from-the-job\n") << Summary(id);
@@ -386,9 +406,10 @@ TEST_F(LivedInTest, BrowserGrantRunsHeadlessChromiumInAJob) {
 TEST_F(LivedInTest, BrowserGrantRunsHeadlessChromiumInACheck) {
   std::optional<std::string> chromium = Chromium();
   REQUIRE_FEATURE(chromium.has_value(), "chromium is not installed (scripts/install-deps)");
-  ASSERT_NO_FATAL_FAILURE(UseChecks("[[verify]]\nname = \"browser\"\ngrants = [\"browser\"]\n"
-                                    "argv = [\"sh\", \"-c\", " +
-                                    Toml(ChromiumDumpCommand(*chromium)) + "]\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"browser\"\ngrants = [\"browser\"]\n"
+                "argv = [\"sh\", \"-c\", " +
+                Toml(ChromiumDumpCommand(*chromium)) + "]\n"));
   json check = RunVerifiedJob();
   EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
   EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "hello-berth")) << check.dump(2);
@@ -444,8 +465,10 @@ TEST_F(DockerSocketTest, DockerGrantReachesTheDaemonAndIsRootEquivalent) {
 }
 
 TEST_F(DockerSocketTest, DockerGrantReachesTheDaemonInACheck) {
-  ASSERT_NO_FATAL_FAILURE(UseChecks("[[verify]]\nname = \"docker\"\ngrants = [\"docker\"]\n"
-                                    "argv = " + TomlArray(PingArgv()) + "\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"docker\"\ngrants = [\"docker\"]\n"
+                "argv = " +
+                TomlArray(PingArgv()) + "\n"));
   json check = RunVerifiedJob(DockerEnv());
   EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
   EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "fake-dockerd GET /_ping")) << check.dump(2);

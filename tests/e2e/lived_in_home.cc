@@ -23,7 +23,8 @@ struct CredentialTemplate {
 };
 
 constexpr CredentialTemplate kCredentials[] = {
-    {".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n", "\n-----END OPENSSH PRIVATE KEY-----\n", ""},
+    {".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+     "\n-----END OPENSSH PRIVATE KEY-----\n", ""},
     {".ssh/id_rsa", "", "\n", ""},
     {".aws/credentials", "", "\n", ""},
     {".aws/config", "[profile ci]\ncredential_process = echo ", "\n", ""},
@@ -67,8 +68,10 @@ struct PlainFile {
 };
 
 constexpr PlainFile kPlainFiles[] = {
-    {".claude.json", "{\"numStartups\":42,\"userID\":\"0123abcd\",\"hasCompletedOnboarding\":true,"
-                     "\"projects\":{}}\n", 0600},
+    {".claude.json",
+     "{\"numStartups\":42,\"userID\":\"0123abcd\",\"hasCompletedOnboarding\":true,"
+     "\"projects\":{}}\n",
+     0600},
     {".claude/settings.json", "{\"permissions\":{\"allow\":[\"Bash(ls:*)\"]}}\n", 0644},
     {".claude/projects/-home-dev-src/session.jsonl", "{\"type\":\"user\"}\n", 0600},
     {".codex/config.toml", "model = \"gpt-5\"\n[history]\npersistence = \"save-all\"\n", 0644},
@@ -79,7 +82,8 @@ constexpr PlainFile kPlainFiles[] = {
      "[user]\n\tname = Dev Eloper\n\temail = dev@example.invalid\n"
      "[include]\n\tpath = ~/.gitconfig.local\n"
      "[credential]\n\thelper = store\n"
-     "[init]\n\tdefaultBranch = main\n", 0644},
+     "[init]\n\tdefaultBranch = main\n",
+     0644},
     {".gitconfig.local", "[core]\n\teditor = vi\n[pull]\n\trebase = true\n", 0644},
     {".profile", "[ -f ~/.bashrc ] && . ~/.bashrc\n", 0644},
     {".cache/pip/http/0/1/entry", "cached wheel\n", 0644},
@@ -124,7 +128,8 @@ const std::vector<CredentialFile>& LivedInCredentials() {
     int index = 0;
     for (const CredentialTemplate& t : kCredentials) {
       std::string number = std::to_string(++index);
-      files.push_back({t.path, "SECRET-" + std::string(3 - number.size(), '0') + number, t.state_dir});
+      files.push_back(
+          {t.path, "SECRET-" + std::string(3 - number.size(), '0') + number, t.state_dir});
     }
     return files;
   }();
@@ -144,7 +149,8 @@ Result<std::unique_ptr<LivedInHome>> LivedInHome::Create(const std::string& home
     TRY(WriteFileIn(home, files[i].path,
                     kCredentials[i].before + files[i].marker + kCredentials[i].after, 0600));
   }
-  for (const PlainFile& file : kPlainFiles) TRY(WriteFileIn(home, file.path, file.content, file.mode));
+  for (const PlainFile& file : kPlainFiles)
+    TRY(WriteFileIn(home, file.path, file.content, file.mode));
   // Directories of credentials are private, as ssh and gpg insist.
   for (const char* dir : {".ssh", ".gnupg", ".gnupg/private-keys-v1.d", ".password-store"}) {
     if (chmod((home + "/" + dir).c_str(), 0700) != 0)

@@ -67,8 +67,8 @@ void UnixHttpServer::Answer(int fd) {
   const std::string line = request.substr(0, request.find("\r\n"));
   const std::string content = body_ + " " + line + "\n";
   const std::string response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " +
-                               std::to_string(content.size()) +
-                               "\r\nConnection: close\r\n\r\n" + content;
+                               std::to_string(content.size()) + "\r\nConnection: close\r\n\r\n" +
+                               content;
   // MSG_NOSIGNAL: a client that already left must not kill the test with SIGPIPE.
   (void)send(fd, response.data(), response.size(), MSG_NOSIGNAL);
 }

@@ -28,7 +28,8 @@ class UnixHttpServer {
   int connections() const { return connections_.load(); }
 
  private:
-  UnixHttpServer(std::string path, std::string body) : path_(std::move(path)), body_(std::move(body)) {}
+  UnixHttpServer(std::string path, std::string body)
+      : path_(std::move(path)), body_(std::move(body)) {}
   void Serve();
   void Answer(int fd);
 
