@@ -8,6 +8,7 @@
 #include "provider/preflight.h"
 #include "provider/provider_json.h"
 #include "provider/registry.h"
+#include "sandbox/request.h"
 #include "sys/fs.h"
 
 namespace berth::job {
@@ -18,6 +19,52 @@ std::optional<std::string> Lookup(const JobContext& ctx, const RunRequest& r,
                                   const std::string& name) {
   if (auto it = r.env_set.find(name); it != r.env_set.end()) return it->second;
   return provider::EnvValue(ctx.environ, name);
+}
+
+// The home is deny-by-default inside the sandbox (docs/sandbox.md): a CLI installed in it
+// outside the allowlist and the provider's own state directories would not be found by the
+// job. Say so at submission, with the fix, instead of a "cannot run" from inside.
+Status RequireCliVisible(const JobContext& ctx, const provider::Provider& p,
+                         const std::string& cli) {
+  const std::string home = sys::NormalizePath(ctx.identity.home);
+  const std::string real_home = sys::RealPath(home).value_or(home);
+  if (home.empty() || home == "/" || real_home == "/") return {};
+  std::vector<std::string> visible;
+  sandbox::HostContext host;
+  host.identity = ctx.identity;
+  host.cwd = ctx.cwd;
+  host.state_dir = ctx.state_dir;
+  host.extra_hidden = ctx.user.hidden_paths;
+  host.home_allow = ctx.user.home_allow;
+  host.environ = ctx.environ;
+  for (const sandbox::PathGrant& bind : sandbox::HomeAllowlistBinds(host)) {
+    visible.push_back(bind.path);
+    visible.push_back(bind.host_path());
+  }
+  for (const std::string& dir : p.state_dirs) {
+    const std::string expanded = provider::ExpandHome(dir, ctx.identity.home);
+    visible.push_back(expanded);
+    visible.push_back(sys::RealPath(expanded).value_or(expanded));
+  }
+  for (const std::string& path : {cli, sys::RealPath(cli).value_or(cli)}) {
+    const std::string& base = sys::IsWithin(path, home)        ? home
+                              : sys::IsWithin(path, real_home) ? real_home
+                                                               : std::string();
+    if (base.empty()) continue;
+    bool shown = std::any_of(visible.begin(), visible.end(),
+                             [&](const std::string& v) { return sys::IsWithin(path, v); });
+    if (shown) continue;
+    const std::string rest = path.substr(base.size() + 1);
+    const std::string entry = "~/" + rest.substr(0, rest.find('/'));
+    return Error(Cause::kUnavailable,
+                 "the " + p.name + " CLI (" + path +
+                     ") lies in your home outside what a job can see: inside the sandbox the "
+                     "home shows only a toolchain allowlist and the provider's own state",
+                 0,
+                 "add \"" + entry + "\" to home_allow under [sandbox] in "
+                 "~/.config/berth/config.toml, or install the CLI outside the home");
+  }
+  return {};
 }
 
 void AddUnique(std::vector<std::string>* list, const std::string& value) {
@@ -81,6 +128,7 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
                  "the " + p.name + " CLI resolves inside the repository (" + r->provider_cli +
                      "); berth runs no program from a checkout outside the sandbox",
                  0, "put the CLI's directory before the repository's in PATH");
+  if (!r->full_access) TRY(RequireCliVisible(ctx, p, r->provider_cli));
   TRY(provider::RequireCredentials(p, provider::FindCredentials(p, ctx.environ, home), home));
   r->provider_version = TRY(provider::CliVersion(p, r->provider_cli, ctx.environ, home,
                                                  ctx.state_dir + "/cli-versions.json"));

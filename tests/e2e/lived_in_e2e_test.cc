@@ -241,6 +241,27 @@ TEST_F(LivedInTest, ProviderJobReadsOnlyItsOwnStateCopyOnWrite) {
   EXPECT_EQ(ReadText(own), before);
 }
 
+// A CLI installed in the home outside the allowlist (npm's ~/.npm-global, say) is invisible
+// inside the deny-by-default home: berth says so at submission, with the setting that fixes
+// it, and runs the job once the user extends the allowlist.
+TEST_F(LivedInTest, CliInstalledInTheHomeOutsideTheAllowlistIsNamedBeforeTheRun) {
+  const std::string bin = home() + "/.npm-global/bin";
+  ASSERT_TRUE(sys::MakeDirs(bin, 0755));
+  ASSERT_TRUE(WriteText(bin + "/lived-in-cli", ReadText(Agent("lived_in_cli.sh")), 0755));
+  const std::string config = home() + "/.config/berth/config.toml";
+  ASSERT_TRUE(WriteText(config, ProvidersConfig(bin + "/lived-in-cli")));
+  RunResult refused = Run({"run", "fakecli", "-p", "true\n\n"});
+  EXPECT_EQ(refused.exit_code, 69) << refused.Describe();
+  EXPECT_TRUE(Contains(refused.err, "lies in your home outside what a job can see"))
+      << refused.Describe();
+  EXPECT_TRUE(Contains(refused.err, "\"~/.npm-global\" to home_allow")) << refused.Describe();
+  EXPECT_TRUE(ListJson().empty()) << "a refused preflight records no job";
+  ASSERT_TRUE(WriteText(config, ProvidersConfig(bin + "/lived-in-cli") +
+                                    "\n[sandbox]\nhome_allow = [\"~/.npm-global\"]\n"));
+  std::string id = RunProviderJob("fakecli", {"true"}, {});
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed") << Summary(id);
+}
+
 TEST_F(LivedInTest, OtherProvidersJobReadsNoCredential) {
   std::vector<std::string> command = ReadAllArgv();
   std::string id = RunProviderJob("fakecli", command, {home() + "/.fakecli/state"});
