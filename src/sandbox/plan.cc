@@ -416,11 +416,14 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
     BuildNamespaceSetup(spec, inputs, &plan);
   } else {
     // Without a mount namespace nothing can be placed where the command looks for it: a
-    // workspace overlay, provider state, or a path shown from another source (a job's copy at
-    // the repository's path) would silently become the host's own path. Fail closed.
+    // workspace overlay, provider state, or a writable path shown from another source (a
+    // job's copy at the repository's path) would silently make the host's own path writable.
+    // Fail closed. (A read-only one, such as a dotfile bound from its symlink's target, only
+    // reads what the host path shows anyway.)
     if (!full) {
       bool remapped = std::any_of(spec.paths.begin(), spec.paths.end(), [](const PathGrant& p) {
-        return !p.source.empty() && p.source != p.path;
+        return p.access != PathGrant::Access::kReadOnly && !p.source.empty() &&
+               p.source != p.path;
       });
       if (spec.overlay || !spec.state_overlays.empty() || remapped)
         return Error(Cause::kUnavailable,

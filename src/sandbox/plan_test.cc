@@ -114,8 +114,8 @@ TEST_F(PlanTest, WorldWritableDirsArePrivate) {
   EXPECT_TRUE(Mentions(plan, "mount tmpfs on private /dev/shm"));
 }
 
-// The landlock tier mounts nothing: a path shown from another source would be the host's
-// own path there (a job's copy at the repository's path is the user's checkout).
+// The landlock tier mounts nothing: a writable path shown from another source would be the
+// host's own path there (a job's copy at the repository's path is the user's checkout).
 TEST_F(PlanTest, LandlockTierRefusesRemappedPathsRegression) {
   PathGrant copy{PathGrant::Access::kReadWrite, "/usr/share", "workspace"};
   copy.source = "/usr/lib";
@@ -124,6 +124,8 @@ TEST_F(PlanTest, LandlockTierRefusesRemappedPathsRegression) {
   Result<Plan> plan = BuildPlan(spec_, inputs);
   ASSERT_FALSE(plan.has_value());
   EXPECT_EQ(plan.error().cause(), Cause::kUnavailable);
+  spec_.paths.back().access = PathGrant::Access::kReadOnly;
+  EXPECT_TRUE(BuildPlan(spec_, inputs).has_value()) << "a read-only remap only reads";
   spec_.paths.pop_back();
   spec_.overlay = OverlayWorkspace{"/usr/lib", "/usr/share", "/usr/src", "/usr/share"};
   EXPECT_FALSE(BuildPlan(spec_, inputs).has_value());
