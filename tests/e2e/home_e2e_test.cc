@@ -420,7 +420,13 @@ TEST_P(HomeTest, ConnectsToMaskedHostSocketsAreCountedWithTheirPath) {
                                       "unix-connect errno=13 EACCES"}));
   EXPECT_TRUE(Contains(relative.err, "denied a connect to the host socket " + path + " (3 times)"))
       << relative.Describe();
-  // A granted socket connects and is not counted; nor is a socket the job makes itself.
+  // With the browser grant (no user-namespace refusal to notify) connects are still counted.
+  RunResult browser = Probe({"unix-connect", path, "2"}, {"-v", "--grant", "browser"});
+  EXPECT_TRUE(ReportsOneOf(browser, {"unix-connect errno=111 ECONNREFUSED",
+                                     "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(Contains(browser.err, "denied a connect to the host socket " + path + " (2 times)"))
+      << browser.Describe();
+  // A granted socket connects and is not counted; nor is a path that names no host socket.
   RunResult granted = Probe({"unix-connect", path, "2"}, {"-v", "--grant", "socket:" + path});
   EXPECT_TRUE(Reports(granted, "unix-connect ok"));
   EXPECT_FALSE(Contains(granted.err, "denied a connect")) << granted.Describe();
