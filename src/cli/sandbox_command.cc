@@ -173,6 +173,11 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
                  " time(s) and the sandbox refused (EPERM); headless browsers need "
                  "--grant browser");
   }
+  if (options.verbose) {
+    for (const sandbox::DeniedSocket& d : result->denied_sockets)
+      fmt::print(stderr, "berth: denied a connect to the host socket {} ({} time{}); "
+                 "--grant socket:{} allows it\n", d.path, d.count, d.count == 1 ? "" : "s", d.path);
+  }
   if (result->timed_out) {
     fmt::print(stderr, "berth: timed out after {}; the command's process tree was ended\n",
                *options.request.timeout);

@@ -671,6 +671,13 @@ store::JobRecord JobRun::Run() {
   receipt_.sandbox["layers"] = run.layers;
   receipt_.sandbox["limits"] = ReceiptLimits(request_.limits, run.limits);
   receipt_.sandbox["warnings"] = run.warnings;
+  receipt_.sandbox["denied_sockets"] = nlohmann::json::array();
+  for (const sandbox::DeniedSocket& d : run.denied_sockets) {
+    receipt_.sandbox["denied_sockets"].push_back({{"path", d.path}, {"count", d.count}});
+    (void)store_.AppendEvent(job_.id, "sandbox",
+                             "denied a connect to the host socket " + d.path + " (" +
+                                 std::to_string(d.count) + (d.count == 1 ? " time)" : " times)"));
+  }
   receipt_.timings.sandbox_ms = run.setup_ms;
   receipt_.timings.agent_ms = run.run_ms;
   if (run.status.signaled) receipt_.child_signal = run.status.signal;

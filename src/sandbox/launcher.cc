@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -215,9 +216,10 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
     proxy_child = sys::UniqueFd(pair[1]);
     inputs.proxy_socket = proxy_child.get();
   }
-  // A socket pair on which the command hands over its seccomp listener.
+  // A socket pair on which the command hands over its seccomp listener: to refuse new user
+  // namespaces, and to count connects to masked host sockets.
   sys::UniqueFd notify_parent, notify_child;
-  if (!full && !spec.allow_user_namespaces) {
+  if (!full && (!spec.allow_user_namespaces || !inputs.host_sockets.empty())) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
       return Error::FromErrno("socketpair", errno);
@@ -309,6 +311,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   const int64_t exec_at = sys::MonotonicMillis();
   result.setup_ms = exec_at - start;
 
+  SocketWatch socket_watch(plan.masked_sockets);
   sys::UniqueFd listener;
   if (notify_parent.valid()) {
     Result<sys::UniqueFd> received = sys::ReceiveFd(notify_parent.get());
@@ -336,12 +339,18 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
       result.stopped = true;
       terminator.Start(sys::MonotonicMillis());
     } else if (ready == 3) {
-      Result<std::optional<sys::Notification>> n = sys::ReceiveNotification(listener.get());
-      if (n && *n) {
+      sys::ListenerState state = sys::PollListener(listener.get());
+      Result<std::optional<sys::Notification>> n = std::optional<sys::Notification>();
+      if (state == sys::ListenerState::kPending) n = sys::ReceiveNotification(listener.get());
+      if (n && *n && (*n)->syscall_nr == SYS_connect) {
+        socket_watch.OnConnect(listener.get(), **n);
+      } else if (n && *n) {
         ++result.denied_user_namespaces;
         (void)sys::DenyNotification(listener.get(), (*n)->id, EPERM);
-      } else {
-        // Nobody can notify any more; closing makes any straggler fail with ENOSYS.
+      } else if (!n || state == sys::ListenerState::kOrphaned) {
+        // Nobody can notify any more (or the listener broke; stragglers then fail with ENOSYS).
+        // A notification whose thread died meanwhile (nullopt) is no reason to close it: the
+        // job's connects would then fail.
         listener.Reset();
       }
     } else if (ready == 1) {
@@ -364,6 +373,7 @@ Result<LaunchResult> Launch(const SandboxSpec& spec_in, const std::string& job_n
   else
     result.status = init_status;  // init itself was killed (timeout grace ran out)
   limits.Release();
+  result.denied_sockets = socket_watch.Denied();
   return result;
 }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "sandbox/socket_watch.h"
 #include "sandbox/spec.h"
 #include "sys/process.h"
 #include "sys/unique_fd.h"
@@ -43,6 +44,9 @@ struct LaunchResult {
   std::vector<std::string> warnings;
   // Times the command tried to create a user namespace and was refused (no `browser` grant).
   int denied_user_namespaces = 0;
+  // Connects to host Unix sockets that the sandbox masks (no socket: grant), by path inside the
+  // job's view, sorted; each failed (the mask decides) and was counted (namespaces tier only).
+  std::vector<DeniedSocket> denied_sockets;
   int64_t setup_ms = 0;    // from launch until the command's execve
   int64_t run_ms = 0;      // from execve until the command's tree ended
   // Network proxy: where the job reaches the proxy, e.g. "127.0.0.1:3128 (the job's own

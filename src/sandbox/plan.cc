@@ -338,7 +338,11 @@ void BuildNamespaceSetup(const SandboxSpec& spec, const PlanInputs& inputs, Plan
   root.b = kNewRoot;
   root.recursive = true;
   b.ReadOnly(kNewRoot, true, "the host view");
-  for (const Overlay& overlay : Overlays(spec, inputs.host_sockets)) b.EmitOverlay(overlay);
+  for (const Overlay& overlay : Overlays(spec, inputs.host_sockets)) {
+    b.EmitOverlay(overlay);
+    if (overlay.kind == Overlay::Kind::kMaskSocket) plan->masked_sockets.push_back(overlay.path);
+  }
+  std::sort(plan->masked_sockets.begin(), plan->masked_sockets.end());
   b.FinishHidden();
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
   b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
@@ -451,7 +455,10 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
     options.allow_user_namespaces = spec.allow_user_namespaces;
     // Without a network namespace nothing else stops UDP (and with it DNS) from leaving.
     options.deny_inet_datagrams = !plan.use_namespaces && spec.network != Network::kOpen;
-    options.notify_user_namespaces = inputs.seccomp_notify_socket >= 0;
+    options.notify_user_namespaces =
+        inputs.seccomp_notify_socket >= 0 && !spec.allow_user_namespaces;
+    options.notify_unix_connects =
+        inputs.seccomp_notify_socket >= 0 && !plan.masked_sockets.empty();
     plan.seccomp_notify_socket = inputs.seccomp_notify_socket;
     plan.proxy_socket = inputs.proxy_socket;
     plan.seccomp = TRY(CompileSeccomp(options));

@@ -75,6 +75,9 @@ struct Plan {
   // Network proxy, namespaces tier: the init sends the proxy's listening socket over this
   // socket and waits for one byte back (the proxy serves it) before it goes on (-1: none).
   int proxy_socket = -1;
+  // Namespaces tier: the host sockets masked with an empty file, at their paths inside the
+  // job's view, sorted. The launcher counts connects to them (seccomp notification).
+  std::vector<std::string> masked_sockets;
   std::vector<std::string> layers;  // what confinement applies, in order, for reports
 
   // execve candidates (argv[0] searched along PATH), argv and envp, NULL-terminated.

@@ -3,7 +3,9 @@
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,6 +78,26 @@ Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& opt
         (rc = seccomp_rule_add(c, deny, SCMP_SYS(setns), 0)) < 0 ||
         (rc = seccomp_rule_add(c, deny, SCMP_SYS(chroot), 0)) < 0)
       return SeccompError("user namespace rules", rc);
+  }
+  if (options.notify_unix_connects) {
+    // A pathname sockaddr_un is 3 to 110 bytes long; 16 and 28 are sockaddr_in and
+    // sockaddr_in6 (a 13/14- or 25/26-byte Unix path has those lengths too and goes uncounted).
+    // libseccomp takes one comparison per argument and rule, so the lengths 0..15, 17..27 and
+    // 29..127 are covered by masked ranges, one rule each.
+    static_assert(sizeof(struct sockaddr_in) == 16 && sizeof(struct sockaddr_in6) == 28 &&
+                  sizeof(struct sockaddr_un) <= 127);
+    constexpr scmp_datum_t kAll = ~scmp_datum_t{0};
+    const struct { scmp_datum_t mask, value; } kLengths[] = {
+        {kAll & ~scmp_datum_t{15}, 0}, {kAll, 17}, {kAll & ~scmp_datum_t{1}, 18},
+        {kAll & ~scmp_datum_t{3}, 20}, {kAll & ~scmp_datum_t{3}, 24}, {kAll, 29},
+        {kAll & ~scmp_datum_t{1}, 30}, {kAll & ~scmp_datum_t{31}, 32},
+        {kAll & ~scmp_datum_t{63}, 64},
+    };
+    for (const auto& length : kLengths) {
+      if ((rc = seccomp_rule_add(c, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 1,
+                                 SCMP_A2(SCMP_CMP_MASKED_EQ, length.mask, length.value))) < 0)
+        return SeccompError("connect notification", rc);
+    }
   }
   // Raw and packet sockets: no job needs to forge packets.
   const scmp_datum_t type_mask = 0xf;  // SOCK_CLOEXEC and SOCK_NONBLOCK live above it

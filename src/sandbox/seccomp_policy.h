@@ -21,6 +21,10 @@ struct SeccompOptions {
   // Refuse new user namespaces through user notification rather than a plain EPERM, so that
   // the launcher can tell afterwards that the command tried (and name the grant it needed).
   bool notify_user_namespaces = false;
+  // Notify connect() calls that may name a Unix socket so that the launcher can count those
+  // aimed at a masked host socket; it always lets them go on (the mounts decide). Calls whose
+  // address length is that of an IPv4 or IPv6 address are not notified, so TCP costs nothing.
+  bool notify_unix_connects = false;
 };
 
 // The names of the syscalls the filter always denies, for documentation and reports.

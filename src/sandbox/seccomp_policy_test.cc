@@ -14,6 +14,12 @@ TEST(CompileSeccomp, ProducesAProgram) {
   SeccompOptions browser;
   browser.allow_user_namespaces = true;
   EXPECT_LT(CompileSeccomp(browser).value().size(), plain.size());
+  // Three comparisons of connect's address length in one rule: libseccomp must accept them.
+  SeccompOptions counting;
+  counting.notify_unix_connects = true;
+  Result<std::vector<struct sock_filter>> with_connects = CompileSeccomp(counting);
+  ASSERT_TRUE(with_connects) << with_connects.error().ToString();
+  EXPECT_GT(with_connects->size(), plain.size());
 }
 
 }  // namespace

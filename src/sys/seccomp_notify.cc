@@ -1,8 +1,10 @@
 #include "sys/seccomp_notify.h"
 
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +53,14 @@ struct seccomp_notif_sizes NotifSizes() {
 
 }  // namespace
 
+ListenerState PollListener(int listener) {
+  struct pollfd p = {listener, POLLIN, 0};
+  if (RetryEintr([&] { return ::poll(&p, 1, 0); }) < 0) return ListenerState::kOrphaned;
+  if (p.revents & POLLIN) return ListenerState::kPending;
+  return (p.revents & (POLLHUP | POLLERR | POLLNVAL)) ? ListenerState::kOrphaned
+                                                      : ListenerState::kIdle;
+}
+
 Result<std::optional<Notification>> ReceiveNotification(int listener) {
   static const struct seccomp_notif_sizes sizes = NotifSizes();
   std::vector<char> buffer(sizes.seccomp_notif, 0);
@@ -61,23 +71,61 @@ Result<std::optional<Notification>> ReceiveNotification(int listener) {
   const auto* notif = reinterpret_cast<const struct seccomp_notif*>(buffer.data());
   Notification n;
   n.id = notif->id;
+  n.pid = static_cast<pid_t>(notif->pid);
   n.syscall_nr = notif->data.nr;
   for (int i = 0; i < 6; ++i) n.args[i] = notif->data.args[i];
   return std::optional<Notification>(n);
 }
 
-Status DenyNotification(int listener, uint64_t id, int error) {
+namespace {
+
+Status Respond(int listener, uint64_t id, int error, uint32_t flags) {
   static const struct seccomp_notif_sizes sizes = NotifSizes();
   std::vector<char> buffer(sizes.seccomp_notif_resp, 0);
   auto* resp = reinterpret_cast<struct seccomp_notif_resp*>(buffer.data());
   resp->id = id;
   resp->error = -error;
   resp->val = 0;
-  resp->flags = 0;
+  resp->flags = flags;
   // ENOENT: the notifying thread died or its syscall was interrupted; nothing to answer.
   if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) != 0 && errno != ENOENT)
     return Error::FromErrno("answer a seccomp notification", errno);
   return {};
+}
+
+}  // namespace
+
+Status DenyNotification(int listener, uint64_t id, int error) {
+  return Respond(listener, id, error, 0);
+}
+
+Status ContinueNotification(int listener, uint64_t id) {
+  return Respond(listener, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+bool NotificationPending(int listener, uint64_t id) {
+  return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+Result<std::string> ReadProcessMemory(pid_t pid, uint64_t address, size_t size) {
+  std::string bytes(size, '\0');
+  struct iovec local = {bytes.data(), size};
+  struct iovec remote = {reinterpret_cast<void*>(static_cast<uintptr_t>(address)), size};
+  ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  if (n < 0) return Error::FromErrno("read the memory of process " + std::to_string(pid), errno);
+  bytes.resize(static_cast<size_t>(n));
+  return bytes;
+}
+
+Result<std::string> ProcessCwd(pid_t pid) {
+  const std::string link = "/proc/" + std::to_string(pid) + "/cwd";
+  std::string target(4096, '\0');
+  ssize_t n = ::readlink(link.c_str(), target.data(), target.size());
+  if (n < 0) return Error::FromErrno("read " + link, errno);
+  if (static_cast<size_t>(n) == target.size())
+    return Error(Cause::kInternal, link + " is too long");
+  target.resize(static_cast<size_t>(n));
+  return target;
 }
 
 }  // namespace berth::sys

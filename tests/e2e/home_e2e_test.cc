@@ -403,5 +403,61 @@ TEST_P(HomeTest, HostUnixSocketsAreUnreachableWithoutAGrant) {
   }
 }
 
+TEST_P(HomeTest, ConnectsToMaskedHostSocketsAreCountedWithTheirPath) {
+  const std::string path = ws_ + "/dev.sock";
+  Result<BoundSocket> listener = ListenUnix(path);
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  ASSERT_TRUE(Reports(ProbeOutside({"unix-connect", path}), "unix-connect ok"));
+  // Twice by its absolute path: refused by the mask, counted twice.
+  RunResult twice = Probe({"unix-connect", path, "2"}, {"-v"});
+  EXPECT_TRUE(ReportsOneOf(twice, {"unix-connect errno=111 ECONNREFUSED",
+                                   "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(Contains(twice.err, "denied a connect to the host socket " + path + " (2 times)"))
+      << twice.Describe();
+  // Relative to the working directory (the workspace), three times.
+  RunResult relative = Probe({"unix-connect", "dev.sock", "3"}, {"-v"});
+  EXPECT_TRUE(ReportsOneOf(relative, {"unix-connect errno=111 ECONNREFUSED",
+                                      "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(Contains(relative.err, "denied a connect to the host socket " + path + " (3 times)"))
+      << relative.Describe();
+  // With the browser grant (no user-namespace refusal to notify) connects are still counted.
+  RunResult browser = Probe({"unix-connect", path, "2"}, {"-v", "--grant", "browser"});
+  EXPECT_TRUE(ReportsOneOf(browser, {"unix-connect errno=111 ECONNREFUSED",
+                                     "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(Contains(browser.err, "denied a connect to the host socket " + path + " (2 times)"))
+      << browser.Describe();
+  // A granted socket connects and is not counted; nor is a path that names no host socket.
+  RunResult granted = Probe({"unix-connect", path, "2"}, {"-v", "--grant", "socket:" + path});
+  EXPECT_TRUE(Reports(granted, "unix-connect ok"));
+  EXPECT_FALSE(Contains(granted.err, "denied a connect")) << granted.Describe();
+  RunResult missing = Probe({"unix-connect", "/tmp/nothing.sock"}, {"-v"});
+  EXPECT_TRUE(Reports(missing, "unix-connect errno=2 ENOENT"));
+  EXPECT_FALSE(Contains(missing.err, "denied a connect")) << missing.Describe();
+}
+
+TEST_P(HomeTest, JobsRecordConnectsToMaskedHostSocketsInTheReceiptAndEvents) {
+  ASSERT_NO_FATAL_FAILURE(MakeRepository());
+  const std::string outside = OutsidePrivateDirs();
+  if (outside.empty()) return;
+  const std::string path = outside + "/host.sock";
+  Result<BoundSocket> listener = ListenUnix(path);
+  ASSERT_TRUE(listener) << listener.error().ToString();
+  RunResult run;
+  json receipt = RunJob({"sh", "-c",
+                         std::string(SANDBOX_PROBE) + " unix-connect " + path +
+                             " 2; echo x > src/x.c"},
+                        {}, &run);
+  EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
+  const std::string out = JobStdout(receipt);
+  EXPECT_TRUE(Contains(out, "unix-connect errno=111 ECONNREFUSED") ||
+              Contains(out, "unix-connect errno=13 EACCES"))
+      << out;
+  json expected = json::array({{{"path", path}, {"count", 2}}});
+  EXPECT_EQ(receipt["sandbox"]["denied_sockets"], expected) << receipt.dump(2);
+  RunResult show = Berth({"show", receipt["job"].value("id", "")});
+  EXPECT_TRUE(Contains(show.out, "denied a connect to the host socket " + path + " (2 times)"))
+      << show.Describe();
+}
+
 }  // namespace
 }  // namespace berth::e2e
