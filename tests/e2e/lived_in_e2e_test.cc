@@ -361,6 +361,24 @@ TEST_F(LivedInTest, WriteGrantOnADotDirReachesTheHost) {
   EXPECT_EQ(ReadText(home() + "/.bashrc"), bashrc_before);
 }
 
+// The same grant on a check: a check that verifies an agent's skills may write the dot-dir
+// on the host; what it writes elsewhere in the home lands in its private home and is gone.
+TEST_F(LivedInTest, WriteGrantOnADotDirWorksInACheck) {
+  const std::string skill = home() + "/.agents/skills/checked/SKILL.md";
+  const std::string bashrc_before = ReadText(home() + "/.bashrc");
+  const std::string command =
+      "mkdir -p \"$HOME/.agents/skills/checked\" && echo from-the-check > \"$HOME/"
+      ".agents/skills/checked/SKILL.md\" && echo x > \"$HOME/.bashrc.berth\"";
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"skills\"\ngrants = [\"write:~/.agents\"]\nargv = "
+                "[\"sh\", \"-c\", " + Toml(command) + "]\n"));
+  json check = RunVerifiedJob();
+  EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
+  EXPECT_EQ(ReadText(skill), "from-the-check\n") << check.dump(2);
+  EXPECT_FALSE(PathExists(home() + "/.bashrc.berth")) << "a write outside the grant got out";
+  EXPECT_EQ(ReadText(home() + "/.bashrc"), bashrc_before);
+}
+
 // --- The home's own Unix socket -------------------------------------------------------------
 
 TEST_F(LivedInTest, HomeSocketIsUnreachableWithoutAGrant) {
