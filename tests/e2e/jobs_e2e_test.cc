@@ -8,7 +8,7 @@
 // suite passes both as root and as an unprivileged user; a host without the sandbox's
 // namespaces tier is a loud skip (a failure when CI is set).
 //
-// `// KNOWN BUG:` marks assertions that fail because of a bug in berth, with the details.
+// `// Regression:` marks assertions that once failed because of a bug in berth, with what it was.
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -506,11 +506,8 @@ TEST_F(JobsTest, StaleJobRecordsTheExitCodeOfItsState) {
   const std::string id = MakeStaleJob(Token());
   json job = ShowJson(id);
   ASSERT_EQ(GetStr(job, "state"), "stale");
-  // KNOWN BUG: the stale sweep (src/job/stale.cc, ReapStaleJobs) calls Transition(..., kStale,
-  // reason) without an exit code, so a stale job's exit_code stays null in the record and in
-  // its receipt, although docs/cli.md says exit_code is set when the job ends, maps stale to
-  // exit code 1, and docs/receipt.md defines job.exit_code as what `berth run` exits with for
-  // the job (ExitCodeForState(kStale) == 1).
+  // Regression: the stale sweep once marked a job stale without an exit code, so exit_code
+  // stayed null in the record and the receipt; docs/cli.md maps stale to 1.
   EXPECT_EQ(GetInt(job, "exit_code"), 1) << job.dump(2);
   EXPECT_EQ(GetInt(job, "receipt.job.exit_code"), 1);
 }
@@ -619,9 +616,10 @@ TEST_F(JobsTest, CancelRacingAFinishingJobLeavesExactlyOneConsistentOutcome) {
       EXPECT_TRUE(IsHex(Get(job, "commit"), 40)) << job.dump(2);
       EXPECT_EQ(GitOut({"rev-parse", "refs/heads/berth/" + id}), GetStr(job, "commit"));
     } else if (!Get(job, "commit").is_null()) {
-      // A cancel that lands during the commit step leaves the commit behind (KNOWN BUG, see
-      // CancelDuringTheCommitLeavesNoBranchBehind, which reproduces it deterministically); it
-      // depends on timing here, so this test only checks that the record matches the branch.
+      // A cancel that lands after the commit was recorded loses to it: the job keeps its
+      // commit and branch (CancelDuringTheCommitLeavesNoBranchBehind covers the cancel that
+      // wins). Which one happens depends on timing here, so this test only checks that the
+      // record matches the branch.
       EXPECT_EQ(GitOut({"rev-parse", "refs/heads/berth/" + id}), GetStr(job, "commit"));
     }
     RunResult again = Berth({"cancel", id});
@@ -664,13 +662,9 @@ TEST_F(JobsTest, InterruptingAForegroundRunEndsTheJobAsCancelled) {
       kStateWait));
   ASSERT_EQ(kill(run.pid(), SIGINT), 0) << std::strerror(errno);
   bool ended = WaitUntil([&] { return IsTerminal(ShowJson(id)); }, kLeftoverWait);
-  // KNOWN BUG: SIGINT to a foreground `berth run` (what Ctrl-C or `kill -INT` delivers) does
-  // not end the job. sandbox::Launch (src/sandbox/launcher.cc) forwards SIGINT to the sandbox's
-  // init, which passes it to the agent's top process only, and never sets `stopped`, so
-  // JobRun::Run (src/job/runner.cc) does not treat it as a stop: there is no SIGTERM, grace
-  // and SIGKILL for the tree. An agent that is a shell waiting for a child (sleep.sh) keeps
-  // running for its full 600 s; an agent that dies of the SIGINT makes the job `child-failed`
-  // (exit 70, "killed by signal 2") instead of `cancelled` (exit 130, which is 128 + SIGINT).
+  // Regression: SIGINT to a foreground `berth run` (Ctrl-C) once reached only the agent's top
+  // process and was not treated as a stop, so a shell waiting for a child ran on, and an
+  // agent killed by it made the job child-failed (70) instead of cancelled (130).
   EXPECT_TRUE(ended) << "the job still runs " << kLeftoverWait.count() << " ms after SIGINT";
   if (!ended) kill(run.pid(), SIGTERM);  // a stop berth does honour, so that the test ends
   RunResult result = run.Wait();
@@ -697,15 +691,8 @@ TEST_F(JobsTest, CancelDuringTheCommitLeavesNoBranchBehind) {
   EXPECT_EQ(GetStr(job, "state"), "cancelled");
   EXPECT_TRUE(Get(job, "commit").is_null());
   EXPECT_EQ(GetStr(job, "receipt.job.state"), "cancelled");
-  // KNOWN BUG: JobRun::CollectAndCommit (src/job/runner.cc) never checks for a cancel while
-  // it commits: it goes on to CommitChanges and CreateBranch after the cancel won the
-  // compare-and-set, ignores that SetCommit fails on the now-terminal job, and only sees the
-  // cancel in Finish(). The job ends `cancelled` with commit null, yet refs/heads/berth/<id>
-  // points at a full commit of the agent's changes: a branch no record knows about (`berth
-  // diff` says "has no commit"; the receipt lists every file under changes.files with
-  // changes.commit null). When the cancel lands just after SetCommit instead, the job is
-  // `cancelled` with its commit and branch recorded: a finished result reported as cancelled.
-  // A cancelled job must not leave a job branch (or the cancel must lose to the commit).
+  // Regression: a cancel that won during the commit once left refs/heads/berth/<id> pointing at
+  // a commit no record knew about. A cancelled job leaves no job branch.
   EXPECT_FALSE(BranchExists(id)) << "cancelled job " << id << " got branch berth/" << id;
 }
 
@@ -777,11 +764,8 @@ TEST_F(JobsTest, NoWaitJobWithoutASlotGetsAReceipt) {
   json job = ShowJson(id);
   EXPECT_EQ(GetStr(job, "state"), "failed");
   EXPECT_EQ(GetInt(job, "exit_code"), 75);
-  // KNOWN BUG: `berth run --no-wait` (src/cli/run_command.cc, RunRunCommand) moves the job
-  // to `failed` when no slot is free but never writes a receipt, so `receipt` stays null and
-  // <state dir>/jobs/<id>/receipt.json is missing, although docs/receipt.md promises one to
-  // every job that reaches a terminal state (the stale sweep and cancel use
-  // SaveRecordOnlyReceipt for exactly this case).
+  // Regression: `berth run --no-wait` without a free slot once failed the job without a
+  // receipt; docs/receipt.md promises one to every terminal job.
   EXPECT_EQ(GetStr(job, "receipt.job.state"), "failed") << job.dump(2);
   EXPECT_TRUE(PathExists(JobDir(id) + "/receipt.json"));
   EXPECT_EQ(Berth({"cancel", holder}).exit_code, 0);
