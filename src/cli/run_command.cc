@@ -6,10 +6,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/quote.h"
 #include "base/strings.h"
 #include "cli/output.h"
@@ -44,10 +43,10 @@ class StatusLine {
   }
   ~StatusLine() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       stop_ = true;
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
     if (thread_.joinable()) {
       thread_.join();
       if (mode_ == Mode::kLine) fmt::print(stderr, "\r\033[K");
@@ -62,8 +61,9 @@ class StatusLine {
     sigemptyset(&stop_signals);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, s);
     (void)sys::kernel::BlockSignals(&stop_signals, nullptr);
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(150), [this] { return stop_; })) {
+    MutexLock lock(mutex_);
+    while (!wake_.WaitFor(mutex_, std::chrono::milliseconds(150),
+                          [this]() REQUIRES(mutex_) { return stop_; })) {
       job::Progress::Snapshot s = progress_->Get();
       if (s.job_id.empty()) continue;
       if (mode_ == Mode::kQueueLines) {
@@ -89,9 +89,9 @@ class StatusLine {
   const job::Progress* progress_;
   Mode mode_;
   int shown_position_ = 0;  // kQueueLines: the position last printed
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
@@ -167,7 +167,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   // Events and reasons written here are masked like the supervisor's (docs/receipt.md).
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
   if (!store) return Fail(store.error(), format);
-  (void)job::ReapStaleJobs(**store);
+  IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit);
   if (!job) return Fail(job.error(), format);
 
@@ -178,11 +178,13 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
     if (!slot || !slot->granted) {
       std::string why = slot ? "all " + std::to_string(max) + " slots of " + job->repo + " are busy"
                              : slot.error().ToString();
-      (void)(*store)->Transition(job->id, store::JobState::kQueued, store::JobState::kFailed,
-                                 "no free slot (--no-wait): " + why, job::kExitNoSlot);
+      IgnoreError((*store)->Transition(job->id, store::JobState::kQueued, store::JobState::kFailed,
+                                       "no free slot (--no-wait): " + why, job::kExitNoSlot),
+                  "the error below is reported either way; a job left queued is reaped later");
       if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
           ended && *ended)
-        (void)job::SaveRecordOnlyReceipt(**store, **ended);
+        IgnoreError(job::SaveRecordOnlyReceipt(**store, **ended),
+                    "the receipt is a courtesy; the failure below is what is reported");
       return Fail(Error(Cause::kBusy, "no free slot for job " + job->id + ": " + why, 0,
                         "wait for a job to end, or run without --no-wait to queue"),
                   format, job::kExitNoSlot);
@@ -194,8 +196,9 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                                      job->id};
     Result<pid_t> pid = sys::SpawnDetached(argv, job->job_dir + "/supervisor.log");
     if (!pid) {
-      (void)(*store)->Transition(job->id, job->state, store::JobState::kFailed,
-                                 "could not start the supervisor: " + pid.error().ToString());
+      IgnoreError((*store)->Transition(job->id, job->state, store::JobState::kFailed,
+                                       "could not start the supervisor: " + pid.error().ToString()),
+                  "the spawn error is reported either way; a job left queued is reaped later");
       return Fail(pid.error(), format, job::kExitFailed);
     }
     // This process owns the job until the supervisor takes it over: leaving earlier would
@@ -212,11 +215,12 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
         break;
       }
       if (!alive) {
-        (void)(*store)->Transition(job->id, job->state, store::JobState::kFailed,
-                                   "the supervisor (pid " + std::to_string(*pid) +
-                                       ") exited before it took the job over; see " +
-                                       job->job_dir + "/supervisor.log",
-                                   job::kExitFailed);
+        IgnoreError((*store)->Transition(job->id, job->state, store::JobState::kFailed,
+                                         "the supervisor (pid " + std::to_string(*pid) +
+                                             ") exited before it took the job over; see " +
+                                             job->job_dir + "/supervisor.log",
+                                         job::kExitFailed),
+                    "a job the supervisor never took over is reaped as stale later");
         if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
             ended && *ended)
           job = **ended;

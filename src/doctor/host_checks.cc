@@ -33,7 +33,9 @@ Item TrySandbox(const Inputs& in, const std::string& tier) {
     return Make("kernel", name, ItemStatus::kUnknown, "not tried: " + dir.error().ToString());
   struct Cleanup {
     std::string path;
-    ~Cleanup() { (void)sys::RemoveTree(path); }
+    ~Cleanup() {
+      IgnoreError(sys::RemoveTree(path), "a leftover probe directory only costs space");
+    }
   } cleanup{*dir};
   sandbox::SandboxRequest request;
   request.profile = "read-only";

@@ -13,14 +13,14 @@
 // A thread owned by the object does the measuring; exceeded() may be called from any thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace berth::job {
 
@@ -34,7 +34,7 @@ class DiskWatch {
   ~DiskWatch();  // stops the thread
 
   // The growth measured when it passed the cap; nullopt while it has not.
-  std::optional<uint64_t> exceeded() const;
+  std::optional<uint64_t> exceeded() const EXCLUDES(mutex_);
 
  private:
   DiskWatch(std::vector<std::string> dirs, uint64_t cap_bytes, int stop_fd);
@@ -45,10 +45,10 @@ class DiskWatch {
   const uint64_t cap_bytes_;
   const int stop_fd_;
   uint64_t baseline_ = 0;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;                  // guarded by mutex_
-  std::optional<uint64_t> exceeded_;  // guarded by mutex_
+  mutable Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
+  std::optional<uint64_t> exceeded_ GUARDED_BY(mutex_);
   std::thread thread_;
 };
 

@@ -27,23 +27,24 @@ LeaseKeeper::LeaseKeeper(std::string db_path, std::string job_id, store::Owner o
 
 LeaseKeeper::~LeaseKeeper() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   thread_.join();
 }
 
 void LeaseKeeper::Run() {
   Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(db_path_);
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stop_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(kLeaseRenewMillis), [this] { return stop_; });
+    wake_.WaitFor(mutex_, std::chrono::milliseconds(kLeaseRenewMillis),
+                  [this]() REQUIRES(mutex_) { return stop_; });
     if (stop_ || !store) break;
-    lock.unlock();
+    lock.Unlock();
     Result<bool> renewed =
         (*store)->RenewLease(job_id_, owner_, sys::WallMillis() + kLeaseMillis);
-    lock.lock();
+    lock.Lock();
     // A busy store is retried on the next tick; a refused renewal means the job is gone.
     if (renewed && !*renewed) {
       uint64_t one = 1;

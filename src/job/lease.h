@@ -3,12 +3,11 @@
 // (cancelled, marked stale), it signals `lost_fd` so the supervisor ends the job's tree.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "store/job_record.h"
 
 namespace berth::job {
@@ -32,9 +31,9 @@ class LeaseKeeper {
   std::string job_id_;
   store::Owner owner_;
   int lost_fd_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

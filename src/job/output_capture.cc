@@ -35,7 +35,7 @@ void OutputCapture::Run() {
     ssize_t n = sys::RetryEintr([&] { return ::read(pipe_.get(), buffer, sizeof buffer); });
     if (n <= 0) break;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       stats_.bytes += static_cast<uint64_t>(n);
     }
     if (!masker_) {
@@ -51,7 +51,7 @@ void OutputCapture::Run() {
   }
   std::string trailer;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (stats_.elided > 0)
       trailer = "\n[berth: " + std::to_string(stats_.elided) + " bytes elided]\n";
   }
@@ -65,7 +65,7 @@ void OutputCapture::Consume(const char* data, size_t size) {
   if (size == 0) return;
   uint64_t written;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     written = masked_bytes_ - stats_.elided - tail_.size();
     masked_bytes_ += size;
     // Last non-empty line, for the live status display.
@@ -85,19 +85,19 @@ void OutputCapture::Consume(const char* data, size_t size) {
   if (tail_.size() > tail_limit_) {
     size_t drop = tail_.size() - tail_limit_;
     tail_.erase(0, drop);
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stats_.elided += drop;
   }
 }
 
 OutputCapture::Stats OutputCapture::Finish() {
   if (thread_.joinable()) thread_.join();
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return stats_;
 }
 
 OutputCapture::Stats OutputCapture::Current() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return stats_;
 }
 

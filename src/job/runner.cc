@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "base/strings.h"
 #include "git/branches.h"
 #include "git/repository.h"
@@ -124,8 +124,9 @@ class JobRun {
   // What the proxy saw fail on the way to the provider's endpoints.
   std::vector<std::string> endpoint_problems_;
   std::unique_ptr<net::EgressProxy> proxy_;
-  std::mutex decisions_mutex_;
-  std::vector<net::ProxyDecision> denials_;  // from the proxy's threads
+  Mutex decisions_mutex_;
+  // From the proxy's threads.
+  std::vector<net::ProxyDecision> denials_ GUARDED_BY(decisions_mutex_);
   std::optional<uint64_t> disk_exceeded_;    // the workspace's growth past its disk cap
 };
 
@@ -321,7 +322,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
       config.hosts = ctx_.user.net_hosts;
       config.on_decision = [this](const net::ProxyDecision& d) {
         if (d.allowed) return;
-        std::lock_guard<std::mutex> lock(decisions_mutex_);
+        MutexLock lock(decisions_mutex_);
         if (denials_.size() < 100) denials_.push_back(d);
       };
       proxy_ = TRY(net::EgressProxy::Start(std::move(listener), std::move(config)));
@@ -398,7 +399,7 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
   }
   std::vector<net::ProxyDecision> denials;
   {
-    std::lock_guard<std::mutex> lock(decisions_mutex_);
+    MutexLock lock(decisions_mutex_);
     denials.swap(denials_);
   }
   for (const net::ProxyDecision& d : denials)

@@ -223,8 +223,10 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   if (request.has_prompt) TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
   job.request_json = request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   TRY(store.CreateJob(job));
-  (void)store.AppendEvent(job.id, "queued",
-                          "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo);
+  IgnoreError(
+      store.AppendEvent(job.id, "queued",
+                        "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo),
+      "events are advisory; the job record just created is what counts");
   return job;
 }
 

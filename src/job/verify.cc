@@ -168,7 +168,10 @@ Result<Verification> RunChecks(
   // verification, however it ends: the receipt keeps each check's output tail.
   struct Scratch {
     std::string dir;
-    ~Scratch() { (void)sys::RemoveTreeForcibly(dir); }
+    ~Scratch() {
+      IgnoreError(sys::RemoveTreeForcibly(dir),
+                  "a scratch directory left in the job directory goes with the job (berth gc)");
+    }
   } scratch{dir};
   TRY(sys::MakeDirs(dir + "/upper", 0700));
   TRY(sys::MakeDirs(dir + "/work", 0700));
