@@ -168,12 +168,12 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
   if (!store) return Fail(store.error(), format);
   IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
-  Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit);
+  job::RunRequest request;
+  Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
 
   if (options.no_wait) {
-    nlohmann::json request = nlohmann::json::parse(job->request_json, nullptr, false);
-    int max = request.is_object() ? request.value("max_concurrent", 4) : 4;
+    const int max = request.max_concurrent;
     Result<store::SlotResult> slot = (*store)->TryAcquireSlot(job->id, job->repo, max);
     if (!slot || !slot->granted) {
       std::string why = slot ? "all " + std::to_string(max) + " slots of " + job->repo + " are busy"

@@ -21,7 +21,7 @@ namespace {
 Result<net::ProxyConfig> ProxyConfigFor(const sandbox::SandboxSpec& spec,
                                         const job::JobContext& ctx) {
   net::ProxyConfig config;
-  for (const std::string& entry : spec.net_allow) config.allow.push_back(TRY(net::ParseHostPattern(entry)));
+  config.allow = spec.net_allow;
   config.hosts = ctx.user.net_hosts;
   return config;
 }
@@ -47,7 +47,7 @@ void PrintEgressSummary(const net::EgressProxy& proxy, const std::string& addres
 void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
   CLI::App* sub = app.add_subcommand(
       "sandbox", "Run a command in a berth sandbox: berth sandbox [options] -- CMD ARGS...");
-  sandbox::SandboxRequest& r = o->request;
+  confine::SandboxRequest& r = o->request;
   sub->add_option("--profile", r.profile, "read-only, isolated-write (default) or full");
   sub->add_option("--workspace", r.workspace, "the writable directory and cwd (default: .)");
   sub->add_option("--write", r.writes, "also make PATH writable (same as --grant write:PATH)");
@@ -79,7 +79,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
-  sandbox::HostContext host;
+  confine::HostContext host;
   host.identity = ctx->identity;
   host.cwd = ctx->cwd;
   host.state_dir = ctx->state_dir;
@@ -93,7 +93,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
   if (command.empty()) options.request.argv = {"true"};
 
-  Result<sandbox::SandboxSpec> spec = sandbox::BuildSpec(options.request, host);
+  Result<sandbox::SandboxSpec> spec = confine::BuildSpec(options.request, host);
   if (!spec) {
     PrintError(spec.error());
     return ExitCodeFor(spec.error());

@@ -32,7 +32,7 @@ struct ProviderEntry {
 struct UserConfig {
   std::vector<std::string> hidden_paths;  // [sandbox] hide = ["~/.private", ...]
   // [sandbox] home_allow = ["~/.config/nvim", ...]: more of the home shown read-only inside
-  // every sandbox, beyond sandbox::DefaultHomeAllowlist.
+  // every sandbox, beyond confine::DefaultHomeAllowlist.
   std::vector<std::string> home_allow;
   std::vector<ProviderEntry> providers;   // [providers.NAME], by name
   // [net.hosts] "model.test" = "127.0.0.1" (or [net] hosts = { ... }): names the egress proxy

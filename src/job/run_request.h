@@ -7,12 +7,17 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/result.h"
+#include "job/access_ask.h"
+#include "policy/policy.h"
+#include "provider/provider.h"
+#include "workspace/workspace.h"
 
 namespace berth::job {
 
@@ -55,7 +60,7 @@ struct RunRequest {
   std::vector<std::string> env_pass;        // names from berth's environment
   std::map<std::string, std::string> env_set;
   std::map<std::string, std::string> env_values;  // captured values of env_pass names
-  std::string backend = "auto";             // auto, overlay, copy
+  workspace::Backend backend = workspace::Backend::kAuto;
   std::vector<std::string> include_paths;
   bool include_secrets = false;
   int64_t deadline_ms = 45 * 60 * 1000;
@@ -72,12 +77,12 @@ struct RunRequest {
   bool auto_land = false;                   // [landing] auto
   // Full access (job/full_access.h), decided at submission: who asked, and as which user.
   bool full_access = false;
-  std::string access_requested_by;          // "--full-access" or "BERTH_FULL_ACCESS"
+  AccessAsk access_requested_by = AccessAsk::kNone;
   std::string access_user;
   int64_t access_uid = -1;
 
-  // The agent's provider (job/provider_setup.cc); empty for the command provider.
-  std::string provider_def;                 // provider::ToJson, dumped
+  // The agent's provider as accepted at submission (job/provider_setup.cc).
+  std::optional<provider::Provider> provider_def;
   std::string provider_cli;                 // absolute path of the CLI
   std::string provider_version;             // the first line of its --version
   std::string model;                        // requested; "" for the CLI's default
@@ -86,7 +91,8 @@ struct RunRequest {
   // Credential variables of the provider: names only. The values are read from the
   // supervisor's own environment when the agent starts and never stored.
   std::vector<std::string> credential_names;
-  std::string network = "none";             // none, provider, allowlist
+  // none, provider (its endpoints), allowlist (those and net: grants), open (full access).
+  policy::NetworkMode network = policy::NetworkMode::kNone;
   std::vector<std::string> allowlist;       // HOST:PORT or *.DOMAIN:PORT the proxy lets through
   std::vector<std::string> state_dirs;      // host paths, copy-on-write inside the job
   std::vector<std::string> state_files;     // host paths, a job-private copy inside the job
@@ -95,6 +101,9 @@ struct RunRequest {
   // copy on the host for a full-access job, which has no mounts.
   std::string AgentPromptPath() const { return full_access ? prompt_file : kPromptPathInJob; }
 
+  // The one codec, used only at the store boundary (store::JobRecord::request_json). FromJson
+  // also reads requests queued by an older berth: fields added since are optional, and
+  // provider_def may be the provider's JSON dumped into a string.
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);
 };

@@ -12,6 +12,8 @@
 
 #include "base/mutex.h"
 #include "base/strings.h"
+#include "confine/home.h"
+#include "confine/spec_builder.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/full_access.h"
@@ -33,9 +35,7 @@
 #include "provider/output.h"
 #include "provider/node_proxy.h"
 #include "provider/preflight.h"
-#include "provider/provider_json.h"
 #include "sandbox/launcher.h"
-#include "sandbox/request.h"
 #include "store/sqlite_store.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
@@ -178,9 +178,7 @@ Status JobRun::PrepareWorkspace() {
   snapshot_ = TRY_CTX(workspace::EnsureSnapshot(*repo_, request_.state_dir, job_.base),
                       "preparing the base snapshot");
   workspace::CreateOptions options;
-  options.backend = request_.backend == "overlay" ? workspace::Backend::kOverlay
-                    : request_.backend == "copy"  ? workspace::Backend::kCopy
-                                                  : workspace::Backend::kAuto;
+  options.backend = request_.backend;
   options.include_paths = request_.include_paths;
   options.include_secrets = request_.include_secrets;
   options.objects_alternate = kObjectsPath;
@@ -199,15 +197,16 @@ Status JobRun::PrepareWorkspace() {
 }
 
 Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
-  sandbox::SandboxRequest req;
-  req.profile = request_.write ? "isolated-write" : "read-only";
-  req.workspace = job_.repo;
-  req.grants = request_.grants;
-  req.network = request_.network == "none" ? "none" : "proxy";
-  req.argv = request_.argv;
-  if (request_.deadline_ms > 0) req.timeout = std::to_string(request_.deadline_ms) + "ms";
+  confine::SpecOptions options;
+  options.profile = request_.write ? sandbox::Profile::kIsolatedWrite : sandbox::Profile::kReadOnly;
+  options.workspace = job_.repo;
+  options.grants = TRY(confine::ParseGrants(request_.grants));
+  options.network = request_.network == policy::NetworkMode::kNone ? sandbox::Network::kNone
+                                                                   : sandbox::Network::kProxy;
+  options.argv = request_.argv;
+  options.timeout_ms = std::max<int64_t>(request_.deadline_ms, 0);
   auto setenv = [&](const std::string& name, const std::string& value) {
-    req.setenv.push_back(name + "=" + value);
+    options.env.push_back({name, value, "--setenv"});
   };
   for (const auto& [name, value] : request_.env_values) setenv(name, value);
   // Credential-shaped names the policy passes were not stored with the request (submit.cc):
@@ -233,18 +232,14 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     if (prompt && prompt->size() <= kMaxPromptInEnv && prompt->find('\0') == std::string::npos)
       setenv("BERTH_PROMPT", *prompt);
   }
-  if (request_.full_access) return FullAccessSpec(ctx_, request_, job_.repo, *workspace_, req);
+  if (request_.full_access)
+    return FullAccessSpec(ctx_, request_, job_.repo, *workspace_, std::move(options));
 
-  // The workspace replaces the user's checkout at the repository's own path.
-  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, req));
   // The provider's endpoints join the net: grants in the proxy's allowlist.
-  for (const std::string& entry : request_.allowlist) {
-    Result<net::HostPattern> pattern = net::ParseHostPattern(entry);
-    if (!pattern) return std::move(pattern).error();
-    std::string text = pattern->ToString();
-    if (std::find(spec.net_allow.begin(), spec.net_allow.end(), text) == spec.net_allow.end())
-      spec.net_allow.push_back(text);
-  }
+  for (const std::string& entry : request_.allowlist)
+    options.net_allow.push_back(TRY(net::ParseHostPattern(entry)));
+  // The workspace replaces the user's checkout at the repository's own path.
+  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, std::move(options)));
   using Access = sandbox::PathGrant::Access;
   const workspace::JobWorkspace& ws = *workspace_;
   if (!request_.write) {
@@ -317,8 +312,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   if (spec.network == sandbox::Network::kProxy) {
     options.on_proxy_listener = [&](sys::UniqueFd listener) -> Status {
       net::ProxyConfig config;
-      for (const std::string& entry : spec.net_allow)
-        config.allow.push_back(TRY(net::ParseHostPattern(entry)));
+      config.allow = spec.net_allow;
       config.hosts = ctx_.user.net_hosts;
       config.on_decision = [this](const net::ProxyDecision& d) {
         if (d.allowed) return;
@@ -365,7 +359,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     TRY(sys::MakeDirs(base + "/work", 0700));
     std::string real = TRY(sys::RealPath(dir));
     // Mounted where the CLI looks for it: a symlinked ~/.claude is a plain directory there.
-    std::string target = TRY(sandbox::PathInView(dir, ctx_.identity.home));
+    std::string target = TRY(confine::PathInView(dir, ctx_.identity.home));
     spec->state_overlays.push_back({real, base + "/upper", base + "/work", target});
   }
   TRY(ApplySettings());
@@ -378,7 +372,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     std::string data = TRY_CTX(sys::ReadFile(file), "copying the provider's state file");
     TRY(sys::WriteFileAtomic(copy, data, 0600));
     sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite,
-                             TRY(sandbox::PathInView(file, ctx_.identity.home)), "provider state"};
+                             TRY(confine::PathInView(file, ctx_.identity.home)), "provider state"};
     grant.source = copy;
     spec->paths.push_back(grant);
   }
@@ -387,7 +381,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
 
 void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address) {
   if (spec.network != sandbox::Network::kProxy) {
-    receipt_.network = {{"mode", request_.network}};
+    receipt_.network = {{"mode", policy::NetworkModeName(request_.network)}};
     return;
   }
   nlohmann::json stats = nlohmann::json::object();
@@ -420,8 +414,8 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     }
     Step("net", line);
   }
-  receipt_.network = {{"mode", request_.network},
-                      {"allowlist", spec.net_allow},
+  receipt_.network = {{"mode", policy::NetworkModeName(request_.network)},
+                      {"allowlist", net::ToStrings(spec.net_allow)},
                       {"proxy", address.empty() ? nlohmann::json(nullptr) : nlohmann::json(address)}};
   for (auto it = stats.begin(); it != stats.end(); ++it) receipt_.network[it.key()] = it.value();
 }
@@ -638,12 +632,7 @@ store::JobRecord JobRun::Run() {
   }
   receipt_.timings.workspace_ms = sys::MonotonicMillis() - t;
 
-  if (!request_.provider_def.empty() && request_.provider != "command") {
-    nlohmann::json def = nlohmann::json::parse(request_.provider_def, nullptr, false);
-    Result<provider::Provider> p = provider::FromJson(def);
-    if (!p) return Finish(JobState::kFailed, p.error().ToString());
-    provider_ = std::move(*p);
-  }
+  if (request_.provider_def && request_.provider != "command") provider_ = *request_.provider_def;
   Result<sandbox::SandboxSpec> spec = BuildSpec();
   if (!spec) {
     const Error& e = spec.error();

@@ -25,6 +25,15 @@ Error Denied(std::string message, std::string hint) {
   return Error(Cause::kPolicyDenied, std::move(message), 0, std::move(hint));
 }
 
+workspace::Backend WorkspaceBackendOf(policy::WorkspaceBackend backend) {
+  switch (backend) {
+    case policy::WorkspaceBackend::kAuto: return workspace::Backend::kAuto;
+    case policy::WorkspaceBackend::kOverlay: return workspace::Backend::kOverlay;
+    case policy::WorkspaceBackend::kCopy: return workspace::Backend::kCopy;
+  }
+  return workspace::Backend::kAuto;
+}
+
 // The agent as the policy defines it; without a valid policy every agent is a read agent.
 Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_root,
                                 const SubmitOptions& options, std::string* policy_hash,
@@ -42,7 +51,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
                                                loaded ? "" : loaded.error().ToString(),
                                                options.read_only}));
   if (r.full_access) {
-    r.access_requested_by = AccessAskName(ask);
+    r.access_requested_by = ask;
     r.access_user = ctx.identity.user;
     r.access_uid = ctx.identity.uid;
   }
@@ -83,7 +92,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.limits = ResolveLimits(it != pol.agents.end() ? it->second.limits : policy::Limits{},
                            pol.defaults.limits, PhysicalMemoryBytes());
   r.max_concurrent = pol.defaults.max_concurrent_jobs;
-  r.backend = policy::BackendName(pol.defaults.workspace);
+  r.backend = WorkspaceBackendOf(pol.defaults.workspace);
   r.env_pass = pol.env.pass;
   r.env_set = pol.env.set;
   r.include_paths = pol.include.paths;
@@ -151,7 +160,7 @@ Status CheckNesting(const JobContext& ctx) {
 }
 
 Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
-                                const SubmitOptions& options) {
+                                const SubmitOptions& options, RunRequest* accepted) {
   git::InitLibgit2();
   git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
   std::string policy_hash;
@@ -223,10 +232,11 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   if (request.has_prompt) TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
   job.request_json = request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   TRY(store.CreateJob(job));
-  IgnoreError(
-      store.AppendEvent(job.id, "queued",
-                        "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo),
-      "events are advisory; the job record just created is what counts");
+  IgnoreError(store.AppendEvent(job.id, "queued",
+                                "agent " + job.agent + " on " + base.substr(0, 12) + " in " +
+                                    job.repo),
+              "the event is a log line; the job is recorded and will run");
+  if (accepted != nullptr) *accepted = std::move(request);
   return job;
 }
 

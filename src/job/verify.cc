@@ -12,7 +12,7 @@
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
 #include "sandbox/launcher.h"
-#include "sandbox/request.h"
+#include "confine/spec_builder.h"
 #include "sys/disk.h"
 #include "sys/fs.h"
 #include "sys/overlay.h"
@@ -185,21 +185,22 @@ Result<Verification> RunChecks(
 
   for (const CheckSpec& check : request.checks) {
     on_event("verify", "check " + check.name + " started");
-    sandbox::SandboxRequest req;
-    req.profile = "isolated-write";
-    req.workspace = job.repo;
-    req.grants = check.grants;
-    req.argv = check.argv;
+    confine::SpecOptions options;
+    options.workspace = job.repo;
+    options.argv = check.argv;
     // Only what the policy sets or passes, and never anything credential-shaped: the policy
     // cannot re-admit a credential for a check.
     for (const auto& [name, value] : request.env_set)
-      if (!IsCredentialShaped(name, value)) req.setenv.push_back(name + "=" + value);
+      if (!IsCredentialShaped(name, value)) options.env.push_back({name, value, "--setenv"});
     for (const auto& [name, value] : request.env_values)
-      if (!IsCredentialShaped(name, value)) req.setenv.push_back(name + "=" + value);
-    req.setenv.push_back("BERTH_JOB_ID=" + job.id);
-    req.setenv.push_back("BERTH_VERIFY=" + check.name);
+      if (!IsCredentialShaped(name, value)) options.env.push_back({name, value, "--setenv"});
+    options.env.push_back({"BERTH_JOB_ID", job.id, "--setenv"});
+    options.env.push_back({"BERTH_VERIFY", check.name, "--setenv"});
 
-    Result<sandbox::SandboxSpec> built = BuildJobSandbox(ctx, request, job.repo, req);
+    Result<sandbox::SandboxSpec> built = [&]() -> Result<sandbox::SandboxSpec> {
+      options.grants = TRY(confine::ParseGrants(check.grants));
+      return BuildJobSandbox(ctx, request, job.repo, std::move(options));
+    }();
     CheckResult result;
     if (!built) {
       result.name = check.name;

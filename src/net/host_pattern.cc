@@ -157,4 +157,11 @@ std::string GrantFor(std::string_view host, uint16_t port) {
   return "net:" + pattern.ToString();
 }
 
+std::vector<std::string> ToStrings(const std::vector<HostPattern>& patterns) {
+  std::vector<std::string> out;
+  out.reserve(patterns.size());
+  for (const HostPattern& pattern : patterns) out.push_back(pattern.ToString());
+  return out;
+}
+
 }  // namespace berth::net

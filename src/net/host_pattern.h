@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/net.h"
@@ -37,6 +38,9 @@ struct HostPattern {
   std::string ToString() const;
   bool operator==(const HostPattern& other) const = default;
 };
+
+// Each pattern's ToString, in order: the allowlist as receipts and reports print it.
+std::vector<std::string> ToStrings(const std::vector<HostPattern>& patterns);
 
 // Parses "HOST[:PORT]" (a provider endpoint, or a grant without its "net:").
 Result<HostPattern> ParseHostPattern(std::string_view text);

@@ -129,7 +129,7 @@ nlohmann::json SandboxSpec::ToJson() const {
   j["network"] = NetworkName(network);
   if (network == Network::kProxy) {
     j["proxy"] = std::string(kProxyHost) + ":" + std::to_string(kProxyPort);
-    j["net_allow"] = net_allow;
+    j["net_allow"] = net::ToStrings(net_allow);
   }
   j["allow_weaker"] = allow_weaker;
   j["full_access"] = full_access;

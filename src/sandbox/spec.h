@@ -1,7 +1,7 @@
 // SandboxSpec: the complete, plain-data description of one sandbox.
 //
-// A spec is built by the caller (BuildSpec in request.h from command-line style options, or
-// a job from its policy), validated, printable as JSON, and then applied by the launcher
+// A spec is built by confine/spec_builder.h (for `berth sandbox` from its command line, for a
+// job from its request), validated, printable as JSON, and then applied by the launcher
 // without further decisions: mechanism, not policy.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/result.h"
+#include "net/host_pattern.h"
 
 namespace berth::sandbox {
 
@@ -110,9 +111,9 @@ struct SandboxSpec {
   std::string private_home;
   bool allow_user_namespaces = false;     // the `browser` grant
   std::vector<GrantRecord> grants;
-  // Network::kProxy: the hosts the proxy lets the job reach, in grant syntax without "net:"
-  // ("api.example.com", "*.example.com:8080"), from net: grants and provider endpoints.
-  std::vector<std::string> net_allow;
+  // Network::kProxy: the hosts the proxy lets the job reach, from net: grants and provider
+  // endpoints; printed in grant syntax without "net:" ("api.example.com", "*.example.com:8080").
+  std::vector<net::HostPattern> net_allow;
 
   Limits limits;
   int64_t timeout_ms = 0;  // 0: none

@@ -1,4 +1,4 @@
-#include "sandbox/request.h"
+#include "confine/sandbox_request.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,11 +6,17 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "confine/home.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
 
-namespace berth::sandbox {
+namespace berth::confine {
 namespace {
+
+using sandbox::EnvVar;
+using sandbox::Network;
+using sandbox::PathGrant;
+using sandbox::SandboxSpec;
 
 class BuildSpecTest : public ::testing::Test {
  protected:
@@ -25,7 +31,7 @@ class BuildSpecTest : public ::testing::Test {
                      {"GITHUB_TOKEN", "secret"}, {"LC_ALL", "C"}, {"MY_VAR", "v"}};
     request_.argv = {"true"};
   }
-  void TearDown() override { (void)sys::RemoveTree(root_); }
+  void TearDown() override { IgnoreError(sys::RemoveTree(root_), "a leftover temp dir harms nothing"); }
 
   std::string root_;
   HostContext host_;
@@ -105,7 +111,8 @@ TEST_F(BuildSpecTest, NetGrantSwitchesTheNetworkToTheProxy) {
   request_.grants = {"net:API.example.com", "net:*.example.org:8080", "net:api.example.com:443"};
   SandboxSpec spec = BuildSpec(request_, host_).value();
   EXPECT_EQ(spec.network, Network::kProxy);
-  EXPECT_EQ(spec.net_allow, (std::vector<std::string>{"api.example.com", "*.example.org:8080"}));
+  EXPECT_EQ(net::ToStrings(spec.net_allow),
+            (std::vector<std::string>{"api.example.com", "*.example.org:8080"}));
   EXPECT_EQ(FindEnv(spec, "HTTPS_PROXY")->value, "http://127.0.0.1:3128");
   EXPECT_EQ(FindEnv(spec, "http_proxy")->value, "http://127.0.0.1:3128");
   EXPECT_EQ(FindEnv(spec, "ALL_PROXY")->origin, "proxy");
@@ -207,4 +214,4 @@ TEST_F(BuildSpecTest, HomeThatIsTheWorkspaceStaysTheWorkspace) {
 }
 
 }  // namespace
-}  // namespace berth::sandbox
+}  // namespace berth::confine
