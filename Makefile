@@ -5,9 +5,10 @@ DEV_DIR     := build/dev
 RELEASE_DIR := build/release
 ASAN_DIR    := build/asan-ubsan
 CTEST_FLAGS := --output-on-failure -j2
+FUZZ_SECONDS ?= 60
 
 .DEFAULT_GOAL := build
-.PHONY: deps configure build test demo release bench asan format clean
+.PHONY: deps configure build test demo release bench asan fuzz format clean
 
 deps:
 	scripts/install-deps
@@ -38,6 +39,10 @@ asan: deps
 	@test -f $(ASAN_DIR)/build.ninja || cmake --preset asan-ubsan
 	cmake --build $(ASAN_DIR)
 	ctest --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
+
+# Every libFuzzer target, built with clang in build/fuzz, FUZZ_SECONDS each (scripts/fuzz).
+fuzz: deps
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 format:
 	find src tests \( -name '*.cc' -o -name '*.h' \) -print0 | xargs -0 -r clang-format -i

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "base/quote.h"
+#include "cli/base64.h"
 #include "cli/output.h"
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
@@ -223,21 +224,6 @@ class LogWriter {
   static void Line(const nlohmann::json& j) {
     fmt::print("{}\n", job::DumpJson(j));
     std::fflush(stdout);
-  }
-  static std::string Base64(std::string_view data) {
-    static const char kDigits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (size_t i = 0; i < data.size(); i += 3) {
-      uint32_t n = static_cast<unsigned char>(data[i]) << 16;
-      if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
-      if (i + 2 < data.size()) n |= static_cast<unsigned char>(data[i + 2]);
-      out += kDigits[(n >> 18) & 63];
-      out += kDigits[(n >> 12) & 63];
-      out += i + 1 < data.size() ? kDigits[(n >> 6) & 63] : '=';
-      out += i + 2 < data.size() ? kDigits[n & 63] : '=';
-    }
-    return out;
   }
 
   Format format_;

@@ -33,8 +33,8 @@ struct HostPattern {
 
   // `host` as NormalizeHost returns it.
   bool Matches(std::string_view host, uint16_t port) const;
-  // The entry in grant syntax: "example.com", "*.example.com:8080", "[::1]:8080" (the port is
-  // left out when it is 443).
+  // The entry in grant syntax: "example.com", "*.example.com:8080", "[::1]:8080", "[::1]"
+  // (the port is left out when it is 443; an IPv6 literal is always bracketed).
   std::string ToString() const;
   bool operator==(const HostPattern& other) const = default;
 };

@@ -99,16 +99,18 @@ Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& opt
         return SeccompError("connect notification", rc);
     }
   }
-  // Raw and packet sockets: no job needs to forge packets.
+  // Raw and packet sockets: no job needs to forge packets. (SCMP_CMP_EQ ignores the second
+  // datum; it is written out because clang warns about the field the macro leaves out.)
   const scmp_datum_t type_mask = 0xf;  // SOCK_CLOEXEC and SOCK_NONBLOCK live above it
-  if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET))) < 0)
+  if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 1,
+                             SCMP_A0(SCMP_CMP_EQ, AF_PACKET, 0))) < 0)
     return SeccompError("socket(AF_PACKET)", rc);
   for (scmp_datum_t family : {scmp_datum_t{AF_INET}, scmp_datum_t{AF_INET6}}) {
-    if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family),
+    if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family, 0),
                                SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask, SOCK_RAW))) < 0)
       return SeccompError("socket(SOCK_RAW)", rc);
     if (options.deny_inet_datagrams &&
-        (rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family),
+        (rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family, 0),
                                SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask, SOCK_DGRAM))) < 0)
       return SeccompError("socket(SOCK_DGRAM)", rc);
   }

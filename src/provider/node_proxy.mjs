@@ -1,11 +1,7 @@
-#include "provider/node_proxy.h"
-
-namespace berth::provider {
-
+// Written by berth: route fetch() through the job's HTTP proxy.
 // Kept dependency-free (node: modules only) and small: it replaces globalThis.fetch for
 // http: and https: URLs when a proxy variable applies, and leaves everything else to the
 // original. Redirects are returned, not followed (the CLIs berth uses call JSON APIs).
-const char kNodeProxyModule[] = R"JS(// Written by berth: route fetch() through the job's HTTP proxy.
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
@@ -89,6 +85,3 @@ globalThis.fetch = async function fetchThroughProxy(input, init) {
     outgoing.end(body ?? undefined);
   });
 };
-)JS";
-
-}  // namespace berth::provider
