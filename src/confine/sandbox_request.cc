@@ -40,7 +40,8 @@ Result<SpecOptions> ParseSandboxRequest(const SandboxRequest& request) {
   if (request.memory) options.limits.memory_bytes = TRY(ParseSize(*request.memory));
   if (request.pids) {
     Result<uint64_t> pids = ParseSize(*request.pids);
-    if (!pids || *pids == 0) return Invalid("--pids " + *request.pids + ": expected a positive count");
+    if (!pids || *pids == 0)
+      return Invalid("--pids " + *request.pids + ": expected a positive count");
     options.limits.pids = *pids;
   }
   if (request.cpus) {

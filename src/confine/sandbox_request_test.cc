@@ -31,7 +31,9 @@ class BuildSpecTest : public ::testing::Test {
                      {"GITHUB_TOKEN", "secret"}, {"LC_ALL", "C"}, {"MY_VAR", "v"}};
     request_.argv = {"true"};
   }
-  void TearDown() override { IgnoreError(sys::RemoveTree(root_), "a leftover temp dir harms nothing"); }
+  void TearDown() override {
+    IgnoreError(sys::RemoveTree(root_), "a leftover temp dir harms nothing");
+  }
 
   std::string root_;
   HostContext host_;
