@@ -260,7 +260,7 @@ TEST_F(JobRunTest, CancelDuringTheAgentStopsItThroughTheLeaseAndCollectsNothing)
   launcher_.agent.during = [&] {
     CancelFromOutside();
     // The next renewal finds the job ended and signals the supervisor to end the tree.
-    clock_.Advance(kLeaseRenewMillis);
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
   };
   launcher_.agent.until_stopped = true;
   store::JobRecord ended = Run();
@@ -296,7 +296,7 @@ TEST_F(JobRunTest, StaleMarkDuringTheAgentEndsTheJobStale) {
     store::JobRecord now = Stored();
     store::StaleJudgement judged{now.state, now.owner, now.lease_expires_at_ms};
     ASSERT_TRUE(*admin_->MarkStale(kJobId, judged, "the lease expired", kExitFailed));
-    clock_.Advance(kLeaseRenewMillis);
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
   };
   launcher_.agent.until_stopped = true;
   store::JobRecord ended = Run();
@@ -311,7 +311,7 @@ TEST_F(JobRunTest, LeaseTakenByAnotherOwnerStopsTheAgentAndLeavesTheJobToIt) {
   launcher_.agent.writes = {{"a.txt", "two\n"}};
   launcher_.agent.during = [&] {
     ASSERT_TRUE(admin_->SetOwner(kJobId, other, clock_.WallMillis() + kLeaseMillis));
-    clock_.Advance(kLeaseRenewMillis);
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
   };
   launcher_.agent.until_stopped = true;
   store::JobRecord ended = Run();
@@ -332,7 +332,7 @@ TEST_F(JobRunTest, LeaseRenewalErrorsAreRetriedAndTheJobCompletes) {
   launcher_.agent.writes = {{"a.txt", "two\n"}};
   launcher_.agent.during = [&] {
     for (int attempt = 1; attempt <= 2; ++attempt) {
-      clock_.Advance(kLeaseRenewMillis);
+      clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
       ASSERT_TRUE(Eventually([&] { return faults_.renew_attempts.load() >= attempt; }));
     }
   };
@@ -343,7 +343,7 @@ TEST_F(JobRunTest, LeaseRenewalErrorsAreRetriedAndTheJobCompletes) {
 
 TEST_F(JobRunTest, LeaseIsRenewedOnTheClock) {
   launcher_.agent.during = [&] {
-    clock_.Advance(kLeaseRenewMillis);
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
     ASSERT_TRUE(Eventually([&] { return faults_.renew_attempts.load() >= 1; }));
     ASSERT_TRUE(Eventually(
         [&] { return Stored().lease_expires_at_ms >= clock_.WallMillis() + kLeaseMillis; }));

@@ -1,6 +1,8 @@
 #include "job/testing/fake_clock.h"
 
+#include <chrono>
 #include <span>
+#include <thread>
 
 #include "sys/net.h"
 
@@ -8,6 +10,20 @@ namespace berth::job::testing {
 
 bool FakeClock::WaitReadable(int fd, int64_t timeout_ms) {
   const int64_t until = now_.load() + timeout_ms;
+  ++waiters_;
+  const bool woken = Wait(fd, until);
+  --waiters_;
+  return woken;
+}
+
+void FakeClock::AdvanceWhenWaiting(int64_t ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (waiters_.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  Advance(ms);
+}
+
+bool FakeClock::Wait(int fd, int64_t until) {
   while (true) {
     // The descriptor is watched in short real slices so that a write to it, which cannot
     // notify this clock, still ends the wait promptly.
