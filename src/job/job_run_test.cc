@@ -183,9 +183,9 @@ TEST_F(JobRunTest, NormalRunMovesThroughItsStatesAndCommitsTheAgentsChange) {
 
   EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
   EXPECT_EQ(ended.exit_code, kExitCompleted);
-  EXPECT_EQ(faults_.transitions(), (std::vector<std::string>{"preparing>running",
-                                                              "running>collecting",
-                                                              "collecting>completed"}));
+  EXPECT_EQ(faults_.transitions(),
+            (std::vector<std::string>{"preparing>running", "running>collecting",
+                                      "collecting>completed"}));
   ASSERT_TRUE(ended.commit.has_value());
   EXPECT_EQ(FileOnBranch("a.txt"), "two\n");
   EXPECT_EQ(FileOnBranch("new/b.txt"), "bee\n");
@@ -224,8 +224,7 @@ TEST_F(JobRunTest, AgentKilledBySignalIsChildFailed) {
   launcher_.agent.signal = 9;
   store::JobRecord ended = Run();
   EXPECT_EQ(ended.state, JobState::kChildFailed);
-  EXPECT_NE(ended.state_reason.find("killed by signal 9"), std::string::npos)
-      << ended.state_reason;
+  EXPECT_NE(ended.state_reason.find("killed by signal 9"), std::string::npos) << ended.state_reason;
 }
 
 TEST_F(JobRunTest, DeadlinePassingOnTheClockEndsTheJobTimedOut) {

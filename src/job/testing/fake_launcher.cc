@@ -43,12 +43,14 @@ Result<sandbox::LaunchResult> FakeLauncher::LaunchAgent(const sandbox::SandboxSp
   if (agent.launch_error) return *agent.launch_error;
   const std::string dir = WorkspaceDir(spec);
   for (const auto& [path, content] : agent.writes) {
-    if (dir.empty()) return Error(Cause::kInternal, "fake agent: no writable workspace in the spec");
+    if (dir.empty())
+      return Error(Cause::kInternal, "fake agent: no writable workspace in the spec");
     TRY(sys::MakeDirs(sys::Dirname(dir + "/" + path), 0755));
     TRY(sys::WriteFileAtomic(dir + "/" + path, content, 0644));
   }
   if (!agent.stdout_text.empty() && options.stdio[1] >= 0 &&
-      sys::kernel::WriteAll(options.stdio[1], agent.stdout_text.data(), agent.stdout_text.size()) != 0)
+      sys::kernel::WriteAll(options.stdio[1], agent.stdout_text.data(), agent.stdout_text.size()) !=
+          0)
     return Error(Cause::kSystem, "fake agent: writing its stdout");
   if (agent.during) agent.during();
 
@@ -79,8 +81,7 @@ Result<sandbox::LaunchResult> FakeLauncher::LaunchAgent(const sandbox::SandboxSp
 
 Result<Verification> FakeLauncher::RunChecks(const JobContext& /*ctx*/, const RunRequest& request,
                                              const store::JobRecord& /*job*/,
-                                             const std::string& commit,
-                                             git::Repository& /*repo*/,
+                                             const std::string& commit, git::Repository& /*repo*/,
                                              const CheckEventSink& on_event) {
   ++check_runs_;
   if (checks_error) return *checks_error;

@@ -4,9 +4,7 @@ namespace berth::job::testing {
 
 namespace {
 
-Error Injected(const std::string& what) {
-  return Error(Cause::kBusy, "injected failure: " + what);
-}
+Error Injected(const std::string& what) { return Error(Cause::kBusy, "injected failure: " + what); }
 
 }  // namespace
 
