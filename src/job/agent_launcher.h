@@ -30,8 +30,7 @@ class AgentLauncher {
   // Runs the job's checks on `commit`, each in its own sandbox (job::RunChecks).
   virtual Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
                                          const store::JobRecord& job, const std::string& commit,
-                                         git::Repository& repo,
-                                         const CheckEventSink& on_event) = 0;
+                                         git::Repository& repo, const CheckEventSink& on_event) = 0;
 };
 
 // The real sandbox: sandbox::Launch and job::RunChecks.

@@ -43,11 +43,17 @@ struct JobRunSeams {
 
 class JobRun {
  public:
-  JobRun(const JobContext& ctx, MaskingStore& store, const JobRunSeams& seams,
-         store::JobRecord job, RunRequest request, Progress* progress)
-      : ctx_(ctx), store_(store), mask_(store.mask()), lease_store_(seams.lease_store),
-        clock_(seams.clock), launcher_(seams.launcher), job_(std::move(job)),
-        request_(std::move(request)), progress_(progress) {
+  JobRun(const JobContext& ctx, MaskingStore& store, const JobRunSeams& seams, store::JobRecord job,
+         RunRequest request, Progress* progress)
+      : ctx_(ctx),
+        store_(store),
+        mask_(store.mask()),
+        lease_store_(seams.lease_store),
+        clock_(seams.clock),
+        launcher_(seams.launcher),
+        job_(std::move(job)),
+        request_(std::move(request)),
+        progress_(progress) {
     receipt_.write = request_.write;
     receipt_.argv = request_.argv;
     receipt_.access = AccessJson(request_);
@@ -66,8 +72,7 @@ class JobRun {
   }
   // Moves the job to `to` if it is still in `state_`; false when another writer (cancel,
   // stale) got there first, in which case the job's state is reloaded.
-  bool Advance(store::JobState to, const std::string& reason = {},
-               std::optional<int> exit = {}) {
+  bool Advance(store::JobState to, const std::string& reason = {}, std::optional<int> exit = {}) {
     Result<bool> moved = store_.Transition(job_.id, job_.state, to, reason, exit);
     if (moved && *moved) {
       job_.state = to;
@@ -124,7 +129,7 @@ class JobRun {
   std::optional<git::Repository> repo_;
   std::optional<workspace::Snapshot> snapshot_;
   std::optional<workspace::JobWorkspace> workspace_;
-  std::optional<provider::Provider> provider_;  // absent for the command provider
+  std::optional<provider::Provider> provider_;   // absent for the command provider
   std::vector<std::string> credentials_passed_;  // names
   // What the proxy saw fail on the way to the provider's endpoints.
   std::vector<std::string> endpoint_problems_;

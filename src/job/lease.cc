@@ -26,8 +26,8 @@ sys::UniqueFd StopFd() {
 
 }  // namespace
 
-LeaseKeeper::LeaseKeeper(store::Store& store, Clock& clock, std::string job_id,
-                         store::Owner owner, int lost_fd)
+LeaseKeeper::LeaseKeeper(store::Store& store, Clock& clock, std::string job_id, store::Owner owner,
+                         int lost_fd)
     : store_(store),
       clock_(clock),
       job_id_(std::move(job_id)),
