@@ -14,6 +14,8 @@
 #include "cli/output.h"
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
+#include "job/agent_launcher.h"
+#include "job/clock.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/masking_store.h"
@@ -128,6 +130,16 @@ void PrintSummary(const store::JobRecord& job) {
     fmt::print("  next     berth diff {}, then berth land {}\n", job.id, job.id);
   else if (job.state != store::JobState::kCompleted)
     fmt::print("  next     berth logs {}\n", job.id);
+}
+
+// Runs the job in this process, its supervisor, on the real store, clock and sandbox: one
+// store connection for the run and one for the lease keeper's thread.
+Result<store::JobRecord> SuperviseJob(const job::JobContext& ctx, const std::string& job_id,
+                                      job::Progress* progress) {
+  std::unique_ptr<store::Store> job_store = TRY(store::OpenSqliteStore(ctx.db_path));
+  std::unique_ptr<store::Store> lease_store = TRY(store::OpenSqliteStore(ctx.db_path));
+  const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
+  return job::RunJob(ctx, *job_store, seams, job_id, progress);
 }
 
 }  // namespace
@@ -245,7 +257,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   Result<store::JobRecord> done = [&] {
     StatusLine status(&progress, !options.json && ::isatty(2) == 1 ? StatusLine::Mode::kLine
                                                                    : StatusLine::Mode::kQueueLines);
-    return job::RunJob(*ctx, job->id, &progress);
+    return SuperviseJob(*ctx, job->id, &progress);
   }();
   if (!done) return Fail(done.error(), format, job::kExitFailed);
   if (options.json) PrintJson(job::JobToJson(*done));
@@ -265,7 +277,7 @@ int RunSuperviseCommand(const GlobalOptions& global, const std::string& job_id) 
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
-  Result<store::JobRecord> done = job::RunJob(*ctx, job_id, nullptr);
+  Result<store::JobRecord> done = SuperviseJob(*ctx, job_id, nullptr);
   if (!done) {
     PrintError(done.error());
     return job::kExitFailed;

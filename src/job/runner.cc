@@ -1,8 +1,6 @@
 #include "job/runner.h"
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +18,7 @@
 #include "job/disk_watch.h"
 #include "job/job_json.h"
 #include "job/job_limits.h"
+#include "job/job_run.h"
 #include "job/job_sandbox.h"
 #include "job/land.h"
 #include "job/lease.h"
@@ -36,9 +35,9 @@
 #include "provider/node_proxy.h"
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
-#include "store/sqlite_store.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
+#include "sys/net.h"
 #include "sys/process.h"
 #include "workspace/workspace.h"
 
@@ -53,85 +52,11 @@ constexpr const char* kPromptPath = kPromptPathInJob;
 constexpr const char* kObjectsPath = "/run/berth/objects";
 constexpr size_t kMaxPromptInEnv = 64 * 1024;
 
-// One job's run, as a list of named steps sharing this state.
-class JobRun {
- public:
-  JobRun(const JobContext& ctx, MaskingStore& store, store::JobRecord job, RunRequest request,
-         Progress* progress)
-      : ctx_(ctx), store_(store), mask_(store.mask()), job_(std::move(job)),
-        request_(std::move(request)), progress_(progress) {
-    receipt_.write = request_.write;
-    receipt_.argv = request_.argv;
-    receipt_.access = AccessJson(request_);
-  }
-
-  store::JobRecord Run();
-
- private:
-  void Step(const std::string& step, const std::string& detail) {
-    (void)store_.AppendEvent(job_.id, step, detail);
-    if (progress_ != nullptr) progress_->SetStep(step, sys::MonotonicMillis());
-  }
-  // Moves the job to `to` if it is still in `state_`; false when another writer (cancel,
-  // stale) got there first, in which case the job's state is reloaded.
-  bool Advance(JobState to, const std::string& reason = {}, std::optional<int> exit = {}) {
-    Result<bool> moved = store_.Transition(job_.id, job_.state, to, reason, exit);
-    if (moved && *moved) {
-      job_.state = to;
-      job_.state_reason = reason;
-      return true;
-    }
-    Reload();
-    return false;
-  }
-  void Reload() {
-    Result<std::optional<store::JobRecord>> fresh = store_.GetJob(job_.id);
-    if (fresh && *fresh) job_ = **fresh;
-  }
-  // Ends the job in `to` (unless someone else ended it first) and writes its receipt.
-  store::JobRecord Finish(JobState to, const std::string& reason,
-                          std::optional<ReceiptError> error = std::nullopt,
-                          std::optional<int> exit_code = std::nullopt);
-
-  bool WaitForSlot();
-  Status PrepareWorkspace();
-  Result<sandbox::SandboxSpec> BuildSpec();
-  Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
-  Status AddProviderState(sandbox::SandboxSpec* spec);
-  Status ApplySettings();
-  // Stops the egress proxy, records its counts in the receipt and its denials as events.
-  void FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address);
-  // For a provider agent: reads its output and classifies how it ended. nullopt when it
-  // completed and the job goes on to collect its changes.
-  std::optional<store::JobRecord> JudgeProvider(const sandbox::LaunchResult& run);
-  std::string Mask(std::string text) const;
-  store::JobRecord CollectAndCommit();
-  store::JobRecord Verify(const std::string& committed);
-
-  const JobContext& ctx_;
-  store::Store& store_;
-  const SecretMask& mask_;  // the store's: every write to it is masked too
-  store::JobRecord job_;
-  RunRequest request_;
-  Progress* progress_;
-  Receipt receipt_;
-  sys::UniqueFd lost_;  // eventfd: the lease was lost or the job was ended elsewhere
-  std::optional<git::Repository> repo_;
-  std::optional<workspace::Snapshot> snapshot_;
-  std::optional<workspace::JobWorkspace> workspace_;
-  std::optional<provider::Provider> provider_;  // absent for the command provider
-  std::vector<std::string> credentials_passed_;  // names
-  // What the proxy saw fail on the way to the provider's endpoints.
-  std::vector<std::string> endpoint_problems_;
-  std::unique_ptr<net::EgressProxy> proxy_;
-  Mutex decisions_mutex_;
-  // From the proxy's threads.
-  std::vector<net::ProxyDecision> denials_ GUARDED_BY(decisions_mutex_);
-  std::optional<uint64_t> disk_exceeded_;    // the workspace's growth past its disk cap
-};
+}  // namespace
 
 store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
                                 std::optional<ReceiptError> error, std::optional<int> exit_code) {
+  if (TakenOver()) return job_;
   // If a cancel or a stale mark won the race, that state stands (compare-and-set).
   if (!IsTerminal(job_.state)) (void)Advance(to, reason, exit_code.value_or(ExitCodeForState(to)));
   Reload();
@@ -142,11 +67,37 @@ store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
   }
   nlohmann::json receipt = receipt_.ToJson();
   mask_.ApplyJson(&receipt);
-  (void)SaveReceipt(store_, job_, receipt);
+  if (Status saved = SaveReceipt(store_, job_, receipt); !saved) ReceiptNotSaved(saved.error());
   Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
   Reload();
   return job_;
+}
+
+void JobRun::ReceiptNotSaved(const Error& error) {
+  receipt_saved_ = false;
+  // The terminal state stands (PRODUCT.md invariant 7); what is lost is said where the user
+  // looks next: the job's events and the exit status of the run.
+  IgnoreError(store_.AppendEvent(job_.id, "receipt",
+                                 "the receipt could not be written: " + error.ToString() +
+                                     "; the job's record stands without it"),
+              "the store just refused a write; the exit status still reports the loss");
+}
+
+bool JobRun::TakenOver() {
+  if (owner_.host.empty()) return false;  // before the run claimed the job
+  Reload();
+  const store::Owner& now = job_.owner;
+  if (IsTerminal(job_.state) ||
+      (now.host == owner_.host && now.pid == owner_.pid && now.pid_start == owner_.pid_start))
+    return false;
+  IgnoreError(store_.AppendEvent(job_.id, "lease",
+                                 "supervisor pid " + std::to_string(now.pid) +
+                                     " holds the job's lease now; pid " +
+                                     std::to_string(owner_.pid) +
+                                     " stopped its agent and leaves the job to it"),
+              "the job's state and owner already say who has it");
+  return true;
 }
 
 bool JobRun::WaitForSlot() {
@@ -167,8 +118,7 @@ bool JobRun::WaitForSlot() {
       if (progress_ != nullptr) progress_->SetQueuePosition(slot->position);
       Step("queued", "waiting for a free slot: position " + std::to_string(slot->position));
     }
-    struct pollfd fd = {lost_.get(), POLLIN, 0};
-    if (::poll(&fd, 1, 200) > 0) return false;
+    if (clock_.WaitReadable(lost_.get(), 200)) return false;
   }
 }
 
@@ -189,10 +139,12 @@ Status JobRun::PrepareWorkspace() {
   // A skipped [include] path changes what the agent sees: never silently.
   for (const workspace::SkippedInclude& skipped : workspace_->skipped_includes) {
     receipt_.skipped_includes.emplace_back(skipped.path, skipped.reason);
-    (void)store_.AppendEvent(job_.id, "include",
-                             "skipped [include] " + skipped.path + ": " + skipped.reason);
+    IgnoreError(store_.AppendEvent(job_.id, "include",
+                                   "skipped [include] " + skipped.path + ": " + skipped.reason),
+                "the receipt lists the skipped path too");
   }
-  (void)store_.SetWorkspace(job_.id, receipt_.backend);
+  IgnoreError(store_.SetWorkspace(job_.id, receipt_.backend),
+              "the backend is shown by `berth show`; the receipt records it as well");
   return {};
 }
 
@@ -331,7 +283,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
         {ws.backend == workspace::Backend::kOverlay ? ws.upper : ws.copy, ws.git_dir},
         request_.limits.disk_bytes, lost_.get());
   }
-  Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
+  Result<sandbox::LaunchResult> result = launcher_.LaunchAgent(spec, job_.id, options);
   if (disk_watch) disk_exceeded_ = disk_watch->exceeded();
   disk_watch.reset();
   FinishProxy(spec, result ? result->proxy_address : "");
@@ -516,13 +468,13 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
 }
 
 store::JobRecord JobRun::CollectAndCommit() {
-  int64_t start = sys::MonotonicMillis();
+  int64_t start = clock_.SteadyMillis();
   Result<policy::GlobSet> writable = policy::GlobSet::Create(request_.writable);
   if (!writable)
     return Finish(JobState::kFailed, "the writable globs are invalid: " + writable.error().ToString());
   Result<workspace::ChangeSet> changes =
       workspace::Collect(*workspace_, *snapshot_, *repo_, *writable);
-  receipt_.timings.collect_ms = sys::MonotonicMillis() - start;
+  receipt_.timings.collect_ms = clock_.SteadyMillis() - start;
   if (!changes) return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
   // Files the provider's CLI writes for itself are neither committed nor refused.
   if (provider_ && !provider_->workspace_artifacts.empty()) {
@@ -550,7 +502,7 @@ store::JobRecord JobRun::CollectAndCommit() {
   Step("collect", std::to_string(changes->changes.size()) + " changed file(s)");
   if (changes->changes.empty()) return Finish(JobState::kCompleted, "no changes");
 
-  start = sys::MonotonicMillis();
+  start = clock_.SteadyMillis();
   Step("commit", "committing to " + job_.branch);
   std::string message = "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " +
                         job_.id + "\n";
@@ -565,12 +517,18 @@ store::JobRecord JobRun::CollectAndCommit() {
   if (Status recorded = store_.SetCommit(job_.id, *commit); !recorded) {
     // The job ended meanwhile (the store refuses to change an ended job): take back the branch
     // this run just made, so that no branch exists that no record knows about.
-    (void)git::DeleteBranchIfAt(*repo_, job_.branch, *commit);
+    IgnoreError(git::DeleteBranchIfAt(*repo_, job_.branch, *commit),
+                "best effort: the branch points at a commit no record names, and gc removes it");
     Reload();
+    // Still live: the store failed, not a race. The job fails rather than stay live.
+    if (!IsTerminal(job_.state))
+      return Finish(JobState::kFailed, "recording the job commit: " +
+                                           recorded.error().ToString() +
+                                           "; no branch was left, workspace kept");
     return Finish(job_.state, job_.state_reason);
   }
   job_.commit = *commit;
-  receipt_.timings.commit_ms = sys::MonotonicMillis() - start;
+  receipt_.timings.commit_ms = clock_.SteadyMillis() - start;
   std::string committed = std::to_string(changes->changes.size()) + " file(s) committed to " +
                           job_.branch;
   if (request_.checks.empty()) return Finish(JobState::kCompleted, committed + "; no checks");
@@ -579,14 +537,14 @@ store::JobRecord JobRun::CollectAndCommit() {
 
 store::JobRecord JobRun::Verify(const std::string& committed) {
   if (!Advance(JobState::kVerifying)) return Finish(job_.state, job_.state_reason);
-  const int64_t start = sys::MonotonicMillis();
+  const int64_t start = clock_.SteadyMillis();
   Step("verify", "running " + std::to_string(request_.checks.size()) + " check(s) on " +
                      job_.commit->substr(0, 12));
-  Result<Verification> v = RunChecks(ctx_, request_, job_, *job_.commit, *repo_,
-                                     [&](const std::string& step, const std::string& detail) {
+  Result<Verification> v = launcher_.RunChecks(ctx_, request_, job_, *job_.commit, *repo_,
+                                               [&](const std::string& step, const std::string& detail) {
                                        Step(step, detail);
                                      });
-  receipt_.verify_ms = sys::MonotonicMillis() - start;
+  receipt_.verify_ms = clock_.SteadyMillis() - start;
   if (!v) {
     return Finish(JobState::kVerificationFailed,
                   "verification could not run: " + v.error().ToString(),
@@ -609,28 +567,32 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
 }
 
 store::JobRecord JobRun::Run() {
-  const int64_t started = sys::MonotonicMillis();
+  const int64_t started = clock_.SteadyMillis();
   if (progress_ != nullptr) progress_->SetJob(job_.id, started);
-  int fd = ::eventfd(0, EFD_CLOEXEC);
-  if (fd < 0) return Finish(JobState::kFailed, "eventfd: " + std::string(strerror(errno)));
-  lost_ = sys::UniqueFd(fd);
-  store::Owner owner = SelfOwner();
-  (void)store_.SetOwner(job_.id, owner, sys::WallMillis() + kLeaseMillis);
+  Result<sys::UniqueFd> lost = sys::MakeEventFd();
+  if (!lost) return Finish(JobState::kFailed, lost.error().ToString());
+  lost_ = std::move(*lost);
+  const store::Owner owner = SelfOwner();
+  IgnoreError(store_.SetOwner(job_.id, owner, clock_.WallMillis() + kLeaseMillis),
+              "unrecorded, the job is not ours: the lease keeper's first renewal says so and "
+              "the run ends");
   job_.owner = owner;
-  LeaseKeeper lease(ctx_.db_path, job_.id, owner, lost_.get());
+  owner_ = owner;
+  LeaseKeeper lease(lease_store_, clock_, job_.id, owner, lost_.get());
 
   if (!WaitForSlot()) return Finish(job_.state, job_.state_reason);
-  receipt_.timings.queue_ms = sys::MonotonicMillis() - started;
-  (void)store_.SetStarted(job_.id, sys::WallMillis());
+  receipt_.timings.queue_ms = clock_.SteadyMillis() - started;
+  IgnoreError(store_.SetStarted(job_.id, clock_.WallMillis()),
+              "the start time is shown, never decided on; the receipt has the timings");
   Step("workspace", "preparing the workspace on " + job_.base.substr(0, 12));
 
-  int64_t t = sys::MonotonicMillis();
+  int64_t t = clock_.SteadyMillis();
   if (Status prepared = PrepareWorkspace(); !prepared) {
     const Error& e = prepared.error();
     return Finish(JobState::kFailed, e.ToString(),
                   ReceiptError{e.ToString(), "workspace", e.hint(), ""}, kExitWorkspace);
   }
-  receipt_.timings.workspace_ms = sys::MonotonicMillis() - t;
+  receipt_.timings.workspace_ms = clock_.SteadyMillis() - t;
 
   if (request_.provider_def && request_.provider != "command") provider_ = *request_.provider_def;
   Result<sandbox::SandboxSpec> spec = BuildSpec();
@@ -664,9 +626,11 @@ store::JobRecord JobRun::Run() {
   receipt_.sandbox["denied_sockets"] = nlohmann::json::array();
   for (const sandbox::DeniedSocket& d : run.denied_sockets) {
     receipt_.sandbox["denied_sockets"].push_back({{"path", d.path}, {"count", d.count}});
-    (void)store_.AppendEvent(job_.id, "sandbox",
-                             "denied a connect to the host socket " + d.path + " (" +
-                                 std::to_string(d.count) + (d.count == 1 ? " time)" : " times)"));
+    IgnoreError(store_.AppendEvent(job_.id, "sandbox",
+                                   "denied a connect to the host socket " + d.path + " (" +
+                                       std::to_string(d.count) +
+                                       (d.count == 1 ? " time)" : " times)")),
+                "the receipt's denied_sockets lists the same connects");
   }
   receipt_.timings.sandbox_ms = run.setup_ms;
   receipt_.timings.agent_ms = run.run_ms;
@@ -704,9 +668,8 @@ store::JobRecord JobRun::Run() {
   return CollectAndCommit();
 }
 
-}  // namespace
-
-Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id,
+Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
+                                const JobRunSeams& seams, const std::string& job_id,
                                 Progress* progress) {
   // Signals that end a job are read by the launcher's signalfd, never by default actions
   // on whichever thread the kernel picks.
@@ -715,19 +678,25 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  std::unique_ptr<store::Store> sqlite = TRY(store::OpenSqliteStore(ctx.db_path));
-  std::optional<store::JobRecord> job = TRY(sqlite->GetJob(job_id));
+  std::optional<store::JobRecord> job = TRY(job_store.GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);
   RunRequest request = TRY(RunRequest::FromJson(job->request_json));
   // Every secret value the job could see is masked in whatever it writes to the store.
-  std::unique_ptr<MaskingStore> store = std::make_unique<MaskingStore>(
-      std::move(sqlite), KnownSecrets(ctx, request.credential_names));
+  std::unique_ptr<MaskingStore> store =
+      std::make_unique<MaskingStore>(job_store, KnownSecrets(ctx, request.credential_names));
   const bool auto_land = request.auto_land;
   const bool has_required_check =
       std::any_of(request.checks.begin(), request.checks.end(),
                   [](const CheckSpec& c) { return c.required; });
-  JobRun run(ctx, *store, std::move(*job), std::move(request), progress);
+  JobRun run(ctx, *store, seams, std::move(*job), std::move(request), progress);
   store::JobRecord ended = run.Run();
+  // A completed job promises a receipt: without one its run does not exit 0, and it is not
+  // landed. Other outcomes keep their own exit code.
+  if (!run.receipt_saved()) {
+    if (ended.exit_code.value_or(ExitCodeForState(ended.state)) == kExitCompleted)
+      ended.exit_code = kExitFailed;
+    return ended;
+  }
   // Auto-land only a completed job whose every required check passed, with at least one
   // required check declared (Land itself re-checks the verification).
   if (auto_land && has_required_check && ended.state == JobState::kCompleted && ended.commit) {
@@ -738,7 +707,8 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id
                          : landed->refused() ? "auto-land refused: " + landed->refused_reason
                                              : "auto-landed on " + landed->target + " as " +
                                                    landed->new_commit.substr(0, 12);
-    (void)store->AppendEvent(ended.id, "land", detail);
+    IgnoreError(store->AppendEvent(ended.id, "land", detail),
+                "the landing itself is in the record and the audit log");
     if (Result<std::optional<store::JobRecord>> fresh = store->GetJob(ended.id); fresh && *fresh)
       ended = **fresh;
   }
