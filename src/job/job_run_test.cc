@@ -87,8 +87,8 @@ class JobRunTest : public ::testing::Test {
     request_.write = true;
     request_.policy_present = true;
     request_.writable = {"**"};
-    request_.backend = "copy";
-    request_.network = "none";
+    request_.backend = workspace::Backend::kCopy;
+    request_.network = policy::NetworkMode::kNone;
     request_.deadline_ms = 60000;
     request_.state_dir = ctx_.state_dir;
   }

@@ -4,16 +4,18 @@
 //   - a net: grant parses in the proxy, and prints as a grant that parses back the same;
 //   - a cache: grant names a cache the sandbox knows, and every cache the sandbox knows is
 //     accepted;
-//   - anything else accepted is one of the grant kinds.
+//   - anything else accepted is one of the grant kinds;
+//   - every grant the policy accepts, the sandbox's grant parser accepts too.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "base/check.h"
+#include "confine/caches.h"
+#include "confine/grant.h"
 #include "net/host_pattern.h"
 #include "policy/syntax.h"
-#include "sandbox/request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace berth;
@@ -26,8 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string arg = colon == std::string::npos ? "" : grant.substr(colon + 1);
 
   if (colon != std::string::npos && kind == "cache")
-    CHECK(problem.empty() == sandbox::IsKnownCache(arg));
+    CHECK(problem.empty() == confine::IsKnownCache(arg));
   if (!problem.empty()) return 0;
+  CHECK(confine::ParseGrant(grant).has_value());
 
   if (colon == std::string::npos) {
     CHECK(grant == "docker" || grant == "browser");
