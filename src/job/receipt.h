@@ -241,8 +241,8 @@ struct Receipt {
   std::optional<LandingRecord> landing;
 
   nlohmann::json ToJson() const;
-  // Fails, naming the field, on a wrong schema, a missing `job.id` or `job.state`, or a known
-  // field of the wrong type.
+  // Fails, naming the field, on another schema or a known field of the wrong type; a missing
+  // field reads as its default.
   static Result<Receipt> FromJson(const nlohmann::json& json);
   static Result<Receipt> FromText(const std::string& text);
   bool operator==(const Receipt& other) const;
