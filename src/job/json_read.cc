@@ -114,10 +114,11 @@ Status JsonReader::Read(const char* key, double* out) const {
 }
 
 Status JsonReader::Read(const char* key, std::vector<std::string>* out) const {
-  return ReadList(key, out, [](const nlohmann::json& v, const std::string& where) -> Result<std::string> {
-    if (!v.is_string()) return JsonTypeError(where, "a string", v);
-    return v.get<std::string>();
-  });
+  return ReadList(key, out,
+                  [](const nlohmann::json& v, const std::string& where) -> Result<std::string> {
+                    if (!v.is_string()) return JsonTypeError(where, "a string", v);
+                    return v.get<std::string>();
+                  });
 }
 
 }  // namespace berth::job

@@ -14,8 +14,8 @@ nlohmann::json LimitsToJson(const std::vector<LimitRecord>& limits, bool with_so
   return out;
 }
 
-Result<std::vector<LimitRecord>> LimitsFromJson(const nlohmann::json& list, const std::string& where,
-                                                bool with_source) {
+Result<std::vector<LimitRecord>> LimitsFromJson(const nlohmann::json& list,
+                                                const std::string& where, bool with_source) {
   if (!list.is_array()) return JsonTypeError(where, "an array", list);
   std::vector<LimitRecord> out;
   for (size_t i = 0; i < list.size(); ++i) {

@@ -29,8 +29,8 @@ nlohmann::json PairsJson(const std::vector<std::pair<std::string, std::string>>&
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> PairsFromJson(const JsonReader& r,
-                                                                        const char* key,
-                                                                        const char* second) {
+                                                                       const char* key,
+                                                                       const char* second) {
   std::vector<std::pair<std::string, std::string>> out;
   TRY(r.ReadList(key, &out,
                  [&](const nlohmann::json& v,
@@ -79,7 +79,8 @@ nlohmann::json SandboxToJson(const std::optional<SandboxRecord>& s) {
   if (!s) return nlohmann::json::object();
   nlohmann::json grants = nlohmann::json::array();
   for (const SandboxGrant& g : s->grants) {
-    nlohmann::json e = {{"grant", g.grant}, {"kind", g.kind}, {"root_equivalent", g.root_equivalent}};
+    nlohmann::json e = {
+        {"grant", g.grant}, {"kind", g.kind}, {"root_equivalent", g.root_equivalent}};
     if (!g.path.empty()) e["path"] = g.path;
     grants.push_back(std::move(e));
   }
@@ -159,7 +160,8 @@ nlohmann::json ProviderToJson(const std::optional<ProviderRecord>& p) {
   if (p->usage) {
     usage = nlohmann::json::object();
     if (p->usage->input_tokens) usage["input_tokens"] = *p->usage->input_tokens;
-    if (p->usage->cached_input_tokens) usage["cached_input_tokens"] = *p->usage->cached_input_tokens;
+    if (p->usage->cached_input_tokens)
+      usage["cached_input_tokens"] = *p->usage->cached_input_tokens;
     if (p->usage->output_tokens) usage["output_tokens"] = *p->usage->output_tokens;
   }
   return {{"name", p->name},
@@ -212,9 +214,8 @@ Result<std::optional<ProviderRecord>> ProviderFromJson(const JsonReader& receipt
 nlohmann::json TotalsToJson(const NetworkTotals& t) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const HostRecord& h : t.hosts) {
-    nlohmann::json e = {{"host", h.host},           {"port", h.port},
-                        {"allowed", h.allowed},     {"denied", h.denied},
-                        {"failed", h.failed},       {"bytes_out", h.bytes_out},
+    nlohmann::json e = {{"host", h.host},        {"port", h.port},     {"allowed", h.allowed},
+                        {"denied", h.denied},    {"failed", h.failed}, {"bytes_out", h.bytes_out},
                         {"bytes_in", h.bytes_in}};
     if (h.last_denial) e["last_denial"] = *h.last_denial;
     if (h.last_failure) e["last_failure"] = *h.last_failure;
@@ -253,14 +254,10 @@ Result<std::optional<NetworkRecord>> NetworkFromJson(const JsonReader& receipt) 
 }
 
 nlohmann::json LandingToJson(const LandingRecord& l) {
-  return {{"job", l.job},
-          {"source_commit", l.source_commit},
-          {"target", l.target},
-          {"old", l.old_commit},
-          {"new", l.new_commit},
-          {"authorised_by", l.authorised_by},
-          {"at", l.at},
-          {"checked_out", l.checked_out},
+  return {{"job", l.job},        {"source_commit", l.source_commit},
+          {"target", l.target},  {"old", l.old_commit},
+          {"new", l.new_commit}, {"authorised_by", l.authorised_by},
+          {"at", l.at},          {"checked_out", l.checked_out},
           {"paths", l.paths}};
 }
 
@@ -307,7 +304,8 @@ Receipt RecordOnlyReceipt(const store::JobRecord& job) {
 
 }  // namespace
 
-Result<NetworkTotals> NetworkTotals::FromJson(const nlohmann::json& json, const std::string& where) {
+Result<NetworkTotals> NetworkTotals::FromJson(const nlohmann::json& json,
+                                              const std::string& where) {
   JsonReader r = TRY(JsonReader::Of(json, where));
   NetworkTotals t;
   TRY(r.Read("allowed", &t.allowed));
@@ -376,16 +374,19 @@ nlohmann::json Receipt::ToJson() const {
   j["output"] = output ? nlohmann::json{{"stdout", StreamToJson(output->stdout_stream)},
                                         {"stderr", StreamToJson(output->stderr_stream)}}
                        : nlohmann::json::object();
-  j["timings"] = {{"queue_ms", timings.queue_ms},     {"workspace_ms", timings.workspace_ms},
-                  {"sandbox_ms", timings.sandbox_ms}, {"agent_ms", timings.agent_ms},
-                  {"collect_ms", timings.collect_ms}, {"commit_ms", timings.commit_ms},
+  j["timings"] = {{"queue_ms", timings.queue_ms},
+                  {"workspace_ms", timings.workspace_ms},
+                  {"sandbox_ms", timings.sandbox_ms},
+                  {"agent_ms", timings.agent_ms},
+                  {"collect_ms", timings.collect_ms},
+                  {"commit_ms", timings.commit_ms},
                   {"verify_ms", verify_ms}};
   j["verification"] = verification ? verification->ToJson() : nlohmann::json(nullptr);
   nlohmann::json history = nlohmann::json::array();
   for (const Verification& v : verification_history) history.push_back(v.ToJson());
   j["verification_history"] = std::move(history);
-  j["owner"] = {{"host", job.owner.host}, {"pid", job.owner.pid},
-                {"pid_start", job.owner.pid_start}};
+  j["owner"] = {
+      {"host", job.owner.host}, {"pid", job.owner.pid}, {"pid_start", job.owner.pid_start}};
   j["error"] = error ? nlohmann::json{{"message", error->message},
                                       {"cause", error->cause},
                                       {"hint", error->hint},
@@ -408,8 +409,8 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   std::string schema = kReceiptSchema;
   TRY(r.Read("schema", &schema));
   if (schema != kReceiptSchema)
-    return Error(Cause::kInvalidArgument, "receipt.schema is \"" + schema + "\", not \"" +
-                                              kReceiptSchema + "\"");
+    return Error(Cause::kInvalidArgument,
+                 "receipt.schema is \"" + schema + "\", not \"" + kReceiptSchema + "\"");
   Receipt out;
   store::JobRecord& job = out.job;
 
@@ -436,8 +437,9 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   std::string capability = "read";
   TRY(agent.Read("capability", &capability));
   if (capability != "read" && capability != "write")
-    return Error(Cause::kInvalidArgument,
-                 "receipt.agent.capability must be \"read\" or \"write\", not \"" + capability + "\"");
+    return Error(
+        Cause::kInvalidArgument,
+        "receipt.agent.capability must be \"read\" or \"write\", not \"" + capability + "\"");
   out.write = capability == "write";
   TRY(agent.Read("argv", &out.argv));
 
@@ -458,17 +460,18 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   JsonReader changes = TRY(r.Object("changes"));
   TRY(changes.Read("commit", &job.commit));
   if (job.commit) TRY(changes.Read("branch", &job.branch));
-  TRY(changes.ReadList("files", &out.changes,
-                       [](const nlohmann::json& v, const std::string& where) -> Result<ReceiptChange> {
-                         JsonReader e = TRY(JsonReader::Of(v, where));
-                         ReceiptChange c;
-                         TRY(e.Read("path", &c.path));
-                         TRY(e.Read("kind", &c.kind));
-                         if (c.kind != "upsert" && c.kind != "delete")
-                           return Error(Cause::kInvalidArgument,
-                                        e.Where("kind") + " must be \"upsert\" or \"delete\"");
-                         return c;
-                       }));
+  TRY(changes.ReadList(
+      "files", &out.changes,
+      [](const nlohmann::json& v, const std::string& where) -> Result<ReceiptChange> {
+        JsonReader e = TRY(JsonReader::Of(v, where));
+        ReceiptChange c;
+        TRY(e.Read("path", &c.path));
+        TRY(e.Read("kind", &c.kind));
+        if (c.kind != "upsert" && c.kind != "delete")
+          return Error(Cause::kInvalidArgument,
+                       e.Where("kind") + " must be \"upsert\" or \"delete\"");
+        return c;
+      }));
   out.refusals = TRY(PairsFromJson(changes, "refusals", "reason"));
   TRY(changes.Read("ignored", &out.ignored));
 
@@ -577,16 +580,17 @@ Status WriteReceipt(const std::string& job_dir, const nlohmann::json& receipt) {
   return sys::WriteFileAtomic(job_dir + "/receipt.json", DumpJson(receipt, 2) + "\n", 0600);
 }
 
-Status SaveReceipt(store::Store& store, const store::JobRecord& job, const nlohmann::json& receipt) {
+Status SaveReceipt(store::Store& store, const store::JobRecord& job,
+                   const nlohmann::json& receipt) {
   TRY(WriteReceipt(job.job_dir, receipt));
   return store.SetReceipt(job.id, DumpJson(receipt));
 }
 
 Status SaveRecordOnlyReceipt(store::Store& store, const store::JobRecord& job) {
   Receipt receipt = RecordOnlyReceipt(job);
-  receipt.error = ReceiptError{job.state_reason, store::JobStateName(job.state),
-                               "the workspace is kept; inspect it with `berth show " + job.id + "`",
-                               ""};
+  receipt.error =
+      ReceiptError{job.state_reason, store::JobStateName(job.state),
+                   "the workspace is kept; inspect it with `berth show " + job.id + "`", ""};
   return SaveReceipt(store, job, receipt.ToJson());
 }
 

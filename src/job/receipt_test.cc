@@ -33,7 +33,8 @@ Receipt FullReceipt() {
   r.write = true;
   r.backend = "overlay";
   r.skipped_includes = {{".env", "looks like a secret"}};
-  r.sandbox = SandboxRecord{"isolated-write", "proxy",
+  r.sandbox = SandboxRecord{"isolated-write",
+                            "proxy",
                             {{"cache:npm", "cache", "/home/ana/.npm", false},
                              {"net:api.anthropic.com", "net", "", false}},
                             SandboxLaunch{"namespaces",
@@ -87,12 +88,19 @@ Receipt FullReceipt() {
   r.provider = p;
   HostRecord allowed{"api.anthropic.com", 443, 3, 0, 0, 90210, 7012, std::nullopt, std::nullopt};
   HostRecord denied{"evil.test", 443, 0, 1, 1, 0, 0, "not in this job's allowlist", "dns"};
-  r.network = NetworkRecord{
-      "provider", ProxyRecord{{"api.anthropic.com"}, "127.0.0.1:3128",
-                              NetworkTotals{3, 1, 1, 90210, 7012, {allowed, denied}}}};
+  r.network = NetworkRecord{"provider",
+                            ProxyRecord{{"api.anthropic.com"},
+                                        "127.0.0.1:3128",
+                                        NetworkTotals{3, 1, 1, 90210, 7012, {allowed, denied}}}};
   r.access = AccessRecord{"full", "--full-access", "ana", 1000};
-  r.landing = LandingRecord{j.id, *j.commit, "refs/heads/main", std::string(40, 'd'),
-                            std::string(40, 'e'), "ana", "2026-11-29T12:00:02.000Z", true,
+  r.landing = LandingRecord{j.id,
+                            *j.commit,
+                            "refs/heads/main",
+                            std::string(40, 'd'),
+                            std::string(40, 'e'),
+                            "ana",
+                            "2026-11-29T12:00:02.000Z",
+                            true,
                             {"src/app.c"}};
   return r;
 }
@@ -176,8 +184,7 @@ TEST(ReceiptCodec, WrongTypesAreErrorsThatNameTheField) {
       {"/provider/cost_usd"_json_pointer, "cheap", "receipt.provider.cost_usd"},
       {"/provider/usage/input_tokens"_json_pointer, true, "receipt.provider.usage.input_tokens"},
       {"/network/hosts/0/port"_json_pointer, 70000, "receipt.network.hosts[0].port"},
-      {"/verification/required_passed"_json_pointer, "yes",
-       "receipt.verification.required_passed"},
+      {"/verification/required_passed"_json_pointer, "yes", "receipt.verification.required_passed"},
       {"/verification_history/1/checks/0/exit"_json_pointer, "2",
        "receipt.verification_history[1].checks[0].exit"},
       {"/times/started_at"_json_pointer, "yesterday", "receipt.times.started_at"},
@@ -383,13 +390,13 @@ TEST(ReceiptCodec, OlderReceiptDecodes) {
 }
 
 TEST(ParseIsoTime, IsTheInverseOfIsoTime) {
-  for (int64_t ms : {int64_t{0}, int64_t{951782400123}, int64_t{1796040000010},
-                     int64_t{253402300799999}})
+  for (int64_t ms :
+       {int64_t{0}, int64_t{951782400123}, int64_t{1796040000010}, int64_t{253402300799999}})
     EXPECT_EQ(ParseIsoTime(IsoTime(ms)), ms) << IsoTime(ms);
   EXPECT_EQ(ParseIsoTime("2024-02-29T23:59:59.999Z"), int64_t{1709251199999});
-  for (const char* bad : {"", "2023-02-29T00:00:00.000Z", "1969-12-31T23:59:59.999Z",
-                          "2026-11-29T24:00:00.000Z", "2026-11-29 12:00:00.000Z",
-                          "2026-11-29T12:00:00Z", "+026-11-29T12:00:00.000Z"})
+  for (const char* bad :
+       {"", "2023-02-29T00:00:00.000Z", "1969-12-31T23:59:59.999Z", "2026-11-29T24:00:00.000Z",
+        "2026-11-29 12:00:00.000Z", "2026-11-29T12:00:00Z", "+026-11-29T12:00:00.000Z"})
     EXPECT_FALSE(ParseIsoTime(bad)) << bad;
 }
 
