@@ -145,41 +145,34 @@ int Show(Session& s, const JobsOptions& o) {
                  EscapeControls(a.detail_json));
   }
   if (j->receipt_json) {
-    nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
-    if (r.is_object()) {
-      const nlohmann::json& t = r["timings"];
-      const nlohmann::json& sb = r["sandbox"];
-      if (sb.is_object() && sb.contains("tier"))
-        fmt::print("sandbox  {} tier, {} profile, network {}\n", sb.value("tier", "?"),
-                   sb.value("profile", "?"), sb.value("network", "?"));
-      // Copies: a const json's operator[] on a missing key is undefined behaviour.
-      nlohmann::json pv = r["provider"];
-      if (pv.is_object()) {
-        auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : std::string("?"); };
-        nlohmann::json m = pv["model"];
-        std::string line = "provider " + text(pv["name"]) + " " + text(pv["version"]);
-        if (m.is_object()) {
-          std::string model = m["reported"].is_string() ? text(m["reported"]) : text(m["requested"]);
-          line += ", model " + model + " (" + text(m["evidence"]) + ")";
-        }
-        nlohmann::json u = pv["usage"];
-        if (u.is_object() && u["input_tokens"].is_number() && u["output_tokens"].is_number())
-          line += fmt::format(", {} tokens in, {} out", u["input_tokens"].get<int64_t>(),
-                              u["output_tokens"].get<int64_t>());
-        if (pv["cost_usd"].is_number()) line += fmt::format(", ${:.4f}", pv["cost_usd"].get<double>());
+    Result<job::Receipt> r = job::Receipt::FromText(*j->receipt_json);
+    if (!r) {
+      fmt::print("receipt  {}/receipt.json cannot be read: {}\n", j->job_dir,
+                 EscapeControls(r.error().ToString()));
+    } else {
+      if (r->sandbox && r->sandbox->launch)
+        fmt::print("sandbox  {} tier, {} profile, network {}\n", r->sandbox->launch->tier,
+                   r->sandbox->profile, r->sandbox->network);
+      if (const std::optional<job::ProviderRecord>& pv = r->provider) {
+        std::string line = "provider " + pv->name + " " + pv->version;
+        std::string model = pv->model.reported ? *pv->model.reported
+                                                : pv->model.requested.value_or("?");
+        line += ", model " + model + " (" + pv->model.evidence + ")";
+        if (pv->usage && pv->usage->input_tokens && pv->usage->output_tokens)
+          line += fmt::format(", {} tokens in, {} out", *pv->usage->input_tokens,
+                              *pv->usage->output_tokens);
+        if (pv->cost_usd) line += fmt::format(", ${:.4f}", *pv->cost_usd);
         fmt::print("{}\n", EscapeControls(line));  // the model name comes from the agent
       }
-      nlohmann::json net = r["network"];
-      if (net.is_object() && net["allowed"].is_number() && net["denied"].is_number())
+      if (r->network && r->network->proxy && r->network->proxy->totals)
         fmt::print("network  {} connection(s) allowed, {} denied (details: berth logs, receipt network)\n",
-                   net["allowed"].get<int64_t>(), net["denied"].get<int64_t>());
-      if (t.is_object())
-        fmt::print("timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
-                   "commit {} ms\n",
-                   t.value("queue_ms", 0), t.value("workspace_ms", 0), t.value("sandbox_ms", 0),
-                   t.value("agent_ms", 0), t.value("collect_ms", 0), t.value("commit_ms", 0));
+                   r->network->proxy->totals->allowed, r->network->proxy->totals->denied);
+      const job::Timings& t = r->timings;
+      fmt::print("timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
+                 "commit {} ms\n",
+                 t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
-      for (const std::string& line : ReceiptChangeLines(r)) fmt::print("  {}\n", line);
+      for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
     }
   }
   return 0;
@@ -309,7 +302,9 @@ int Cancel(Session& s, const JobsOptions& o) {
   }
   if (!signalled) {
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
-    if (fresh && *fresh) (void)job::SaveRecordOnlyReceipt(s.store(), **fresh);
+    if (fresh && *fresh)
+      IgnoreError(job::SaveRecordOnlyReceipt(s.store(), **fresh),
+                  "the job is cancelled in the store; its receipt is a convenience");
   }
   if (o.json) {
     PrintJson({{"id", j->id}, {"state", "cancelled"}, {"signalled", signalled}});
@@ -336,9 +331,9 @@ nlohmann::json FilesJson(const std::vector<git::FileDiff>& files) {
 int Diff(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
-  nlohmann::json receipt = j->receipt_json ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
-                                           : nlohmann::json();
   if (!j->commit) {
+    // A job without a receipt (or with an unreadable one) has no changes to list.
+    job::Receipt receipt = job::LoadReceiptOrRecord(*j);
     if (o.json) {
       nlohmann::json out = {{"id", j->id},
                             {"base", j->base},
@@ -347,11 +342,9 @@ int Diff(Session& s, const JobsOptions& o) {
                             {"state_reason", j->state_reason},
                             {"changes", nlohmann::json::array()},
                             {"refusals", nlohmann::json::array()}};
-      if (receipt.is_object() && receipt["changes"].is_object()) {
-        nlohmann::json& changes = receipt["changes"];
-        if (changes["files"].is_array()) out["changes"] = changes["files"];
-        if (changes["refusals"].is_array()) out["refusals"] = changes["refusals"];
-      }
+      nlohmann::json encoded = receipt.ToJson();
+      out["changes"] = encoded["changes"]["files"];
+      out["refusals"] = encoded["changes"]["refusals"];
       PrintJson(out);
       return 0;
     }
@@ -417,18 +410,12 @@ int Verify(Session& s, const JobsOptions& o) {
       s.ctx(), *request, record, *j->commit, *repo,
       [&](const std::string& step, const std::string& detail) {
         fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
-        (void)s.store().AppendEvent(j->id, step, detail);
+        IgnoreError(s.store().AppendEvent(j->id, step, detail),
+                    "events are advisory; the verification is recorded in the receipt");
       });
   if (!v) return Fail(v.error(), o);
-  nlohmann::json receipt = j->receipt_json
-                               ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
-                               : nlohmann::json::object();
-  if (!receipt.is_object()) receipt = nlohmann::json::object();
-  receipt["verification"] = v->ToJson();
-  if (!receipt.contains("verification_history") || !receipt["verification_history"].is_array())
-    receipt["verification_history"] = nlohmann::json::array();
-  receipt["verification_history"].push_back(v->ToJson());
-  if (Status saved = job::SaveReceipt(s.store(), *j, receipt); !saved) return Fail(saved.error(), o);
+  if (Status saved = job::RecordVerification(s.store(), *j, *v); !saved)
+    return Fail(saved.error(), o);
   const int exit_code = v->required_passed ? 0 : job::kExitVerificationFailed;
   if (o.json) {
     PrintJson({{"id", j->id},

@@ -98,8 +98,6 @@ class StatusLine {
 };
 
 void PrintSummary(const store::JobRecord& job) {
-  nlohmann::json receipt = job.receipt_json ? nlohmann::json::parse(*job.receipt_json, nullptr, false)
-                                            : nlohmann::json();
   double seconds = job.ended_at_ms && job.started_at_ms
                        ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0
                        : 0.0;
@@ -110,19 +108,18 @@ void PrintSummary(const store::JobRecord& job) {
     fmt::print("  access   {}\n", access);
   fmt::print("  base     {}\n", Short(job.base));
   if (job.commit) fmt::print("  commit   {} on branch {}\n", Short(*job.commit), job.branch);
-  if (receipt.is_object()) {
-    const nlohmann::json& changes = receipt["changes"];
-    if (changes["files"].is_array() && !changes["files"].empty()) {
-      fmt::print("  changes  {} file(s){}\n", changes["files"].size(),
-                 job.commit ? "" : " (not committed)");
-      for (const auto& f : changes["files"])
-        fmt::print("    {} {}\n", f["kind"] == "delete" ? "-" : "+", QuotePath(JsonText(f, "path")));
+  if (job.receipt_json)
+    if (Result<job::Receipt> receipt = job::Receipt::FromText(*job.receipt_json)) {
+      if (!receipt->changes.empty()) {
+        fmt::print("  changes  {} file(s){}\n", receipt->changes.size(),
+                   job.commit ? "" : " (not committed)");
+        for (const job::ReceiptChange& f : receipt->changes)
+          fmt::print("    {} {}\n", f.kind == "delete" ? "-" : "+", QuotePath(f.path));
+      }
+      for (const auto& [path, reason] : receipt->refusals)
+        fmt::print("  refused  {}: {}\n", QuotePath(path), EscapeControls(reason));
+      for (const std::string& line : SkippedIncludeLines(*receipt)) fmt::print("  {}\n", line);
     }
-    for (const auto& r : changes["refusals"])
-      fmt::print("  refused  {}: {}\n", QuotePath(JsonText(r, "path")),
-                 EscapeControls(JsonText(r, "reason")));
-    for (const std::string& line : SkippedIncludeLines(receipt)) fmt::print("  {}\n", line);
-  }
   if (job.landed_commit)
     fmt::print("  landed   {} (auto-land)\n", job.landed_commit->substr(0, 12));
   fmt::print("  receipt  {}/receipt.json\n", job.job_dir);

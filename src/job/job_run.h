@@ -56,7 +56,7 @@ class JobRun {
         progress_(progress) {
     receipt_.write = request_.write;
     receipt_.argv = request_.argv;
-    receipt_.access = AccessJson(request_);
+    receipt_.access = AccessRecordOf(request_);
   }
 
   // Runs the job to a terminal state and returns it as it ended.

@@ -54,30 +54,18 @@ std::optional<std::string> EnvValue(const JobContext& ctx, const std::string& na
   return std::nullopt;
 }
 
-nlohmann::json ParseReceipt(const store::JobRecord& job) {
-  if (!job.receipt_json) return nlohmann::json::object();
-  nlohmann::json receipt = nlohmann::json::parse(*job.receipt_json, nullptr, false);
-  return receipt.is_object() ? receipt : nlohmann::json::object();
-}
-
 // Why `verification` (the receipt's latest, or a fresh one) does not allow a land; "" if it does.
-std::string VerificationRefusal(const nlohmann::json& verification, bool allow_unverified) {
-  bool no_checks = !verification.is_object() || !verification.contains("checks") ||
-                   !verification["checks"].is_array() || verification["checks"].empty();
-  if (no_checks) {
+std::string VerificationRefusal(const std::optional<Verification>& verification,
+                                bool allow_unverified) {
+  if (!verification || verification->checks.empty()) {
     if (allow_unverified) return "";
     return "the job was not verified: no check ran on its commit (set [landing] "
            "allow_unverified = true in the policy to land unverified jobs)";
   }
-  const nlohmann::json& passed = verification["required_passed"];
-  if (!passed.is_boolean() || !passed.get<bool>()) {
+  if (!verification->required_passed) {
     std::string failed;
-    for (const nlohmann::json& check : verification["checks"]) {
-      if (!check.is_object()) continue;
-      bool required = check.value("required", true);
-      bool ok = check.value("passed", false);
-      if (required && !ok) failed += (failed.empty() ? "" : ", ") + check.value("name", "?");
-    }
+    for (const CheckResult& check : verification->checks)
+      if (check.required && !check.passed) failed += (failed.empty() ? "" : ", ") + check.name;
     return "a required check failed in the latest verification: " + failed;
   }
   return "";
@@ -102,15 +90,11 @@ Result<Verification> Reverify(const JobContext& ctx, store::Store& store,
   verification = TRY(RunChecks(ctx, request, record_for_checks, *job.commit, repo,
                                [&](const std::string& step, const std::string& detail) {
                                  if (options.on_event) options.on_event(step, detail);
-                                 (void)store.AppendEvent(job.id, step, detail);
+                                 IgnoreError(store.AppendEvent(job.id, step, detail),
+                                             "events are advisory; the verification counts");
                                }));
   if (!record) return verification;
-  nlohmann::json receipt = ParseReceipt(job);
-  receipt["verification"] = verification.ToJson();
-  if (!receipt.contains("verification_history") || !receipt["verification_history"].is_array())
-    receipt["verification_history"] = nlohmann::json::array();
-  receipt["verification_history"].push_back(verification.ToJson());
-  TRY(SaveReceipt(store, job, receipt));
+  TRY(RecordVerification(store, job, verification));
   return verification;
 }
 
@@ -162,12 +146,12 @@ Status RecordLand(store::Store& store, const store::JobRecord& job, const LandRe
       {"old", result.old_head}, {"new", result.new_commit},     {"authorised_by", authorised_by},
       {"at", IsoTime(at)}};
   TRY(store.AppendAudit(store::AuditEntry{0, at, job.id, "land", DumpJson(detail)}));
-  nlohmann::json receipt = ParseReceipt(job);
-  detail["checked_out"] = result.checked_out;
-  detail["paths"] = result.paths;
-  receipt["landing"] = detail;
+  Receipt receipt = LoadReceiptOrRecord(job);
+  receipt.landing = LandingRecord{job.id,        *job.commit,       result.target,
+                                  result.old_head, result.new_commit, authorised_by,
+                                  IsoTime(at),   result.checked_out, result.paths};
   std::optional<store::JobRecord> fresh = TRY(store.GetJob(job.id));
-  return SaveReceipt(store, fresh ? *fresh : job, receipt);
+  return SaveReceipt(store, fresh ? *fresh : job, receipt.ToJson());
 }
 
 }  // namespace
@@ -373,11 +357,11 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
     return loaded.error();
   }
   policy::Landing landing = pol ? pol->landing : policy::Landing{};
-  std::optional<nlohmann::json> reverified;
+  std::optional<Verification> reverified;  // no checks reads as no verification
   if (options.reverify) {
     if (!pol) return Refuse(result, "--reverify needs a policy, and there is none");
     Verification v = TRY(Reverify(ctx, store, job_in, *pol, repo, options, !options.dry_run));
-    reverified = v.checks.empty() ? nlohmann::json(nullptr) : v.ToJson();
+    reverified = std::move(v);
   } else {
     std::string current = pol ? pol->sha256 : "";
     if (current != job_in.policy_hash)
@@ -402,8 +386,10 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
     return Refuse(result, "the job branch " + job.branch + " points at " + *branch_head +
                               ", not at the job's recorded commit " + *job.commit +
                               " (it was moved after the job ended)");
-  nlohmann::json verification =
-      reverified ? *reverified : ParseReceipt(job).value("verification", nlohmann::json(nullptr));
+  // An unreadable receipt has no verification to show, as one without checks.
+  std::optional<Verification> verification = reverified;
+  if (!reverified)
+    if (Result<Receipt> receipt = LoadReceipt(job)) verification = receipt->verification;
   // Auto-landing never takes an unverified job, whatever allow_unverified says.
   bool allow_unverified = landing.allow_unverified && options.authorised_by != kAutoLand;
   if (std::string why = VerificationRefusal(verification, allow_unverified); !why.empty())

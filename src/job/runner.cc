@@ -293,8 +293,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   if (progress_ != nullptr) progress_->SetOutputSource(nullptr);
   OutputCapture::Stats o = stdout_capture->Finish();
   OutputCapture::Stats e = stderr_capture->Finish();
-  receipt_.output = {{"stdout", {{"bytes", o.bytes}, {"elided", o.elided}}},
-                     {"stderr", {{"bytes", e.bytes}, {"elided", e.elided}}}};
+  receipt_.output = OutputRecord{{o.bytes, o.elided}, {e.bytes, e.elided}};
   return result;
 }
 
@@ -333,14 +332,16 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
 
 void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address) {
   if (spec.network != sandbox::Network::kProxy) {
-    receipt_.network = {{"mode", policy::NetworkModeName(request_.network)}};
+    receipt_.network = NetworkRecord{request_.network, std::nullopt};
     return;
   }
-  nlohmann::json stats = nlohmann::json::object();
+  std::optional<NetworkTotals> totals;
   std::vector<net::HostStats> hosts;
   if (proxy_) {
     proxy_->Stop();
-    stats = proxy_->StatsJson();
+    Result<NetworkTotals> stats = NetworkTotals::FromJson(proxy_->StatsJson(), "proxy stats");
+    CHECK(stats);  // the proxy's own counts
+    totals = std::move(*stats);
     hosts = proxy_->Stats();
   }
   std::vector<net::ProxyDecision> denials;
@@ -366,10 +367,9 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     }
     Step("net", line);
   }
-  receipt_.network = {{"mode", policy::NetworkModeName(request_.network)},
-                      {"allowlist", net::ToStrings(spec.net_allow)},
-                      {"proxy", address.empty() ? nlohmann::json(nullptr) : nlohmann::json(address)}};
-  for (auto it = stats.begin(); it != stats.end(); ++it) receipt_.network[it.key()] = it.value();
+  receipt_.network = NetworkRecord{
+      request_.network,
+      ProxyRecord{spec.net_allow, address.empty() ? std::nullopt : std::optional(address), totals}};
 }
 
 namespace {
@@ -437,20 +437,11 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
   constexpr size_t kMaxText = 8192;
   std::string final_text = Mask(facts.output.final_text);
   if (final_text.size() > kMaxText) final_text = final_text.substr(0, kMaxText) + "...";
-  nlohmann::json parsed = facts.output.ToJson();
-  receipt_.provider = {{"name", p.name},
-                       {"cli", request_.provider_cli},
-                       {"version", request_.provider_version},
-                       {"model", facts.model.ToJson()},
-                       {"session_id", parsed["session_id"]},
-                       {"usage", parsed["usage"]},
-                       {"cost_usd", parsed["cost_usd"]},
-                       {"final_text", final_text},
-                       {"failure", facts.output.failure.empty()
-                                       ? nlohmann::json(nullptr)
-                                       : nlohmann::json(Mask(facts.output.failure))},
-                       {"credentials", credentials_passed_},
-                       {"output_lines", facts.output.lines}};
+  receipt_.provider = ProviderRecordOf(p.name, request_.provider_cli, request_.provider_version,
+                                       facts.model, facts.output);
+  receipt_.provider->final_text = final_text;
+  if (!facts.output.failure.empty()) receipt_.provider->failure = Mask(facts.output.failure);
+  receipt_.provider->credentials = credentials_passed_;
   if (outcome.kind == provider::OutcomeKind::kCompleted) {
     Step("agent", p.name + " finished" +
                       (facts.output.model.empty() ? "" : " (model " + facts.output.model + ")"));
@@ -550,8 +541,8 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
                   "verification could not run: " + v.error().ToString(),
                   ReceiptError{v.error().ToString(), "verification", v.error().hint(), ""});
   }
-  receipt_.verification = v->ToJson();
-  receipt_.verification_history.push_back(receipt_.verification);
+  receipt_.verification = *v;
+  receipt_.verification_history.push_back(*v);
   if (!v->required_passed) {
     const CheckResult* failed = nullptr;
     for (const CheckResult& c : v->checks)
@@ -601,10 +592,10 @@ store::JobRecord JobRun::Run() {
     return Finish(e.cause() == Cause::kUnavailable ? JobState::kUnavailable : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
   }
-  receipt_.sandbox = {{"profile", sandbox::ProfileName(spec->profile)},
-                      {"network", sandbox::NetworkName(spec->network)},
-                      {"grants", spec->ToJson()["grants"]}};
-  if (request_.full_access) Step("access", AccessLine(receipt_.access));
+  receipt_.sandbox = SandboxRecord{sandbox::ProfileName(spec->profile),
+                                   sandbox::NetworkName(spec->network),
+                                   SandboxGrantsOf(spec->grants), std::nullopt};
+  if (request_.full_access) Step("access", AccessLine(AccessJson(request_)));
   if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
   Step("agent", "running " + request_.argv[0] +
                     (request_.full_access ? " with full access" : " in the sandbox"));
@@ -619,13 +610,12 @@ store::JobRecord JobRun::Run() {
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
   }
   const sandbox::LaunchResult& run = *launched;
-  receipt_.sandbox["tier"] = run.tier;
-  receipt_.sandbox["layers"] = run.layers;
-  receipt_.sandbox["limits"] = ReceiptLimits(request_.limits, run.limits);
-  receipt_.sandbox["warnings"] = run.warnings;
-  receipt_.sandbox["denied_sockets"] = nlohmann::json::array();
+  Result<std::vector<LimitRecord>> limits = LimitsFromJson(
+      ReceiptLimits(request_.limits, run.limits), "the job's limits", /*with_source=*/true);
+  CHECK(limits && receipt_.sandbox);  // the sandbox's own list; the spec was built above
+  receipt_.sandbox->launch = SandboxLaunch{run.tier, run.layers, std::move(*limits), run.warnings, {}};
   for (const sandbox::DeniedSocket& d : run.denied_sockets) {
-    receipt_.sandbox["denied_sockets"].push_back({{"path", d.path}, {"count", d.count}});
+    receipt_.sandbox->launch->denied_sockets.push_back({d.path, d.count});
     IgnoreError(store_.AppendEvent(job_.id, "sandbox",
                                    "denied a connect to the host socket " + d.path + " (" +
                                        std::to_string(d.count) +

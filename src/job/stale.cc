@@ -28,9 +28,12 @@ Status ReapStaleJobs(store::Store& store) {
         job.id, store::StaleJudgement{job.state, job.owner, job.lease_expires_at_ms},
         reason + "; workspace kept at " + job.job_dir, ExitCodeForState(store::JobState::kStale));
     if (!changed || !*changed) continue;
-    (void)store.AppendEvent(job.id, "stale", reason);
+    IgnoreError(store.AppendEvent(job.id, "stale", reason),
+                "events are advisory; the stale mark above is what counts");
     Result<std::optional<store::JobRecord>> now_stale = store.GetJob(job.id);
-    if (now_stale && *now_stale) (void)SaveRecordOnlyReceipt(store, **now_stale);
+    if (now_stale && *now_stale)
+      IgnoreError(SaveRecordOnlyReceipt(store, **now_stale),
+                  "the job is stale in the store either way; a receipt is a convenience");
   }
   return {};
 }

@@ -9,6 +9,7 @@
 
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
+#include "job/json_read.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
 #include "sandbox/launcher.h"
@@ -76,7 +77,10 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
     r.reason = "could not start: " + launched.error().ToString();
     return r;
   }
-  r.limits = launched->limits;
+  Result<std::vector<LimitRecord>> limits =
+      LimitsFromJson(launched->limits, "the sandbox's limits", /*with_source=*/false);
+  CHECK(limits);  // the sandbox's own list of strings
+  r.limits = std::move(*limits);
   if (launched->status.signaled) r.signal = launched->status.signal;
   else r.exit = launched->status.code;
   r.timed_out = launched->timed_out;
@@ -140,7 +144,27 @@ nlohmann::json CheckResult::ToJson() const {
           {"passed", passed},
           {"reason", reason},
           {"output_tail", output_tail},
-          {"limits", limits}};
+          {"limits", LimitsToJson(limits, /*with_source=*/false)}};
+}
+
+Result<CheckResult> CheckResult::FromJson(const nlohmann::json& json, const std::string& where) {
+  JsonReader r = TRY(JsonReader::Of(json, where));
+  CheckResult c;
+  TRY(r.Read("name", &c.name));
+  TRY(r.Read("argv", &c.argv));
+  TRY(r.Read("required", &c.required));
+  TRY(r.Read("expect_exit", &c.expect_exit));
+  TRY(r.Read("exit", &c.exit));
+  TRY(r.Read("signal", &c.signal));
+  TRY(r.Read("timed_out", &c.timed_out));
+  TRY(r.Read("over_output_limit", &c.over_output_limit));
+  TRY(r.Read("duration_ms", &c.duration_ms));
+  TRY(r.Read("passed", &c.passed));
+  TRY(r.Read("reason", &c.reason));
+  TRY(r.Read("output_tail", &c.output_tail));
+  if (r.Has("limits"))
+    c.limits = TRY(LimitsFromJson(r.At("limits"), r.Where("limits"), /*with_source=*/false));
+  return c;
 }
 
 nlohmann::json Verification::ToJson() const {
@@ -151,6 +175,17 @@ nlohmann::json Verification::ToJson() const {
           {"policy_sha256", policy_sha256},
           {"required_passed", required_passed},
           {"checks", checks_json}};
+}
+
+Result<Verification> Verification::FromJson(const nlohmann::json& json, const std::string& where) {
+  JsonReader r = TRY(JsonReader::Of(json, where));
+  Verification v;
+  TRY(r.Read("started_at", &v.started_at));
+  TRY(r.Read("commit", &v.commit));
+  TRY(r.Read("policy_sha256", &v.policy_sha256));
+  TRY(r.Read("required_passed", &v.required_passed));
+  TRY(r.ReadList("checks", &v.checks, CheckResult::FromJson));
+  return v;
 }
 
 Result<Verification> RunChecks(

@@ -17,6 +17,7 @@
 #include "base/result.h"
 #include "git/repository.h"
 #include "job/context.h"
+#include "job/limit_record.h"
 #include "job/run_request.h"
 #include "store/job_record.h"
 
@@ -35,9 +36,12 @@ struct CheckResult {
   bool passed = false;
   std::string reason;       // why it failed, or "exited 0 as expected"
   std::string output_tail;  // the last few KiB of its output, secrets masked
-  nlohmann::json limits = nlohmann::json::array();  // the sandbox's AppliedLimit list
+  std::vector<LimitRecord> limits;  // what the sandbox applied (no `source`)
 
+  // The codec of one entry of a receipt's `verification.checks` (docs/receipt.md).
   nlohmann::json ToJson() const;
+  static Result<CheckResult> FromJson(const nlohmann::json& json, const std::string& where);
+  bool operator==(const CheckResult&) const = default;
 };
 
 struct Verification {
@@ -47,7 +51,10 @@ struct Verification {
   std::string commit;
   std::string policy_sha256;
 
+  // The codec of a receipt's `verification` and of each entry of `verification_history`.
   nlohmann::json ToJson() const;
+  static Result<Verification> FromJson(const nlohmann::json& json, const std::string& where);
+  bool operator==(const Verification&) const = default;
   // "5 check(s) passed", or "3 of 5 check(s) passed; optional check(s) failed: lint, docs".
   std::string Summary() const;
 };
