@@ -332,7 +332,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
 
 void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address) {
   if (spec.network != sandbox::Network::kProxy) {
-    receipt_.network = NetworkRecord{request_.network, std::nullopt};
+    receipt_.network = NetworkRecord{policy::NetworkModeName(request_.network), std::nullopt};
     return;
   }
   std::optional<NetworkTotals> totals;
@@ -368,8 +368,8 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     Step("net", line);
   }
   receipt_.network = NetworkRecord{
-      request_.network,
-      ProxyRecord{spec.net_allow, address.empty() ? std::nullopt : std::optional(address), totals}};
+      policy::NetworkModeName(request_.network),
+      ProxyRecord{net::ToStrings(spec.net_allow), address.empty() ? std::nullopt : std::optional(address), totals}};
 }
 
 namespace {
