@@ -1,6 +1,7 @@
 #include "cli/context.h"
 
 #include "config/user_config.h"
+#include "land/land.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 
@@ -22,6 +23,7 @@ Result<job::JobContext> MakeJobContext(const GlobalOptions& global) {
     if (eq != std::string::npos) ctx.environ.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
   }
   ctx.self_exe = TRY(sys::SelfExecutable());
+  ctx.auto_land = land::AutoLand;
   // The state directory is made (0700) by whoever first writes to it: the store, a job.
   return ctx;
 }
