@@ -8,7 +8,7 @@ CTEST_FLAGS := --output-on-failure -j2
 FUZZ_SECONDS ?= 60
 
 .DEFAULT_GOAL := build
-.PHONY: deps configure build test demo release bench asan fuzz format clean
+.PHONY: deps configure build test demo release bench asan fuzz lint format clean
 
 deps:
 	scripts/install-deps
@@ -34,6 +34,11 @@ release: deps
 bench: release
 	@test -x bench/sandbox-start || { echo "make: bench/sandbox-start is missing or not executable" >&2; exit 1; }
 	BERTH=$(RELEASE_DIR)/src/cli/berth bench/sandbox-start
+
+# Only src/sys includes system headers, and modules depend on each other as docs/design.md
+# draws it. Needs python3 only, no build.
+lint:
+	scripts/check-includes
 
 asan: deps
 	@test -f $(ASAN_DIR)/build.ninja || cmake --preset asan-ubsan

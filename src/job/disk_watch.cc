@@ -1,11 +1,10 @@
 #include "job/disk_watch.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 
 #include "sys/disk.h"
+#include "sys/net.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -57,8 +56,7 @@ void DiskWatch::Run() {
     const uint64_t growth = usage > baseline_ ? usage - baseline_ : 0;
     if (growth > cap_bytes_) {
       exceeded_ = growth;
-      uint64_t one = 1;
-      (void)::write(stop_fd_, &one, sizeof one);
+      sys::SignalEventFd(stop_fd_);
       break;
     }
   }

@@ -20,7 +20,6 @@
 #include "job/job_limits.h"
 #include "job/job_run.h"
 #include "job/job_sandbox.h"
-#include "job/land.h"
 #include "job/lease.h"
 #include "job/masking_store.h"
 #include "job/outcome.h"
@@ -690,13 +689,8 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
   // Auto-land only a completed job whose every required check passed, with at least one
   // required check declared (Land itself re-checks the verification).
   if (auto_land && has_required_check && ended.state == JobState::kCompleted && ended.commit) {
-    LandOptions options;
-    options.authorised_by = kAutoLand;
-    Result<LandResult> landed = Land(ctx, *store, ended, options);
-    std::string detail = !landed            ? "auto-land failed: " + landed.error().ToString()
-                         : landed->refused() ? "auto-land refused: " + landed->refused_reason
-                                             : "auto-landed on " + landed->target + " as " +
-                                                   landed->new_commit.substr(0, 12);
+    std::string detail = ctx.auto_land ? ctx.auto_land(ctx, *store, ended)
+                                       : "auto-land failed: this runner was given no lander";
     IgnoreError(store->AppendEvent(ended.id, "land", detail),
                 "the landing itself is in the record and the audit log");
     if (Result<std::optional<store::JobRecord>> fresh = store->GetJob(ended.id); fresh && *fresh)

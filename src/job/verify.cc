@@ -1,8 +1,5 @@
 #include "job/verify.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -51,13 +48,11 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   const int64_t start = sys::MonotonicMillis();
 
   Result<sys::Pipe> pipe = sys::MakePipe();
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (!pipe || null_fd < 0) {
-    if (null_fd >= 0) ::close(null_fd);
+  Result<sys::UniqueFd> null_in = sys::OpenReadOnly("/dev/null");
+  if (!pipe || !null_in) {
     r.reason = "could not start: no pipe";
     return r;
   }
-  sys::UniqueFd null_in(null_fd);
   Result<std::unique_ptr<OutputCapture>> capture =
       OutputCapture::Start(std::move(pipe->read), log_path, output_limit, &mask);
   if (!capture) {
@@ -65,7 +60,7 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
     return r;
   }
   sandbox::LaunchOptions options;
-  options.stdio[0] = null_in.get();
+  options.stdio[0] = null_in->get();
   options.stdio[1] = pipe->write.get();
   options.stdio[2] = pipe->write.get();
   Result<sandbox::LaunchResult> launched = sandbox::Launch(spec, "verify", options);

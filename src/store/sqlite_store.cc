@@ -1,14 +1,12 @@
 #include "store/sqlite_store.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <utility>
 
 #include "store/job_id.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_schema.h"
+#include "sys/file_io.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "sys/retry.h"
@@ -90,10 +88,7 @@ std::string LikePrefixPattern(const std::string& prefix) {
 // -shm files SQLite creates later copy the database file's mode. An existing file is left as
 // it is.
 Status CreateDatabaseFile(const std::string& path) {
-  sys::UniqueFd fd(sys::RetryEintr([&] {
-    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  }));
-  if (!fd.valid() && errno != EEXIST) return Error::FromErrno("create " + path, errno);
+  TRY(sys::CreateFileIfMissing(path, 0600));
   return {};
 }
 

@@ -140,6 +140,12 @@ Status RemoveDir(const std::string& path) {
   return {};
 }
 
+Status RemoveFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return Error::FromErrno("remove " + path, errno);
+  return {};
+}
+
 Result<Pipe> MakePipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Error::FromErrno("pipe", errno);

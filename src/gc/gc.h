@@ -20,7 +20,7 @@
 #include "base/result.h"
 #include "store/store.h"
 
-namespace berth::job {
+namespace berth::gc {
 
 enum class GcMode { kApply, kDryRun };
 
@@ -94,4 +94,4 @@ Result<GcReport> CollectGarbage(store::Store& store, const std::string& state_di
 
 nlohmann::json GcReportToJson(const GcReport& report);
 
-}  // namespace berth::job
+}  // namespace berth::gc

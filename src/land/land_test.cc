@@ -1,7 +1,7 @@
 // Landing: the in-memory cherry-pick, the checkout steps and their crash recovery (each step
 // run alone, as if berth died after it), the store's MarkLanded, and Land() end to end on a
 // repository with a recorded job (no sandbox needed: the job's verification is in its receipt).
-#include "job/land.h"
+#include "land/land.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -16,7 +16,7 @@
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 
-namespace berth::job {
+namespace berth::land {
 namespace {
 
 using git::testing::CommitAll;
@@ -25,6 +25,8 @@ using git::testing::ReadFileOrDie;
 using git::testing::RunGit;
 using git::testing::TempDir;
 using git::testing::WriteFile;
+using job::DumpJson;
+using job::JobContext;
 
 [[maybe_unused]] ::testing::Environment* const kEnvironment =
     ::testing::AddGlobalTestEnvironment(new git::testing::HermeticGitEnvironment);
@@ -456,4 +458,4 @@ TEST_F(LandWithStoreTest, MarkLandedIsACompareAndSet) {
 }
 
 }  // namespace
-}  // namespace berth::job
+}  // namespace berth::land

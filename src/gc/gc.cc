@@ -1,6 +1,4 @@
-#include "job/gc.h"
-
-#include <unistd.h>
+#include "gc/gc.h"
 
 #include <map>
 #include <memory>
@@ -18,9 +16,15 @@
 #include "sys/fs.h"
 #include "sys/overlay.h"
 #include "sys/process.h"
+#include "sys/self.h"
 #include "sys/terminate.h"
 
-namespace berth::job {
+namespace berth::gc {
+
+// What gc uses of a job's life (gc/ sits above job/ in the module graph).
+using job::DumpJson;
+using job::IsoTime;
+using job::ReapStaleJobs;
 
 namespace {
 
@@ -229,7 +233,7 @@ class Collector {
     const std::string host = sys::HostId();
     for (const JobRecord& job : jobs_) {
       if (!store::IsTerminal(job.state) || job.owner.host != host || job.owner.pid <= 0 ||
-          job.owner.pid == ::getpid())
+          job.owner.pid == sys::CurrentPid())
         continue;
       if (!job.ended_at_ms || options_.now_ms - *job.ended_at_ms < options_.leftover_after_ms) continue;
       pid_t pid = static_cast<pid_t>(job.owner.pid);
@@ -335,7 +339,8 @@ class Collector {
     if (!sys::Exists(dir)) return;
     entry.bytes = sys::DiskUsage(dir);
     if (!dry_) {
-      (void)sys::MakeOverlayWorkRemovable(dir + "/work");
+      IgnoreError(sys::MakeOverlayWorkRemovable(dir + "/work"),
+                  "a work dir that stays unremovable makes the removal below fail and warn");
       if (Status removed = sys::RemoveTreeForcibly(dir); !removed) {
         Warn("job " + entry.id + ": " + removed.error().ToString());
         entry.bytes = entry.bytes > sys::DiskUsage(dir) ? entry.bytes - sys::DiskUsage(dir) : 0;
@@ -450,7 +455,8 @@ class Collector {
       }
       orphan.bytes = sys::DiskUsage(orphan.name);
       if (!dry_) {
-        (void)sys::MakeOverlayWorkRemovable(orphan.name + "/work");
+        IgnoreError(sys::MakeOverlayWorkRemovable(orphan.name + "/work"),
+                    "a work dir that stays unremovable makes the removal below fail and say so");
         if (Status removed = sys::RemoveTreeForcibly(orphan.name); !removed) {
           orphan.why = removed.error().ToString();
           orphan.bytes = 0;
@@ -504,7 +510,7 @@ class Collector {
     if (!dry_) {
       // The ".tmp-" prefix makes a leftover of a crashed gc an abandoned build, which
       // EnsureSnapshot removes under the lock.
-      std::string aside = dir + ".tmp-gc-" + std::to_string(::getpid());
+      std::string aside = dir + ".tmp-gc-" + std::to_string(sys::CurrentPid());
       TRY(sys::Rename(dir, aside));
       if (!UsersOf(aside, commit).empty()) {  // registered between the check and the rename
         TRY(sys::Rename(aside, dir));
@@ -598,4 +604,4 @@ nlohmann::json GcReportToJson(const GcReport& report) {
   return out;
 }
 
-}  // namespace berth::job
+}  // namespace berth::gc

@@ -21,7 +21,7 @@
 #include "store/job_record.h"
 #include "store/store.h"
 
-namespace berth::job {
+namespace berth::land {
 
 // The steps of applying to a checkout, in order; a crash after any of them is recoverable.
 enum class LandStep { kJournalWritten, kIndexWritten, kFilesWritten, kRefMoved };
@@ -64,8 +64,8 @@ struct LandResult {
 // Lands `job` (see the file comment). A refusal is a LandResult with refused_reason; an Error
 // means landing could not be attempted or an operation failed (nothing half-applied remains:
 // the journal is rolled back or forward).
-Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store::JobRecord& job,
-                        const LandOptions& options);
+Result<LandResult> Land(const job::JobContext& ctx, store::Store& store,
+                        const store::JobRecord& job, const LandOptions& options);
 
 // What berth-land.json in a worktree's git dir records while a land is applied to it.
 struct LandJournal {
@@ -109,7 +109,11 @@ Result<Recovery> RecoverPendingLand(git::Repository& repo, LockHeld lock_held = 
 // MarkLanded, the audit entry and the receipt's landing (docs/landing.md, Recovery).
 Status RecoverInterruptedLands(store::Store& store, git::Repository& repo);
 
+// The runner's auto-land (job::JobContext::auto_land): lands `job` as kAutoLand and returns the
+// detail of the job's "land" event (landed, refused and why, or failed and why).
+std::string AutoLand(const job::JobContext& ctx, store::Store& store, const store::JobRecord& job);
+
 // The message of a landed commit: `message` ending with the line "Berth-Job: <id>".
 std::string LandedMessage(const std::string& message, const std::string& job_id);
 
-}  // namespace berth::job
+}  // namespace berth::land

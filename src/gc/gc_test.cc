@@ -1,6 +1,6 @@
-// Unit tests of job::CollectGarbage on a real SQLite store and a state directory built by
+// Unit tests of gc::CollectGarbage on a real SQLite store and a state directory built by
 // hand (no repository: branch handling is covered by tests/e2e/gc_e2e_test.cc).
-#include "job/gc.h"
+#include "gc/gc.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,7 +17,7 @@
 #include "sys/fs.h"
 #include "sys/process.h"
 
-namespace berth::job {
+namespace berth::gc {
 namespace {
 
 using store::JobRecord;
@@ -37,7 +37,9 @@ class GcTest : public ::testing::Test {
     ASSERT_TRUE(opened) << opened.error().ToString();
     store_ = std::move(*opened);
   }
-  void TearDown() override { (void)sys::RemoveTreeForcibly(root_); }
+  void TearDown() override {
+    IgnoreError(sys::RemoveTreeForcibly(root_), "a temp dir left behind fails no test");
+  }
 
   // A job in `state` with a job directory holding an overlay layout (a mode-000 work/work, as
   // overlayfs leaves it) and a registration in the snapshot of `base`.
@@ -242,4 +244,4 @@ TEST(DiskTest, RemoveTreeForciblyEmptiesUnreadableDirectories) {
 }
 
 }  // namespace
-}  // namespace berth::job
+}  // namespace berth::gc

@@ -1,11 +1,7 @@
 // Landing a job: the checks, the in-memory cherry-pick, and the two ways of moving the target
 // (docs/landing.md).
-#include "job/land.h"
+#include "land/land.h"
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <utility>
 
 #include "base/strings.h"
@@ -18,8 +14,18 @@
 #include "sys/file_lock.h"
 #include "sys/fs.h"
 #include "sys/process.h"
+#include "sys/self.h"
 
-namespace berth::job {
+namespace berth::land {
+
+// What landing uses of a job's life (land/ sits above job/ in the module graph).
+using job::DumpJson;
+using job::IsoTime;
+using job::JobContext;
+using job::RunChecks;
+using job::RunRequest;
+using job::SaveReceipt;
+using job::Verification;
 
 namespace {
 
@@ -91,7 +97,8 @@ Result<Verification> Reverify(const JobContext& ctx, store::Store& store,
                                [&](const std::string& step, const std::string& detail) {
                                  if (options.on_event) options.on_event(step, detail);
                                  IgnoreError(store.AppendEvent(job.id, step, detail),
-                                             "events are advisory; the verification counts");
+                                             "events are advisory; the verification result "
+                                             "is what the land decides on");
                                }));
   if (!record) return verification;
   TRY(RecordVerification(store, job, verification));
@@ -100,9 +107,7 @@ Result<Verification> Reverify(const JobContext& ctx, store::Store& store,
 
 Status RemoveJournal(const git::Repository& repo) {
   std::string path = LandJournalPath(repo);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    return Error::FromErrno("remove " + path, errno);
-  return {};
+  return sys::RemoveFile(path);
 }
 
 // Makes the journal's paths match `commit` in the index and the work tree.
@@ -120,7 +125,8 @@ Error RollBack(git::Repository& repo, const LandJournal& journal, Error cause) {
                      " stays for the next berth land to recover");
     return cause;
   }
-  (void)RemoveJournal(repo);
+  IgnoreError(RemoveJournal(repo), "the checkout matches the old commit again, and a "
+                                    "journal left over is rolled back again by recovery");
   return cause;
 }
 
@@ -128,7 +134,7 @@ Error RollBack(git::Repository& repo, const LandJournal& journal, Error cause) {
 std::function<bool(LandStep)> StepHook(const JobContext& ctx, const LandOptions& options) {
   std::optional<std::string> pause = EnvValue(ctx, kPauseVariable);
   return [pause, after = options.after_step](LandStep step) {
-    if (pause && *pause == LandStepName(step)) ::raise(SIGSTOP);
+    if (pause && *pause == LandStepName(step)) sys::StopSelf();
     return !after || after(step);
   };
 }
@@ -477,4 +483,4 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   return result;
 }
 
-}  // namespace berth::job
+}  // namespace berth::land
