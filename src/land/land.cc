@@ -26,6 +26,12 @@ using job::RunChecks;
 using job::RunRequest;
 using job::SaveReceipt;
 using job::Verification;
+using job::CheckResult;
+using job::LandingRecord;
+using job::LoadReceipt;
+using job::LoadReceiptOrRecord;
+using job::Receipt;
+using job::RecordVerification;
 
 namespace {
 
