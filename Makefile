@@ -8,7 +8,8 @@ CTEST_FLAGS := --output-on-failure -j2
 FUZZ_SECONDS ?= 60
 
 .DEFAULT_GOAL := build
-.PHONY: deps configure build test demo release bench asan fuzz lint format clean
+.PHONY: deps configure build test demo release bench asan asan-configure tidy check-format \
+	check fuzz lint format clean
 
 deps:
 	scripts/install-deps
@@ -40,10 +41,24 @@ bench: release
 lint:
 	scripts/check-includes
 
-asan: deps
+# The clang tree: ASan + UBSan, and -Wthread-safety checking the lock annotations.
+asan-configure: deps
 	@test -f $(ASAN_DIR)/build.ninja || cmake --preset asan-ubsan
+
+asan: asan-configure
 	cmake --build $(ASAN_DIR)
-	ctest --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
+	scripts/asan-tests $(ASAN_DIR) unit
+	scripts/asan-tests $(ASAN_DIR) e2e
+
+# clang-tidy over src/ with the clang tree's compile database (no build needed).
+tidy: asan-configure
+	scripts/run-tidy $(ASAN_DIR)
+
+check-format:
+	scripts/check-format
+
+# The gates CI runs besides the tests: format, the clang tree's build and tests, clang-tidy.
+check: check-format lint asan tidy
 
 # Every libFuzzer target, built with clang in build/fuzz, FUZZ_SECONDS each (scripts/fuzz).
 fuzz: deps
