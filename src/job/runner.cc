@@ -336,7 +336,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
         {ws.backend == workspace::Backend::kOverlay ? ws.upper : ws.copy, ws.git_dir},
         request_.limits.disk_bytes, lost_.get());
   }
-  Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
+  Result<sandbox::LaunchResult> result = sandbox::LaunchAllowingFallback(spec, job_.id, options);
   if (disk_watch) disk_exceeded_ = disk_watch->exceeded();
   disk_watch.reset();
   FinishProxy(spec, result ? result->proxy_address : "");
@@ -661,7 +661,9 @@ store::JobRecord JobRun::Run() {
   if (!launched) {
     const Error& e = launched.error();
     bool unavailable = e.cause() == Cause::kUnavailable;
-    bool missing = e.message().rfind("cannot run", 0) == 0;
+    const sandbox::LaunchFailure failure = sandbox::LaunchFailureOf(e);
+    bool missing = failure == sandbox::LaunchFailure::kCommandNotFound ||
+                   failure == sandbox::LaunchFailure::kCommandNotRunnable;
     return Finish(unavailable ? JobState::kUnavailable : missing ? JobState::kChildFailed
                                                                  : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
