@@ -43,6 +43,14 @@ class Error {
     hint_ = std::move(hint);
     return *this;
   }
+  // A finer cause than Cause, as an enum of the module that made the error (e.g.
+  // sandbox::LaunchFailure, read through that module's accessor); 0 when there is none. It
+  // lets a caller switch on what failed where the message would otherwise be its only clue.
+  int detail() const { return detail_; }
+  Error& WithDetail(int detail) {
+    detail_ = detail;
+    return *this;
+  }
 
   // message plus ": strerror" when errno is set.
   std::string ToString() const;
@@ -52,6 +60,7 @@ class Error {
   int errno_;
   std::string message_;
   std::string hint_;
+  int detail_ = 0;
 };
 
 }  // namespace berth

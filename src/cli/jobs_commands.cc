@@ -28,6 +28,7 @@
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
+#include "sys/terminate.h"
 
 namespace berth::cli {
 
@@ -296,9 +297,11 @@ int Cancel(Session& s, const JobsOptions& o) {
   (void)s.store().AppendEvent(j->id, "cancel", "cancelled by " + who);
   // The supervisor ends the agent's whole tree and writes the receipt.
   bool signalled = false;
-  if (j->owner.host == sys::HostId() &&
-      sys::ProcessAlive(static_cast<pid_t>(j->owner.pid), static_cast<uint64_t>(j->owner.pid_start))) {
-    signalled = ::kill(static_cast<pid_t>(j->owner.pid), SIGTERM) == 0;
+  if (j->owner.host == sys::HostId()) {
+    // Only the recorded process (pid and start time) is signalled, never one reusing its pid.
+    Result<bool> sent = sys::SignalProcess(static_cast<pid_t>(j->owner.pid),
+                                           static_cast<uint64_t>(j->owner.pid_start), SIGTERM);
+    signalled = sent && *sent;
   }
   if (!signalled) {
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);

@@ -27,6 +27,7 @@
 #include "store/sqlite_store.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
+#include "sys/spawn.h"
 
 namespace berth::cli {
 

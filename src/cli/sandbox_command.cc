@@ -140,13 +140,17 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
 
   std::fflush(stdout);
-  Result<sandbox::LaunchResult> result = sandbox::Launch(*spec, "sandbox", launch);
+  Result<sandbox::LaunchResult> result = sandbox::LaunchAllowingFallback(*spec, "sandbox", launch);
   if (proxy) proxy->Stop();
   if (!result) {
     PrintError(result.error());
-    if (result.error().message().rfind("cannot run", 0) == 0)
-      return result.error().sys_errno() == ENOENT ? 127 : 126;
-    if (result.error().message().rfind("sandbox step", 0) == 0) return kExitOsError;
+    switch (sandbox::LaunchFailureOf(result.error())) {
+      case sandbox::LaunchFailure::kCommandNotFound: return 127;  // as a shell says it
+      case sandbox::LaunchFailure::kCommandNotRunnable: return 126;
+      case sandbox::LaunchFailure::kSandboxStep: return kExitOsError;
+      case sandbox::LaunchFailure::kTierUnavailable:
+      case sandbox::LaunchFailure::kOther: break;
+    }
     return ExitCodeFor(result.error());
   }
   if (options.verbose) {

@@ -61,7 +61,7 @@ Item TrySandbox(const Inputs& in, const std::string& tier) {
   Result<sys::UniqueFd> null = sys::OpenReadOnly("/dev/null");
   if (null) options.stdio[0] = null->get();
   const int64_t start = sys::MonotonicMillis();
-  Result<sandbox::LaunchResult> run = sandbox::Launch(*spec, "doctor", options);
+  Result<sandbox::LaunchResult> run = sandbox::LaunchAllowingFallback(*spec, "doctor", options);
   const int64_t ms = sys::MonotonicMillis() - start;
   if (!run)
     return Make("kernel", name, ItemStatus::kBlocked, run.error().ToString(), run.error().hint());

@@ -9,7 +9,7 @@ class RealLauncher : public AgentLauncher {
   Result<sandbox::LaunchResult> LaunchAgent(const sandbox::SandboxSpec& spec,
                                             const std::string& job_id,
                                             const sandbox::LaunchOptions& options) override {
-    return sandbox::Launch(spec, job_id, options);
+    return sandbox::LaunchAllowingFallback(spec, job_id, options);
   }
   Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
                                  const store::JobRecord& job, const std::string& commit,

@@ -603,7 +603,9 @@ store::JobRecord JobRun::Run() {
   if (!launched) {
     const Error& e = launched.error();
     bool unavailable = e.cause() == Cause::kUnavailable;
-    bool missing = e.message().rfind("cannot run", 0) == 0;
+    const sandbox::LaunchFailure failure = sandbox::LaunchFailureOf(e);
+    bool missing = failure == sandbox::LaunchFailure::kCommandNotFound ||
+                   failure == sandbox::LaunchFailure::kCommandNotRunnable;
     return Finish(unavailable ? JobState::kUnavailable : missing ? JobState::kChildFailed
                                                                  : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});

@@ -63,7 +63,7 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   options.stdio[0] = null_in->get();
   options.stdio[1] = pipe->write.get();
   options.stdio[2] = pipe->write.get();
-  Result<sandbox::LaunchResult> launched = sandbox::Launch(spec, "verify", options);
+  Result<sandbox::LaunchResult> launched = sandbox::LaunchAllowingFallback(spec, "verify", options);
   pipe->write.Reset();
   OutputCapture::Stats stats = (*capture)->Finish();
   r.duration_ms = sys::MonotonicMillis() - start;

@@ -12,6 +12,10 @@ namespace berth::sandbox {
 
 namespace k = sys::kernel;
 
+// The `(void)` casts below drop plain errno codes of sys::kernel calls (no Result: nothing here
+// may allocate). They run after clone, in the init or the command, where a failed close or
+// signal has nobody to be reported to: the step that matters reports itself on the error pipe.
+
 namespace {
 
 constexpr int kSetupFailedExit = 125;

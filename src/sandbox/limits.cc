@@ -74,7 +74,8 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
       bool used = false;
       if (limits.memory_bytes && has("memory") &&
           sys::WriteExisting(dir + "/memory.max", std::to_string(*limits.memory_bytes))) {
-        (void)sys::WriteExisting(dir + "/memory.swap.max", "0");
+        IgnoreError(sys::WriteExisting(dir + "/memory.swap.max", "0"),
+                    "without swap accounting memory.max alone is the limit");
         memory_done = used = true;
         out.applied_.push_back({"memory", FormatBytes(*limits.memory_bytes), "cgroup v2"});
       }
@@ -93,7 +94,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
         out.cgroup_dirs_.push_back(dir);
         out.cgroup_v2_ = true;
       } else {
-        (void)sys::RemoveDir(dir);
+        IgnoreError(sys::RemoveDir(dir), "an empty leftover cgroup holds no process and no limit");
       }
     }
   }
@@ -107,7 +108,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
     std::string dir = sys::NormalizePath(base + own + "/" + leaf);
     if (!sys::MakeDirs(dir, 0755)) return false;
     if (!sys::WriteExisting(dir + "/" + file, value)) {
-      (void)sys::RemoveDir(dir);
+      IgnoreError(sys::RemoveDir(dir), "an empty leftover cgroup holds no process and no limit");
       return false;
     }
     out.cgroup_dirs_.push_back(dir);
@@ -119,8 +120,9 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                      "memory", FormatBytes(*limits.memory_bytes));
     if (memory_done) {
       std::string dir = out.cgroup_dirs_.back();
-      (void)sys::WriteExisting(dir + "/memory.memsw.limit_in_bytes",
-                               std::to_string(*limits.memory_bytes));
+      IgnoreError(sys::WriteExisting(dir + "/memory.memsw.limit_in_bytes",
+                                     std::to_string(*limits.memory_bytes)),
+                  "without swap accounting memory.limit_in_bytes alone is the limit");
     }
   }
   if (limits.pids && !pids_done)
@@ -129,7 +131,9 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   if (limits.cpus && !cpu_done) {
     cpu_done = v1("cpu", "cpu.cfs_quota_us", std::to_string(std::lround(*limits.cpus * 100000)),
                   "cpu", Cores(*limits.cpus));
-    if (cpu_done) (void)sys::WriteExisting(out.cgroup_dirs_.back() + "/cpu.cfs_period_us", "100000");
+    if (cpu_done)
+      IgnoreError(sys::WriteExisting(out.cgroup_dirs_.back() + "/cpu.cfs_period_us", "100000"),
+                  "100000 us is the kernel's default period already");
   }
 
   // rlimits for the rest. RLIMIT_DATA (Linux 4.7+ counts every private writable mapping) and
@@ -178,7 +182,9 @@ Status ResourceLimits::Attach(pid_t pid) const {
 
 void ResourceLimits::Release() {
   for (const std::string& dir : cgroup_dirs_) {
-    if (cgroup_v2_) (void)sys::WriteExisting(dir + "/cgroup.kill", "1");
+    if (cgroup_v2_)
+      IgnoreError(sys::WriteExisting(dir + "/cgroup.kill", "1"),
+                  "before Linux 5.14 there is no cgroup.kill; the init already ended the tree");
     // Processes leave a cgroup asynchronously after they are reaped; retry briefly.
     for (int attempt = 0; attempt < 200; ++attempt) {
       if (sys::RemoveDir(dir)) break;
