@@ -10,11 +10,11 @@ namespace berth {
 
 // Closed set of failure causes. Callers branch on these; messages are for humans.
 enum class Cause {
-  kInvalidArgument,  // the caller asked for something malformed (usage errors)
-  kNotFound,         // a named file, command or object does not exist
-  kUnavailable,      // the host cannot give what was asked (kernel feature, tier)
-  kPermissionDenied, // the OS refused
-  kSystem,           // an OS call failed for another reason; errno says which
+  kInvalidArgument,   // the caller asked for something malformed (usage errors)
+  kNotFound,          // a named file, command or object does not exist
+  kUnavailable,       // the host cannot give what was asked (kernel feature, tier)
+  kPermissionDenied,  // the OS refused
+  kSystem,            // an OS call failed for another reason; errno says which
   kTimedOut,
   kPolicyDenied,     // the repository's policy is missing, invalid, or forbids the request
   kBusy,             // no free slot, or the store is busy

@@ -14,7 +14,6 @@ namespace berth::cli {
 
 namespace {
 
-
 void PrintReport(const gc::GcReport& r) {
   const char* would = r.dry_run ? "would " : "";
   for (const std::string& d : r.discarded) fmt::print("{}discard {}\n", would, d);
@@ -36,9 +35,9 @@ void PrintReport(const gc::GcReport& r) {
     fmt::print("{}snapshot {}: no job uses it\n", r.dry_run ? "would remove " : "removed ", s);
   for (const gc::GcOrphan& o : r.orphans) {
     std::string name = o.kind == "branch" ? o.name + " in " + o.repo : o.name;
-    fmt::print("orphan {} {}: {}\n", o.kind, name,
-               o.removed ? std::string(r.dry_run ? "would remove (" : "removed (") + o.why + ")"
-                         : o.why);
+    fmt::print(
+        "orphan {} {}: {}\n", o.kind, name,
+        o.removed ? std::string(r.dry_run ? "would remove (" : "removed (") + o.why + ")" : o.why);
   }
   for (const std::string& w : r.warnings) PrintWarning(w);
   fmt::print("{} {}\n", r.dry_run ? "would free" : "freed", FormatBytes(r.freed_bytes));

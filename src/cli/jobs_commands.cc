@@ -81,7 +81,8 @@ int List(Session& s, const JobsOptions& o) {
   auto position_of = [&](const store::JobRecord& j) -> std::optional<int> {
     if (j.state != store::JobState::kQueued) return std::nullopt;
     auto [it, fresh] = positions.try_emplace(j.repo);
-    if (fresh) it->second = QueuePositions(s.store(), j.repo).value_or(std::map<std::string, int>{});
+    if (fresh)
+      it->second = QueuePositions(s.store(), j.repo).value_or(std::map<std::string, int>{});
     auto found = it->second.find(j.id);
     return found == it->second.end() ? std::nullopt : std::optional<int>(found->second);
   };
@@ -92,13 +93,14 @@ int List(Session& s, const JobsOptions& o) {
     return 0;
   }
   if (jobs->empty()) {
-    fmt::print("no jobs{}\n", repo.empty() ? "" : " in " + repo + " (berth ls --all shows every repository)");
+    fmt::print("no jobs{}\n",
+               repo.empty() ? "" : " in " + repo + " (berth ls --all shows every repository)");
     return 0;
   }
   fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", "ID", "STATE", "AGENT", "AGE", "RESULT");
   for (const store::JobRecord& j : *jobs) {
     std::optional<int> position = position_of(j);
-    std::string result = j.commit     ? j.branch + " @ " + j.commit->substr(0, 10)
+    std::string result = j.commit   ? j.branch + " @ " + j.commit->substr(0, 10)
                          : position ? QueueText(*position)
                                     : j.state_reason;
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
@@ -122,7 +124,8 @@ int Show(Session& s, const JobsOptions& o) {
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
              j->state_reason.empty() ? "" : " (" + EscapeControls(j->state_reason) + ")");
   if (position) fmt::print("queue    {}\n", QueueText(*position));
-  fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
+  fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo,
+             j->base);
   if (std::string access = job::AccessLine(job::AccessJsonOfRecord(*j)); !access.empty())
     fmt::print("access   {}\n", access);
   fmt::print("branch   {}\ncommit   {}\n", j->branch, j->commit.value_or("none"));
@@ -156,8 +159,8 @@ int Show(Session& s, const JobsOptions& o) {
                    r->sandbox->profile, r->sandbox->network);
       if (const std::optional<job::ProviderRecord>& pv = r->provider) {
         std::string line = "provider " + pv->name + " " + pv->version;
-        std::string model = pv->model.reported ? *pv->model.reported
-                                                : pv->model.requested.value_or("?");
+        std::string model =
+            pv->model.reported ? *pv->model.reported : pv->model.requested.value_or("?");
         line += ", model " + model + " (" + pv->model.evidence + ")";
         if (pv->usage && pv->usage->input_tokens && pv->usage->output_tokens)
           line += fmt::format(", {} tokens in, {} out", *pv->usage->input_tokens,
@@ -166,12 +169,14 @@ int Show(Session& s, const JobsOptions& o) {
         fmt::print("{}\n", EscapeControls(line));  // the model name comes from the agent
       }
       if (r->network && r->network->proxy && r->network->proxy->totals)
-        fmt::print("network  {} connection(s) allowed, {} denied (details: berth logs, receipt network)\n",
-                   r->network->proxy->totals->allowed, r->network->proxy->totals->denied);
+        fmt::print(
+            "network  {} connection(s) allowed, {} denied (details: berth logs, receipt network)\n",
+            r->network->proxy->totals->allowed, r->network->proxy->totals->denied);
       const job::Timings& t = r->timings;
-      fmt::print("timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
-                 "commit {} ms\n",
-                 t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
+      fmt::print(
+          "timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
+          "commit {} ms\n",
+          t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
     }
@@ -188,8 +193,11 @@ class LogWriter {
 
   void Event(const store::Event& e) {
     if (format_ == Format::kJson) {
-      Line({{"type", "event"}, {"seq", e.seq}, {"at", job::IsoTime(e.at_ms)},
-            {"step", e.step}, {"detail", e.detail}});
+      Line({{"type", "event"},
+            {"seq", e.seq},
+            {"at", job::IsoTime(e.at_ms)},
+            {"step", e.step},
+            {"detail", e.detail}});
     } else {
       fmt::print(stderr, "[berth {}] {:<10} {}\n", job::IsoTime(e.at_ms), e.step,
                  EscapeControls(e.detail));
@@ -199,8 +207,10 @@ class LogWriter {
   void Output(const char* stream, std::string_view data) {
     if (format_ == Format::kJson) {
       // JSON strings carry text: bytes that are not UTF-8 travel as base64 instead.
-      if (IsValidUtf8(data)) Line({{"type", stream}, {"text", std::string(data)}});
-      else Line({{"type", stream}, {"base64", Base64(data)}});
+      if (IsValidUtf8(data))
+        Line({{"type", stream}, {"text", std::string(data)}});
+      else
+        Line({{"type", stream}, {"base64", Base64(data)}});
       return;
     }
     bool to_err = std::string_view(stream) == "stderr";
@@ -281,13 +291,13 @@ int Cancel(Session& s, const JobsOptions& o) {
   std::string who = s.ctx().identity.user;
   for (int attempt = 0; attempt < 10; ++attempt) {
     if (store::IsTerminal(j->state)) {
-      return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " already ended: " +
-                                                     store::JobStateName(j->state)),
+      return Fail(Error(Cause::kInvalidArgument,
+                        "job " + j->id + " already ended: " + store::JobStateName(j->state)),
                   FormatOf(o.json), 1);
     }
-    Result<bool> moved = s.store().Transition(j->id, j->state, store::JobState::kCancelled,
-                                              "cancelled by " + who + "; workspace kept",
-                                              job::kExitCancelled);
+    Result<bool> moved =
+        s.store().Transition(j->id, j->state, store::JobState::kCancelled,
+                             "cancelled by " + who + "; workspace kept", job::kExitCancelled);
     if (!moved) return Fail(moved.error(), o);
     if (*moved) break;
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
@@ -362,8 +372,8 @@ int Diff(Session& s, const JobsOptions& o) {
   if (o.json) {
     Result<std::vector<git::FileDiff>> files = repo->DiffFiles(j->base, *j->commit);
     if (!files) return Fail(files.error(), o);
-    nlohmann::json out = {{"id", j->id},       {"base", j->base},
-                          {"commit", *j->commit}, {"files", FilesJson(*files)}};
+    nlohmann::json out = {
+        {"id", j->id}, {"base", j->base}, {"commit", *j->commit}, {"files", FilesJson(*files)}};
     if (!o.stat) {
       Result<std::string> patch = repo->DiffPatch(j->base, *j->commit);
       if (!patch) return Fail(patch.error(), o);
@@ -372,8 +382,8 @@ int Diff(Session& s, const JobsOptions& o) {
     PrintJson(out);
     return 0;
   }
-  Result<std::string> text = o.stat ? repo->DiffStat(j->base, *j->commit)
-                                    : repo->DiffPatch(j->base, *j->commit);
+  Result<std::string> text =
+      o.stat ? repo->DiffStat(j->base, *j->commit) : repo->DiffPatch(j->base, *j->commit);
   if (!text) return Fail(text.error(), o);
   // The patch carries the agent's bytes: to a terminal, its control sequences are escaped.
   if (!o.stat && ::isatty(1) == 1) *text = EscapeControls(*text, Newlines::kKeep);
@@ -386,7 +396,8 @@ int Verify(Session& s, const JobsOptions& o) {
   if (!j) return Fail(j.error(), o);
   if (!j->commit)
     return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " has no commit to verify (" +
-                                                   store::JobStateName(j->state) + ")"), o);
+                                                   store::JobStateName(j->state) + ")"),
+                o);
   Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
   if (!request) return Fail(request.error(), o);
   // The checks of the policy as it is now: re-verifying after the policy changed is the point.
@@ -398,7 +409,8 @@ int Verify(Session& s, const JobsOptions& o) {
   request->output_limit = pol->defaults.output_limit_bytes;
   if (request->checks.empty()) {
     if (o.json) {
-      PrintJson({{"id", j->id}, {"commit", *j->commit}, {"passed", true}, {"verification", nullptr}});
+      PrintJson(
+          {{"id", j->id}, {"commit", *j->commit}, {"passed", true}, {"verification", nullptr}});
       return 0;
     }
     fmt::print("berth: the policy declares no checks; nothing to verify\n");
@@ -438,7 +450,8 @@ int Verify(Session& s, const JobsOptions& o) {
 }  // namespace
 
 void AddJobsCommands(CLI::App& app, JobsOptions* o) {
-  CLI::App* ls = app.add_subcommand("ls", "List jobs (this repository's newest 20; --all: every job)");
+  CLI::App* ls =
+      app.add_subcommand("ls", "List jobs (this repository's newest 20; --all: every job)");
   ls->add_flag("--all", o->all, "every job of every repository");
   ls->add_flag("--json", o->json, "an array of job objects");
   CLI::App* show = app.add_subcommand("show", "Show a job: state, timings, changes, receipt");

@@ -16,14 +16,15 @@ namespace berth::cli {
 
 namespace {
 
-
 std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 
 void PrintHuman(const land::LandResult& r) {
   if (r.refused()) {
     fmt::print(stderr, "berth: refusing to land {}: {}\n", r.job, EscapeControls(r.refused_reason));
-    for (const std::string& path : r.conflicts) fmt::print(stderr, "  conflict: {}\n", QuotePath(path));
-    for (const std::string& path : r.dirty) fmt::print(stderr, "  uncommitted: {}\n", QuotePath(path));
+    for (const std::string& path : r.conflicts)
+      fmt::print(stderr, "  conflict: {}\n", QuotePath(path));
+    for (const std::string& path : r.dirty)
+      fmt::print(stderr, "  uncommitted: {}\n", QuotePath(path));
     return;
   }
   const char* where = r.checked_out ? "checked out" : "not checked out";

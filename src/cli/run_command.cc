@@ -80,11 +80,10 @@ class StatusLine {
       double elapsed = (sys::MonotonicMillis() - s.job_started_ms) / 1000.0;
       // The agent's last line: its control sequences must not reach the terminal.
       std::string last = EscapeControls(s.last_line.substr(0, 60));
-      std::string step = s.queue_position > 0
-                             ? "queued #" + std::to_string(s.queue_position)
-                             : s.step;
-      fmt::print(stderr, "\r\033[K[berth {}] {:<10} {:6.1f}s  {:>9}  {}", s.job_id, step,
-                 elapsed, FormatBytes(s.output_bytes), last);
+      std::string step =
+          s.queue_position > 0 ? "queued #" + std::to_string(s.queue_position) : s.step;
+      fmt::print(stderr, "\r\033[K[berth {}] {:<10} {:6.1f}s  {:>9}  {}", s.job_id, step, elapsed,
+                 FormatBytes(s.output_bytes), last);
       std::fflush(stderr);
     }
   }
@@ -99,9 +98,8 @@ class StatusLine {
 };
 
 void PrintSummary(const store::JobRecord& job) {
-  double seconds = job.ended_at_ms && job.started_at_ms
-                       ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0
-                       : 0.0;
+  double seconds =
+      job.ended_at_ms && job.started_at_ms ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0 : 0.0;
   fmt::print("berth: job {} {} in {:.1f}s\n", job.id, store::JobStateName(job.state), seconds);
   if (!job.state_reason.empty()) fmt::print("  reason   {}\n", EscapeControls(job.state_reason));
   fmt::print("  agent    {} ({})\n", job.agent, job.provider);
@@ -143,7 +141,8 @@ Result<store::JobRecord> SuperviseJob(const job::JobContext& ctx, const std::str
 }  // namespace
 
 void AddRunCommand(CLI::App& app, RunOptions* o) {
-  CLI::App* sub = app.add_subcommand("run", "Run an agent as a job: berth run AGENT [options] [-- CMD ARGS...]");
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run an agent as a job: berth run AGENT [options] [-- CMD ARGS...]");
   sub->add_option("agent", o->submit.agent, "the agent, as the policy names it")->required();
   sub->add_option("-p,--prompt", o->prompt_text, "the prompt text");
   sub->add_option("--prompt-file", o->prompt_file, "read the prompt from a file");
@@ -246,8 +245,10 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       fmt::print("{}\n", job->id);
       std::fflush(stdout);
     }
-    fmt::print(stderr, "berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
-               job->id, *pid, job->id);
+    fmt::print(
+        stderr,
+        "berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
+        job->id, *pid, job->id);
     return 0;
   }
 
@@ -258,8 +259,10 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
     return SuperviseJob(*ctx, job->id, &progress);
   }();
   if (!done) return Fail(done.error(), format, job::kExitFailed);
-  if (options.json) PrintJson(job::JobToJson(*done));
-  else PrintSummary(*done);
+  if (options.json)
+    PrintJson(job::JobToJson(*done));
+  else
+    PrintSummary(*done);
   return done->exit_code.value_or(job::ExitCodeForState(done->state));
 }
 

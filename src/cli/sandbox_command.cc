@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "cli/exit_codes.h"
 #include "base/strings.h"
+#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "config/user_config.h"
 #include "net/proxy.h"
@@ -32,8 +32,8 @@ void PrintEgressSummary(const net::EgressProxy& proxy, const std::string& addres
   std::vector<net::HostStats> stats = proxy.Stats();
   if (stats.empty()) fmt::print(stderr, "berth: egress: no connection was requested\n");
   for (const net::HostStats& s : stats) {
-    std::string line = fmt::format("berth: egress {}: allowed {}, denied {}", net::HostPort(s.host, s.port),
-                                   s.allowed, s.denied);
+    std::string line = fmt::format("berth: egress {}: allowed {}, denied {}",
+                                   net::HostPort(s.host, s.port), s.allowed, s.denied);
     if (s.failed > 0) line += fmt::format(", failed {}", s.failed);
     line += fmt::format(", {} out, {} in", FormatBytes(s.bytes_out), FormatBytes(s.bytes_in));
     if (!s.last_denial.empty()) line += " (denied: " + s.last_denial + ")";
@@ -107,9 +107,8 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     }
     Result<sandbox::TierChoice> tier = sandbox::ResolveTier(*spec);
     if (tier) {
-      j["resolved_tier"] = spec->profile == sandbox::Profile::kFull
-                               ? "none (full access)"
-                               : sandbox::TierName(tier->tier);
+      j["resolved_tier"] = spec->profile == sandbox::Profile::kFull ? "none (full access)"
+                                                                    : sandbox::TierName(tier->tier);
       j["landlock_abi"] = tier->landlock_abi;
       for (const std::string& w : tier->warnings) j["warnings"].push_back(w);
     } else {
@@ -145,11 +144,15 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   if (!result) {
     PrintError(result.error());
     switch (sandbox::LaunchFailureOf(result.error())) {
-      case sandbox::LaunchFailure::kCommandNotFound: return 127;  // as a shell says it
-      case sandbox::LaunchFailure::kCommandNotRunnable: return 126;
-      case sandbox::LaunchFailure::kSandboxStep: return kExitOsError;
+      case sandbox::LaunchFailure::kCommandNotFound:
+        return 127;  // as a shell says it
+      case sandbox::LaunchFailure::kCommandNotRunnable:
+        return 126;
+      case sandbox::LaunchFailure::kSandboxStep:
+        return kExitOsError;
       case sandbox::LaunchFailure::kTierUnavailable:
-      case sandbox::LaunchFailure::kOther: break;
+      case sandbox::LaunchFailure::kOther:
+        break;
     }
     return ExitCodeFor(result.error());
   }
@@ -166,7 +169,8 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     uint64_t denied = 0;
     for (const net::HostStats& s : proxy->Stats()) denied += s.denied;
     if (denied > 0)
-      fmt::print(stderr, "berth: the egress proxy denied {} connection(s); -v lists them\n", denied);
+      fmt::print(stderr, "berth: the egress proxy denied {} connection(s); -v lists them\n",
+                 denied);
   }
   for (const std::string& warning : result->warnings)
     if (std::find(spec->warnings.begin(), spec->warnings.end(), warning) == spec->warnings.end())
@@ -179,8 +183,10 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
   if (options.verbose) {
     for (const sandbox::DeniedSocket& d : result->denied_sockets)
-      fmt::print(stderr, "berth: denied a connect to the host socket {} ({} time{}); "
-                 "--grant socket:{} allows it\n", d.path, d.count, d.count == 1 ? "" : "s", d.path);
+      fmt::print(stderr,
+                 "berth: denied a connect to the host socket {} ({} time{}); "
+                 "--grant socket:{} allows it\n",
+                 d.path, d.count, d.count == 1 ? "" : "s", d.path);
   }
   if (result->timed_out) {
     fmt::print(stderr, "berth: timed out after {}; the command's process tree was ended\n",

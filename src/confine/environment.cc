@@ -11,18 +11,20 @@ using sandbox::EnvVar;
 
 void BuildEnvironment(const std::vector<std::string>& pass, const std::vector<EnvVar>& set,
                       const HostContext& host, sandbox::SandboxSpec* spec) {
-  static const char* kAllowlist[] = {"PATH", "HOME", "LANG",    "TERM", "TZ",
+  static const char* kAllowlist[] = {"PATH", "HOME",    "LANG",  "TERM",  "TZ",
                                      "USER", "LOGNAME", "SHELL", "TMPDIR"};
   std::vector<EnvVar> env;
   for (const auto& [name, value] : host.environ) {
-    bool allowed = StartsWith(name, "LC_") ||
-                   std::find(std::begin(kAllowlist), std::end(kAllowlist), name) !=
-                       std::end(kAllowlist);
+    bool allowed =
+        StartsWith(name, "LC_") ||
+        std::find(std::begin(kAllowlist), std::end(kAllowlist), name) != std::end(kAllowlist);
     if (allowed) env.push_back({name, value, "allowlist"});
   }
   for (const std::string& name : pass) {
-    if (HasEnv(host, name)) env.push_back({name, Getenv(host, name), "--env"});
-    else spec->warnings.push_back("--env " + name + ": not set in berth's environment");
+    if (HasEnv(host, name))
+      env.push_back({name, Getenv(host, name), "--env"});
+    else
+      spec->warnings.push_back("--env " + name + ": not set in berth's environment");
   }
   for (EnvVar& var : spec->env) env.push_back(std::move(var));  // from grants
   env.insert(env.end(), set.begin(), set.end());
@@ -31,8 +33,8 @@ void BuildEnvironment(const std::vector<std::string>& pass, const std::vector<En
   if (spec->network == sandbox::Network::kProxy) {
     const std::string url =
         "http://" + std::string(sandbox::kProxyHost) + ":" + std::to_string(sandbox::kProxyPort);
-    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                             "all_proxy"})
+    for (const char* name :
+         {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"})
       env.push_back({name, url, "proxy"});
     for (const char* name : {"NO_PROXY", "no_proxy"})
       env.push_back({name, "localhost,127.0.0.1,::1", "proxy"});

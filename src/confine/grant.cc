@@ -25,13 +25,20 @@ std::string DockerSocketPath(const HostContext& host) {
 
 const char* KindName(Grant::Kind kind) {
   switch (kind) {
-    case Grant::Kind::kWrite: return "write";
-    case Grant::Kind::kRead: return "read";
-    case Grant::Kind::kSocket: return "socket";
-    case Grant::Kind::kDocker: return "socket";  // the Docker daemon's socket
-    case Grant::Kind::kBrowser: return "browser";
-    case Grant::Kind::kCache: return "cache";
-    case Grant::Kind::kNet: return "net";
+    case Grant::Kind::kWrite:
+      return "write";
+    case Grant::Kind::kRead:
+      return "read";
+    case Grant::Kind::kSocket:
+      return "socket";
+    case Grant::Kind::kDocker:
+      return "socket";  // the Docker daemon's socket
+    case Grant::Kind::kBrowser:
+      return "browser";
+    case Grant::Kind::kCache:
+      return "cache";
+    case Grant::Kind::kNet:
+      return "net";
   }
   return "";
 }
@@ -103,8 +110,8 @@ Status ApplyGrant(const Grant& grant, const HostContext& host, sandbox::SandboxS
     case Grant::Kind::kSocket:
     case Grant::Kind::kDocker: {
       const bool docker = grant.kind == Grant::Kind::kDocker;
-      record.path = TRY(ExistingPath(docker ? DockerSocketPath(host) : grant.arg,
-                                     "grant " + text, host));
+      record.path =
+          TRY(ExistingPath(docker ? DockerSocketPath(host) : grant.arg, "grant " + text, host));
       if (sys::TypeOf(record.path) != sys::FileType::kSocket)
         return Invalid("grant " + text + ": " + record.path + " is not a Unix socket");
       record.root_equivalent = docker || record.path == "/run/docker.sock" ||

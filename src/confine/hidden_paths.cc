@@ -8,11 +8,24 @@ namespace berth::confine {
 
 const std::vector<std::string>& DefaultHiddenPaths() {
   static const std::vector<std::string> kPaths = {
-      "~/.ssh",       "~/.aws",          "~/.gnupg",           "~/.netrc",
-      "~/.docker/config.json",           "~/.kube",            "~/.config/gcloud",
-      "~/.azure",     "~/.git-credentials", "~/.config/gh",    "~/.npmrc",
-      "~/.pypirc",    "~/.cargo/credentials.toml", "~/.cargo/credentials",
-      "~/.config/hub", "~/.terraform.d", "~/.password-store", "~/.local/share/keyrings",
+      "~/.ssh",
+      "~/.aws",
+      "~/.gnupg",
+      "~/.netrc",
+      "~/.docker/config.json",
+      "~/.kube",
+      "~/.config/gcloud",
+      "~/.azure",
+      "~/.git-credentials",
+      "~/.config/gh",
+      "~/.npmrc",
+      "~/.pypirc",
+      "~/.cargo/credentials.toml",
+      "~/.cargo/credentials",
+      "~/.config/hub",
+      "~/.terraform.d",
+      "~/.password-store",
+      "~/.local/share/keyrings",
       "~/.vault-token",
   };
   return kPaths;
@@ -25,9 +38,8 @@ std::vector<std::string> HiddenPaths(const HostContext& host,
   std::vector<std::string> out;
   for (const std::string& path : hidden) {
     std::string expanded = ExpandPath(path, host);
-    bool unhidden = std::any_of(unhide.begin(), unhide.end(), [&](const std::string& u) {
-      return sys::IsWithin(expanded, u);
-    });
+    bool unhidden = std::any_of(unhide.begin(), unhide.end(),
+                                [&](const std::string& u) { return sys::IsWithin(expanded, u); });
     if (unhidden) continue;
     // Hide what the path names, not the symlink: mounts and Landlock both act on the target.
     if (Result<std::string> real = sys::RealPath(expanded); real) expanded = *real;

@@ -13,10 +13,20 @@ const std::vector<std::string>& DefaultHomeAllowlist() {
   // Configuration and toolchains that builds and tests read; nothing that holds credentials
   // (git's credential store is ~/.git-credentials or ~/.config/git/credentials, both out).
   static const std::vector<std::string> kPaths = {
-      "~/.gitconfig",    "~/.config/git/config", "~/.config/git/ignore",
-      "~/.config/git/attributes", "~/.local/bin", "~/.cargo/bin", "~/.rustup",
-      "~/.nvm",          "~/.pyenv",             "~/.rbenv", "~/.volta",
-      "~/.bun/bin",      "~/.deno/bin",          "~/go/pkg/mod",
+      "~/.gitconfig",
+      "~/.config/git/config",
+      "~/.config/git/ignore",
+      "~/.config/git/attributes",
+      "~/.local/bin",
+      "~/.cargo/bin",
+      "~/.rustup",
+      "~/.nvm",
+      "~/.pyenv",
+      "~/.rbenv",
+      "~/.volta",
+      "~/.bun/bin",
+      "~/.deno/bin",
+      "~/go/pkg/mod",
   };
   return kPaths;
 }

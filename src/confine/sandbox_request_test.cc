@@ -27,8 +27,11 @@ class BuildSpecTest : public ::testing::Test {
     host_.identity = {1000, 1000, "u", root_ + "/home"};
     host_.cwd = root_ + "/ws";
     host_.state_dir = root_ + "/state";
-    host_.environ = {{"PATH", "/usr/bin:/bin"}, {"HOME", root_ + "/home"},
-                     {"GITHUB_TOKEN", "secret"}, {"LC_ALL", "C"}, {"MY_VAR", "v"}};
+    host_.environ = {{"PATH", "/usr/bin:/bin"},
+                     {"HOME", root_ + "/home"},
+                     {"GITHUB_TOKEN", "secret"},
+                     {"LC_ALL", "C"},
+                     {"MY_VAR", "v"}};
     request_.argv = {"true"};
   }
   void TearDown() override {
@@ -126,7 +129,8 @@ TEST_F(BuildSpecTest, NetGrantSwitchesTheNetworkToTheProxy) {
 
   // --setenv cannot point clients elsewhere.
   request_.setenv = {"HTTPS_PROXY=http://elsewhere:1"};
-  EXPECT_EQ(FindEnv(BuildSpec(request_, host_).value(), "HTTPS_PROXY")->value, "http://127.0.0.1:3128");
+  EXPECT_EQ(FindEnv(BuildSpec(request_, host_).value(), "HTTPS_PROXY")->value,
+            "http://127.0.0.1:3128");
 }
 
 TEST_F(BuildSpecTest, NetworkModesStayConsistent) {

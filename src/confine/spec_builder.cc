@@ -41,7 +41,7 @@ Result<sandbox::SandboxSpec> BuildSandboxSpec(const SpecOptions& options, const 
     if (std::find(spec.net_allow.begin(), spec.net_allow.end(), pattern) == spec.net_allow.end())
       spec.net_allow.push_back(pattern);
   spec.network = options.network.value_or(spec.net_allow.empty() ? sandbox::Network::kNone
-                                                                  : sandbox::Network::kProxy);
+                                                                 : sandbox::Network::kProxy);
 
   spec.hidden_paths = HiddenPaths(host, unhide);
 

@@ -250,12 +250,13 @@ void CheckHome(const Inputs& in, std::vector<Item>* items, std::vector<std::stri
   }
   std::string list;
   for (const std::string& v : *visible) list += (list.empty() ? "" : ", ") + v;
-  items->push_back(Make(
-      "home", "home in sandboxes", ItemStatus::kOk,
-      "a default job sees " + (list.empty() ? std::string("nothing of ") + home : list + " of " + home) +
-          " read-only (plus its provider's state and what read: grants name); the rest of the "
-          "home is absent. Extend with [sandbox] home_allow in " +
-          config::UserConfigPath(in.identity.home)));
+  items->push_back(
+      Make("home", "home in sandboxes", ItemStatus::kOk,
+           "a default job sees " +
+               (list.empty() ? std::string("nothing of ") + home : list + " of " + home) +
+               " read-only (plus its provider's state and what read: grants name); the rest of the "
+               "home is absent. Extend with [sandbox] home_allow in " +
+               config::UserConfigPath(in.identity.home)));
 }
 
 }  // namespace berth::doctor

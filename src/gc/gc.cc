@@ -216,8 +216,8 @@ class Collector {
       entry.at_ms = options_.now_ms;
       entry.job_id = LastComponent(orphan.name);
       entry.action = kDiscardAction;
-      nlohmann::json detail = {{"orphan", orphan.name}, {"kind", orphan.kind},
-                               {"by", options_.user},   {"at", at}};
+      nlohmann::json detail = {
+          {"orphan", orphan.name}, {"kind", orphan.kind}, {"by", options_.user}, {"at", at}};
       if (!orphan.repo.empty()) detail["repo"] = orphan.repo;
       entry.detail_json = DumpJson(detail);
       if (!dry_) TRY_CTX(store_.AppendAudit(entry), "record the discard of " + orphan.name);
@@ -235,7 +235,8 @@ class Collector {
       if (!store::IsTerminal(job.state) || job.owner.host != host || job.owner.pid <= 0 ||
           job.owner.pid == sys::CurrentPid())
         continue;
-      if (!job.ended_at_ms || options_.now_ms - *job.ended_at_ms < options_.leftover_after_ms) continue;
+      if (!job.ended_at_ms || options_.now_ms - *job.ended_at_ms < options_.leftover_after_ms)
+        continue;
       pid_t pid = static_cast<pid_t>(job.owner.pid);
       uint64_t start = static_cast<uint64_t>(job.owner.pid_start);
       if (!sys::ProcessAlive(pid, start)) continue;
@@ -270,8 +271,7 @@ class Collector {
     }
     if (options_.older_than_ms && job.ended_at_ms &&
         options_.now_ms - *job.ended_at_ms < *options_.older_than_ms)
-      return *why_removed + ", but ended at " + IsoTime(*job.ended_at_ms) +
-             ", within --older-than";
+      return *why_removed + ", but ended at " + IsoTime(*job.ended_at_ms) + ", within --older-than";
     return "";
   }
 
@@ -332,8 +332,8 @@ class Collector {
   void RemoveJobDir(const std::string& dir, GcJob& entry) {
     if (dir.empty()) {
       if (!entry.job_dir.empty())
-        Warn("job " + entry.id + ": its directory " + entry.job_dir + " is not under " +
-             jobs_dir_ + "; left alone");
+        Warn("job " + entry.id + ": its directory " + entry.job_dir + " is not under " + jobs_dir_ +
+             "; left alone");
       return;
     }
     if (!sys::Exists(dir)) return;
@@ -419,16 +419,19 @@ class Collector {
   void CollectOrphans() {
     std::set<std::string> removable_ids;  // ids of orphan branches that go
     for (GcOrphan& orphan : orphan_branches_) {
-      std::string why = discarded_orphans_.count(orphan.name) != 0 ? "discarded"
-                                                                   : ReachableReason(orphan);
+      std::string why =
+          discarded_orphans_.count(orphan.name) != 0 ? "discarded" : ReachableReason(orphan);
       if (why.empty()) {
-        orphan.why = "no job record, and its work is not reachable from a landed commit; kept "
-                     "(discard with --discard " + orphan.name + ")";
+        orphan.why =
+            "no job record, and its work is not reachable from a landed commit; kept "
+            "(discard with --discard " +
+            orphan.name + ")";
       } else if (dry_) {
         orphan.removed = true;
         orphan.why = why;
       } else if (git::Repository* repo = RepoFor(orphan.repo)) {
-        Result<git::DeleteOutcome> outcome = git::DeleteBranchIfAt(*repo, orphan.name, orphan.commit);
+        Result<git::DeleteOutcome> outcome =
+            git::DeleteBranchIfAt(*repo, orphan.name, orphan.commit);
         orphan.removed = outcome && *outcome != git::DeleteOutcome::kMoved;
         orphan.why = orphan.removed ? why
                      : outcome      ? "moved while gc ran; kept"
@@ -582,8 +585,8 @@ nlohmann::json GcReportToJson(const GcReport& report) {
   for (const GcJob& j : report.removed) out["removed"].push_back(JobJson(j));
   out["kept"] = nlohmann::json::array();
   for (const GcJob& j : report.kept)
-    out["kept"].push_back({{"id", j.id}, {"why", j.why}, {"job_dir", j.job_dir},
-                           {"branch", j.branch}});
+    out["kept"].push_back(
+        {{"id", j.id}, {"why", j.why}, {"job_dir", j.job_dir}, {"branch", j.branch}});
   out["kept_branches"] = nlohmann::json::array();
   for (const GcBranch& b : report.kept_branches)
     out["kept_branches"].push_back(
@@ -591,8 +594,11 @@ nlohmann::json GcReportToJson(const GcReport& report) {
   out["removed_snapshots"] = report.removed_snapshots;
   out["orphans"] = nlohmann::json::array();
   for (const GcOrphan& o : report.orphans) {
-    nlohmann::json entry = {{"kind", o.kind},       {"name", o.name}, {"removed", o.removed},
-                            {"why", o.why},         {"bytes", o.bytes}};
+    nlohmann::json entry = {{"kind", o.kind},
+                            {"name", o.name},
+                            {"removed", o.removed},
+                            {"why", o.why},
+                            {"bytes", o.bytes}};
     if (o.kind == "branch") {
       entry["repo"] = o.repo;
       entry["commit"] = o.commit;

@@ -11,11 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 #include "store/store.h"
@@ -31,8 +30,8 @@ struct GcOptions {
   // Job ids or unique prefixes to discard (terminal jobs only); also an orphan job directory's
   // name or an orphan branch's name.
   std::vector<std::string> discard;
-  std::string user;    // who discards, for the audit entry
-  int64_t now_ms = 0;  // wall clock
+  std::string user;     // who discards, for the audit entry
+  int64_t now_ms = 0;   // wall clock
   int grace_ms = 3000;  // SIGTERM to SIGKILL for leftover supervisors
   // A supervisor may still write its receipt just after its job turned terminal; only one
   // still running this long after the job ended is a leftover.
@@ -59,9 +58,9 @@ struct GcBranch {
 };
 
 struct GcOrphan {
-  std::string kind;  // "job-dir" or "branch"
-  std::string repo;  // branches only
-  std::string name;  // the directory's path, or the branch
+  std::string kind;    // "job-dir" or "branch"
+  std::string repo;    // branches only
+  std::string name;    // the directory's path, or the branch
   std::string commit;  // branches only
   bool removed = false;
   std::string why;
@@ -78,9 +77,9 @@ struct GcReport {
   bool dry_run = false;
   std::vector<std::string> discarded;  // audit entries written (or that would be)
   std::vector<GcKill> killed;
-  std::vector<GcJob> removed;    // jobs whose directory, branch or registration went
-  std::vector<GcJob> kept;       // jobs with something on disk that stays, and why
-  std::vector<GcBranch> kept_branches;  // job branches that moved since the job committed
+  std::vector<GcJob> removed;                  // jobs whose directory, branch or registration went
+  std::vector<GcJob> kept;                     // jobs with something on disk that stays, and why
+  std::vector<GcBranch> kept_branches;         // job branches that moved since the job committed
   std::vector<std::string> removed_snapshots;  // commits
   std::vector<GcOrphan> orphans;
   std::vector<std::string> warnings;  // things that could not be checked or removed

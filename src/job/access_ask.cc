@@ -4,9 +4,12 @@ namespace berth::job {
 
 const char* AccessAskName(AccessAsk ask) {
   switch (ask) {
-    case AccessAsk::kNone: return "";
-    case AccessAsk::kFlag: return kFullAccessFlag;
-    case AccessAsk::kEnvironment: return kFullAccessVariable;
+    case AccessAsk::kNone:
+      return "";
+    case AccessAsk::kFlag:
+      return kFullAccessFlag;
+    case AccessAsk::kEnvironment:
+      return kFullAccessVariable;
   }
   return "";
 }

@@ -19,8 +19,8 @@ struct JobContext {
   std::string cwd;
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
-  config::UserConfig user;                // the user's config (providers, hosts)
-  std::string self_exe;                   // for the detached supervisor
+  config::UserConfig user;  // the user's config (providers, hosts)
+  std::string self_exe;     // for the detached supervisor
   // Lands a job the runner ended with RunRequest::auto_land and returns the detail of its
   // "land" event. The CLI sets land::AutoLand: landing sits above job/ in the module graph
   // (docs/design.md), so the runner cannot call it itself. Unset: the event says so.

@@ -5,10 +5,11 @@
 // the supervisor measures the job's writable layers (overlay: the upper directory and the
 // private git directory; copy: the copy and the private git directory) every
 // kIntervalMillis while the agent runs, or less often when one measurement takes longer than
-// a tenth of that (a large copy workspace), so that watching costs at most a tenth of a core. When their growth since the start passes the cap it records the growth and
-// signals `stop_fd`, which ends the agent's tree as on a deadline. Between two measurements
-// the job may overshoot by what it can write in one interval; RLIMIT_FSIZE (the sandbox's
-// file-size limit, set to the same cap) bounds any single file at once.
+// a tenth of that (a large copy workspace), so that watching costs at most a tenth of a core. When
+// their growth since the start passes the cap it records the growth and signals `stop_fd`, which
+// ends the agent's tree as on a deadline. Between two measurements the job may overshoot by what it
+// can write in one interval; RLIMIT_FSIZE (the sandbox's file-size limit, set to the same cap)
+// bounds any single file at once.
 //
 // A thread owned by the object does the measuring; exceeded() may be called from any thread.
 #pragma once

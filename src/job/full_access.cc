@@ -77,7 +77,8 @@ Result<bool> DecideAccess(const AccessFacts& f) {
                       "' has access = \"full\" and runs only when the run asks for host access",
                   "pass --full-access (or set BERTH_FULL_ACCESS=1 for a launcher that cannot add "
                   "flags) to run it with your filesystem and network; set access = \"bounded\" "
-                  "under " + table + " to run it in berth's sandbox instead");
+                  "under " +
+                      table + " to run it in berth's sandbox instead");
   const bool own = agent.network.has_value();
   const policy::NetworkMode network = agent.network.value_or(f.policy->defaults.network);
   if (network == policy::NetworkMode::kNone)

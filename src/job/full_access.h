@@ -9,9 +9,8 @@
 // namespace to place it in), process tree, deadline, limits, record and collection.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "base/result.h"
 #include "confine/spec_builder.h"

@@ -48,8 +48,7 @@ std::optional<int64_t> ParseIsoTime(const std::string& text) {
   const int64_t year = number(0, 4), month = number(5, 2), day = number(8, 2);
   const int64_t hour = number(11, 2), minute = number(14, 2), second = number(17, 2);
   const int64_t millis = number(20, 3);
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
-      second > 59)
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59)
     return std::nullopt;
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -78,8 +77,8 @@ nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_p
   j["commit"] = job.commit ? nlohmann::json(*job.commit) : nlohmann::json(nullptr);
   j["exit_code"] = job.exit_code ? nlohmann::json(*job.exit_code) : nlohmann::json(nullptr);
   j["queue_position"] = queue_position ? nlohmann::json(*queue_position) : nlohmann::json(nullptr);
-  j["owner"] = {{"host", job.owner.host}, {"pid", job.owner.pid},
-                {"pid_start", job.owner.pid_start}};
+  j["owner"] = {
+      {"host", job.owner.host}, {"pid", job.owner.pid}, {"pid_start", job.owner.pid_start}};
   j["created_at"] = IsoTime(job.created_at_ms);
   j["started_at"] = optional_time(job.started_at_ms);
   j["ended_at"] = optional_time(job.ended_at_ms);

@@ -2,10 +2,9 @@
 // `berth run --json` (docs/cli.md), and JSON output helpers.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "store/job_record.h"
 

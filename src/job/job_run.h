@@ -137,7 +137,7 @@ class JobRun {
   Mutex decisions_mutex_;
   // From the proxy's threads.
   std::vector<net::ProxyDecision> denials_ GUARDED_BY(decisions_mutex_);
-  std::optional<uint64_t> disk_exceeded_;    // the workspace's growth past its disk cap
+  std::optional<uint64_t> disk_exceeded_;  // the workspace's growth past its disk cap
 };
 
 }  // namespace berth::job

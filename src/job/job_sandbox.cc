@@ -26,11 +26,11 @@ Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunReq
   if (options.workspace.empty()) options.workspace = repo;
   // The agent and its checks run under the job's resource limits.
   options.limits = SandboxLimits(request.limits);
-  sandbox::SandboxSpec spec =
-      TRY(confine::BuildSandboxSpec(options, JobHost(ctx, request, repo)));
-  spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
-                                  [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
-                   spec.paths.end());
+  sandbox::SandboxSpec spec = TRY(confine::BuildSandboxSpec(options, JobHost(ctx, request, repo)));
+  spec.paths.erase(
+      std::remove_if(spec.paths.begin(), spec.paths.end(),
+                     [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
+      spec.paths.end());
   return spec;
 }
 

@@ -21,7 +21,6 @@ confine::HostContext JobHost(const JobContext& ctx, const RunRequest& request,
 
 // The spec for `options` under the job's resource limits (which replace options.limits).
 Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunRequest& request,
-                                             const std::string& repo,
-                                             confine::SpecOptions options);
+                                             const std::string& repo, confine::SpecOptions options);
 
 }  // namespace berth::job

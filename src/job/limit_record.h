@@ -2,11 +2,10 @@
 // `sandbox.limits`, and each check's `limits`).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 
@@ -25,7 +24,7 @@ struct LimitRecord {
 
 // `with_source`: the job's list (each entry has `source`) or a check's (none has).
 nlohmann::json LimitsToJson(const std::vector<LimitRecord>& limits, bool with_source);
-Result<std::vector<LimitRecord>> LimitsFromJson(const nlohmann::json& list, const std::string& where,
-                                                bool with_source);
+Result<std::vector<LimitRecord>> LimitsFromJson(const nlohmann::json& list,
+                                                const std::string& where, bool with_source);
 
 }  // namespace berth::job

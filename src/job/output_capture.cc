@@ -6,8 +6,7 @@
 namespace berth::job {
 
 Result<std::unique_ptr<OutputCapture>> OutputCapture::Start(sys::UniqueFd read_end,
-                                                            const std::string& path,
-                                                            uint64_t limit,
+                                                            const std::string& path, uint64_t limit,
                                                             const SecretMask* mask) {
   std::unique_ptr<OutputCapture> capture(new OutputCapture());
   if (mask != nullptr && !mask->empty()) capture->masker_.emplace(*mask);

@@ -23,8 +23,8 @@ namespace berth::job {
 class OutputCapture {
  public:
   struct Stats {
-    uint64_t bytes = 0;    // everything the command wrote
-    uint64_t elided = 0;   // bytes of the masked stream dropped between head and tail
+    uint64_t bytes = 0;     // everything the command wrote
+    uint64_t elided = 0;    // bytes of the masked stream dropped between head and tail
     std::string last_line;  // masked
   };
 

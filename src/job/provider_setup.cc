@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "confine/home.h"
 #include "job/secret_mask.h"
 #include "provider/invocation.h"
 #include "provider/preflight.h"
 #include "provider/registry.h"
-#include "confine/home.h"
 #include "sys/fs.h"
 
 namespace berth::job {
@@ -59,8 +59,9 @@ Status RequireCliVisible(const JobContext& ctx, const provider::Provider& p,
                      ") lies in your home outside what a job can see: inside the sandbox the "
                      "home shows only a toolchain allowlist and the provider's own state",
                  0,
-                 "add \"" + entry + "\" to home_allow under [sandbox] in "
-                 "~/.config/berth/config.toml, or install the CLI outside the home");
+                 "add \"" + entry +
+                     "\" to home_allow under [sandbox] in "
+                     "~/.config/berth/config.toml, or install the CLI outside the home");
   }
   return {};
 }

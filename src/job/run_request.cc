@@ -11,8 +11,11 @@ namespace {
 nlohmann::json ChecksToJson(const std::vector<CheckSpec>& checks) {
   nlohmann::json out = nlohmann::json::array();
   for (const CheckSpec& c : checks) {
-    out.push_back({{"name", c.name}, {"argv", c.argv}, {"required", c.required},
-                   {"timeout_ms", c.timeout_ms}, {"expect_exit", c.expect_exit},
+    out.push_back({{"name", c.name},
+                   {"argv", c.argv},
+                   {"required", c.required},
+                   {"timeout_ms", c.timeout_ms},
+                   {"expect_exit", c.expect_exit},
                    {"grants", c.grants}});
   }
   return out;
@@ -66,18 +69,30 @@ nlohmann::json RunRequest::ToJson() const {
   // Passed-through variable values are kept (the supervisor needs them) but never printed:
   // receipts and `show` use their names only.
   nlohmann::json j{
-      {"agent", agent},           {"provider", provider},
-      {"write", write},           {"policy_present", policy_present},
-      {"argv", argv},             {"writable", writable},
-      {"grants", grants},         {"env_pass", env_pass},
-      {"env_set", env_set},       {"env_values", env_values},
-      {"backend", workspace::BackendName(backend)},       {"include_paths", include_paths},
-      {"include_secrets", include_secrets}, {"deadline_ms", deadline_ms},
-      {"output_limit", output_limit}, {"max_concurrent", max_concurrent},
-      {"base_revision", base_revision}, {"with_uncommitted", with_uncommitted},
-      {"prompt_file", prompt_file}, {"has_prompt", has_prompt},
-      {"state_dir", state_dir},   {"extra_hidden", extra_hidden},
-      {"checks", ChecksToJson(checks)},    {"auto_land", auto_land},
+      {"agent", agent},
+      {"provider", provider},
+      {"write", write},
+      {"policy_present", policy_present},
+      {"argv", argv},
+      {"writable", writable},
+      {"grants", grants},
+      {"env_pass", env_pass},
+      {"env_set", env_set},
+      {"env_values", env_values},
+      {"backend", workspace::BackendName(backend)},
+      {"include_paths", include_paths},
+      {"include_secrets", include_secrets},
+      {"deadline_ms", deadline_ms},
+      {"output_limit", output_limit},
+      {"max_concurrent", max_concurrent},
+      {"base_revision", base_revision},
+      {"with_uncommitted", with_uncommitted},
+      {"prompt_file", prompt_file},
+      {"has_prompt", has_prompt},
+      {"state_dir", state_dir},
+      {"extra_hidden", extra_hidden},
+      {"checks", ChecksToJson(checks)},
+      {"auto_land", auto_land},
   };
   j["provider_def"] = provider_def ? provider::ToJson(*provider_def) : nlohmann::json(nullptr);
   j["provider_cli"] = provider_cli;
@@ -94,9 +109,12 @@ nlohmann::json RunRequest::ToJson() const {
   j["access_requested_by"] = AccessAskName(access_requested_by);
   j["access_user"] = access_user;
   j["access_uid"] = access_uid;
-  j["limits"] = {{"memory_bytes", limits.memory_bytes}, {"pids", limits.pids},
-                 {"cpus", limits.cpus},                 {"disk_bytes", limits.disk_bytes},
-                 {"best_effort", limits.best_effort},   {"origin", limits.origin}};
+  j["limits"] = {{"memory_bytes", limits.memory_bytes},
+                 {"pids", limits.pids},
+                 {"cpus", limits.cpus},
+                 {"disk_bytes", limits.disk_bytes},
+                 {"best_effort", limits.best_effort},
+                 {"origin", limits.origin}};
   return j;
 }
 
@@ -143,8 +161,7 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
     auto it = j.find(key);
     if (it != j.end() && !it->is_null()) it->get_to(*out);
   };
-  if (auto it = j.find("provider_def"); it != j.end())
-    r.provider_def = TRY(ProviderFromJson(*it));
+  if (auto it = j.find("provider_def"); it != j.end()) r.provider_def = TRY(ProviderFromJson(*it));
   optional("provider_cli", &r.provider_cli);
   optional("provider_version", &r.provider_version);
   optional("model", &r.model);
@@ -177,8 +194,7 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   std::optional<AccessAsk> parsed_ask = ParseAccessAsk(asked_by);
   if (!parsed_backend || !parsed_network || !parsed_ask)
     return Error(Cause::kInternal, "the job's stored request has an unknown backend '" + backend +
-                                       "', network '" + network + "' or access '" + asked_by +
-                                       "'");
+                                       "', network '" + network + "' or access '" + asked_by + "'");
   r.backend = *parsed_backend;
   r.network = *parsed_network;
   r.access_requested_by = *parsed_ask;

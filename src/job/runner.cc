@@ -1,11 +1,11 @@
 #include "job/runner.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 #include <memory>
 
 #include "base/mutex.h"
@@ -14,8 +14,8 @@
 #include "confine/spec_builder.h"
 #include "git/branches.h"
 #include "git/repository.h"
-#include "job/full_access.h"
 #include "job/disk_watch.h"
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/job_limits.h"
 #include "job/job_run.h"
@@ -30,8 +30,8 @@
 #include "net/proxy.h"
 #include "policy/glob.h"
 #include "provider/classify.h"
-#include "provider/output.h"
 #include "provider/node_proxy.h"
+#include "provider/output.h"
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
 #include "sys/atomic_file.h"
@@ -90,11 +90,10 @@ bool JobRun::TakenOver() {
   if (IsTerminal(job_.state) ||
       (now.host == owner_.host && now.pid == owner_.pid && now.pid_start == owner_.pid_start))
     return false;
-  IgnoreError(store_.AppendEvent(job_.id, "lease",
-                                 "supervisor pid " + std::to_string(now.pid) +
-                                     " holds the job's lease now; pid " +
-                                     std::to_string(owner_.pid) +
-                                     " stopped its agent and leaves the job to it"),
+  IgnoreError(store_.AppendEvent(
+                  job_.id, "lease",
+                  "supervisor pid " + std::to_string(now.pid) + " holds the job's lease now; pid " +
+                      std::to_string(owner_.pid) + " stopped its agent and leaves the job to it"),
               "the job's state and owner already say who has it");
   return true;
 }
@@ -132,8 +131,9 @@ Status JobRun::PrepareWorkspace() {
   options.include_secrets = request_.include_secrets;
   options.objects_alternate = kObjectsPath;
   if (request_.full_access) UseFullAccessWorkspace(&options);
-  workspace_ = TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
-                       "creating the workspace");
+  workspace_ =
+      TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
+              "creating the workspace");
   receipt_.backend = workspace::BackendName(workspace_->backend);
   // A skipped [include] path changes what the agent sees: never silently.
   for (const workspace::SkippedInclude& skipped : workspace_->skipped_includes) {
@@ -164,7 +164,8 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   // their values come from the supervisor's environment, like the provider's credentials.
   for (const std::string& name : request_.env_pass) {
     if (request_.env_values.count(name) != 0 || !IsSecretName(name)) continue;
-    if (std::optional<std::string> value = provider::EnvValue(ctx_.environ, name)) setenv(name, *value);
+    if (std::optional<std::string> value = provider::EnvValue(ctx_.environ, name))
+      setenv(name, *value);
   }
   for (const auto& [name, value] : request_.env_set) setenv(name, value);
   // Credentials come from the supervisor's own environment and are never stored.
@@ -226,8 +227,10 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     const std::string option = std::string("--import=file://") + provider::kNodeProxyPath;
     auto existing = std::find_if(spec.env.begin(), spec.env.end(),
                                  [](const sandbox::EnvVar& v) { return v.name == "NODE_OPTIONS"; });
-    if (existing != spec.env.end()) existing->value += " " + option;
-    else spec.env.push_back({"NODE_OPTIONS", option, "provider"});
+    if (existing != spec.env.end())
+      existing->value += " " + option;
+    else
+      spec.env.push_back({"NODE_OPTIONS", option, "provider"});
   }
   TRY(spec.Validate());
   return spec;
@@ -237,21 +240,20 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   sys::Pipe out = TRY(sys::MakePipe());
   sys::Pipe err = TRY(sys::MakePipe());
   // The prompt is the agent's stdin when its provider reads it there; else /dev/null.
-  const std::string input = request_.prompt_on_stdin && request_.has_prompt ? request_.prompt_file
-                                                                            : "/dev/null";
+  const std::string input =
+      request_.prompt_on_stdin && request_.has_prompt ? request_.prompt_file : "/dev/null";
   sys::UniqueFd null_in = TRY(sys::OpenReadOnly(input));
-  std::unique_ptr<OutputCapture> stdout_capture = TRY(
-      OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit,
-                           &mask_));
-  std::unique_ptr<OutputCapture> stderr_capture = TRY(
-      OutputCapture::Start(std::move(err.read), job_.job_dir + "/stderr", request_.output_limit,
-                           &mask_));
+  std::unique_ptr<OutputCapture> stdout_capture = TRY(OutputCapture::Start(
+      std::move(out.read), job_.job_dir + "/stdout", request_.output_limit, &mask_));
+  std::unique_ptr<OutputCapture> stderr_capture = TRY(OutputCapture::Start(
+      std::move(err.read), job_.job_dir + "/stderr", request_.output_limit, &mask_));
   if (progress_ != nullptr) {
     progress_->SetOutputSource([&](uint64_t* bytes, std::string* last) {
       OutputCapture::Stats o = stdout_capture->Current();
       OutputCapture::Stats e = stderr_capture->Current();
       *bytes = o.bytes + e.bytes;
-      *last = !e.last_line.empty() && e.bytes > 0 && o.last_line.empty() ? e.last_line : o.last_line;
+      *last =
+          !e.last_line.empty() && e.bytes > 0 && o.last_line.empty() ? e.last_line : o.last_line;
     });
   }
   sandbox::LaunchOptions options;
@@ -352,7 +354,8 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     Step("net", "denied " + net::HostPort(d.host, d.port) + ": " + d.reason);
   std::vector<net::HostPattern> allowed;
   for (const std::string& entry : request_.allowlist)
-    if (Result<net::HostPattern> pattern = net::ParseHostPattern(entry)) allowed.push_back(*pattern);
+    if (Result<net::HostPattern> pattern = net::ParseHostPattern(entry))
+      allowed.push_back(*pattern);
   // One line per host the job asked for, allowed or not; a failure to reach an allowed
   // endpoint is also a likely cause of a failed agent.
   for (const net::HostStats& h : hosts) {
@@ -366,9 +369,10 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     }
     Step("net", line);
   }
-  receipt_.network = NetworkRecord{
-      policy::NetworkModeName(request_.network),
-      ProxyRecord{net::ToStrings(spec.net_allow), address.empty() ? std::nullopt : std::optional(address), totals}};
+  receipt_.network =
+      NetworkRecord{policy::NetworkModeName(request_.network),
+                    ProxyRecord{net::ToStrings(spec.net_allow),
+                                address.empty() ? std::nullopt : std::optional(address), totals}};
 }
 
 namespace {
@@ -389,9 +393,8 @@ void MergeInto(nlohmann::json& base, const nlohmann::json& patch) {
 Status JobRun::ApplySettings() {
   if (!provider_) return {};
   for (const provider::SettingsPatch& patch : provider_->settings) {
-    if (!patch.when_set.empty() &&
-        std::find(credentials_passed_.begin(), credentials_passed_.end(), patch.when_set) ==
-            credentials_passed_.end())
+    if (!patch.when_set.empty() && std::find(credentials_passed_.begin(), credentials_passed_.end(),
+                                             patch.when_set) == credentials_passed_.end())
       continue;
     const std::string file = provider::ExpandHome(patch.file, ctx_.identity.home);
     for (size_t i = 0; i < request_.state_dirs.size(); ++i) {
@@ -404,7 +407,8 @@ Status JobRun::ApplySettings() {
       nlohmann::json settings = nlohmann::json::parse(current, nullptr, false);
       if (settings.is_discarded() || !settings.is_object()) settings = nlohmann::json::object();
       nlohmann::json overrides = nlohmann::json::parse(patch.json, nullptr, false);
-      if (overrides.is_discarded()) return Error(Cause::kInternal, "bad settings patch for " + patch.file);
+      if (overrides.is_discarded())
+        return Error(Cause::kInternal, "bad settings patch for " + patch.file);
       MergeInto(settings, overrides);
       TRY(sys::MakeDirs(sys::Dirname(upper), 0700));
       TRY(sys::WriteFileAtomic(upper, settings.dump(2) + "\n", 0600));
@@ -446,11 +450,11 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
                       (facts.output.model.empty() ? "" : " (model " + facts.output.model + ")"));
     return std::nullopt;
   }
-  JobState state = outcome.kind == provider::OutcomeKind::kUnauthenticated ? JobState::kUnauthenticated
-                   : outcome.kind == provider::OutcomeKind::kUnavailable   ? JobState::kUnavailable
-                   : outcome.kind == provider::OutcomeKind::kMalformedOutput
-                       ? JobState::kMalformedOutput
-                       : JobState::kChildFailed;
+  JobState state =
+      outcome.kind == provider::OutcomeKind::kUnauthenticated   ? JobState::kUnauthenticated
+      : outcome.kind == provider::OutcomeKind::kUnavailable     ? JobState::kUnavailable
+      : outcome.kind == provider::OutcomeKind::kMalformedOutput ? JobState::kMalformedOutput
+                                                                : JobState::kChildFailed;
   std::string reason = Mask(outcome.reason);
   return Finish(state, reason + "; nothing collected, workspace kept",
                 ReceiptError{reason, provider::OutcomeKindName(outcome.kind), Mask(outcome.hint),
@@ -461,29 +465,33 @@ store::JobRecord JobRun::CollectAndCommit() {
   int64_t start = clock_.SteadyMillis();
   Result<policy::GlobSet> writable = policy::GlobSet::Create(request_.writable);
   if (!writable)
-    return Finish(JobState::kFailed, "the writable globs are invalid: " + writable.error().ToString());
+    return Finish(JobState::kFailed,
+                  "the writable globs are invalid: " + writable.error().ToString());
   Result<workspace::ChangeSet> changes =
       workspace::Collect(*workspace_, *snapshot_, *repo_, *writable);
   receipt_.timings.collect_ms = clock_.SteadyMillis() - start;
-  if (!changes) return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
+  if (!changes)
+    return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
   // Files the provider's CLI writes for itself are neither committed nor refused.
   if (provider_ && !provider_->workspace_artifacts.empty()) {
     Result<policy::GlobSet> artifacts = policy::GlobSet::Create(provider_->workspace_artifacts);
     if (artifacts) {
       auto artifact = [&](const std::string& path) { return artifacts->Matches(path); };
       std::erase_if(changes->changes, [&](const git::Change& c) { return artifact(c.path); });
-      std::erase_if(changes->refusals, [&](const workspace::Refusal& r) { return artifact(r.path); });
+      std::erase_if(changes->refusals,
+                    [&](const workspace::Refusal& r) { return artifact(r.path); });
     }
   }
   receipt_.ignored = changes->ignored.size();
-  for (const workspace::Refusal& r : changes->refusals) receipt_.refusals.push_back({r.path, r.reason});
+  for (const workspace::Refusal& r : changes->refusals)
+    receipt_.refusals.push_back({r.path, r.reason});
   for (const git::Change& c : changes->changes)
-    receipt_.changes.push_back({c.path, c.kind == git::Change::Kind::kDelete ? "delete" : "upsert"});
+    receipt_.changes.push_back(
+        {c.path, c.kind == git::Change::Kind::kDelete ? "delete" : "upsert"});
   if (!changes->refusals.empty()) {
     const workspace::Refusal& first = changes->refusals.front();
-    std::string reason = std::to_string(changes->refusals.size()) +
-                         " change(s) refused, first " + first.path + ": " + first.reason +
-                         "; nothing committed, workspace kept";
+    std::string reason = std::to_string(changes->refusals.size()) + " change(s) refused, first " +
+                         first.path + ": " + first.reason + "; nothing committed, workspace kept";
     Step("collect", reason);
     return Finish(JobState::kRefused, reason,
                   ReceiptError{reason, "refused", "adjust the agent's writable globs or its work",
@@ -494,8 +502,8 @@ store::JobRecord JobRun::CollectAndCommit() {
 
   start = clock_.SteadyMillis();
   Step("commit", "committing to " + job_.branch);
-  std::string message = "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " +
-                        job_.id + "\n";
+  std::string message =
+      "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " + job_.id + "\n";
   Result<std::string> commit =
       repo_->CommitChanges(job_.base, changes->changes, message, git::Signature{});
   if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());
@@ -512,15 +520,14 @@ store::JobRecord JobRun::CollectAndCommit() {
     Reload();
     // Still live: the store failed, not a race. The job fails rather than stay live.
     if (!IsTerminal(job_.state))
-      return Finish(JobState::kFailed, "recording the job commit: " +
-                                           recorded.error().ToString() +
+      return Finish(JobState::kFailed, "recording the job commit: " + recorded.error().ToString() +
                                            "; no branch was left, workspace kept");
     return Finish(job_.state, job_.state_reason);
   }
   job_.commit = *commit;
   receipt_.timings.commit_ms = clock_.SteadyMillis() - start;
-  std::string committed = std::to_string(changes->changes.size()) + " file(s) committed to " +
-                          job_.branch;
+  std::string committed =
+      std::to_string(changes->changes.size()) + " file(s) committed to " + job_.branch;
   if (request_.checks.empty()) return Finish(JobState::kCompleted, committed + "; no checks");
   return Verify(committed);
 }
@@ -530,10 +537,9 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
   const int64_t start = clock_.SteadyMillis();
   Step("verify", "running " + std::to_string(request_.checks.size()) + " check(s) on " +
                      job_.commit->substr(0, 12));
-  Result<Verification> v = launcher_.RunChecks(ctx_, request_, job_, *job_.commit, *repo_,
-                                               [&](const std::string& step, const std::string& detail) {
-                                       Step(step, detail);
-                                     });
+  Result<Verification> v = launcher_.RunChecks(
+      ctx_, request_, job_, *job_.commit, *repo_,
+      [&](const std::string& step, const std::string& detail) { Step(step, detail); });
   receipt_.verify_ms = clock_.SteadyMillis() - start;
   if (!v) {
     return Finish(JobState::kVerificationFailed,
@@ -547,11 +553,11 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
     for (const CheckResult& c : v->checks)
       if (c.required && !c.passed && failed == nullptr) failed = &c;
     std::string reason = "required check " + failed->name + " failed: " + failed->reason;
-    return Finish(JobState::kVerificationFailed, reason + "; the commit stays on " + job_.branch,
-                  ReceiptError{reason, "verification-failed",
-                               "see the check's output_tail in the receipt, or `berth logs " +
-                                   job_.id + "`",
-                               failed->output_tail});
+    return Finish(
+        JobState::kVerificationFailed, reason + "; the commit stays on " + job_.branch,
+        ReceiptError{reason, "verification-failed",
+                     "see the check's output_tail in the receipt, or `berth logs " + job_.id + "`",
+                     failed->output_tail});
   }
   return Finish(JobState::kCompleted, committed + "; " + v->Summary());
 }
@@ -591,9 +597,9 @@ store::JobRecord JobRun::Run() {
     return Finish(e.cause() == Cause::kUnavailable ? JobState::kUnavailable : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
   }
-  receipt_.sandbox = SandboxRecord{sandbox::ProfileName(spec->profile),
-                                   sandbox::NetworkName(spec->network),
-                                   SandboxGrantsOf(spec->grants), std::nullopt};
+  receipt_.sandbox =
+      SandboxRecord{sandbox::ProfileName(spec->profile), sandbox::NetworkName(spec->network),
+                    SandboxGrantsOf(spec->grants), std::nullopt};
   if (request_.full_access) Step("access", AccessLine(AccessJson(request_)));
   if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
   Step("agent", "running " + request_.argv[0] +
@@ -606,27 +612,31 @@ store::JobRecord JobRun::Run() {
     const sandbox::LaunchFailure failure = sandbox::LaunchFailureOf(e);
     bool missing = failure == sandbox::LaunchFailure::kCommandNotFound ||
                    failure == sandbox::LaunchFailure::kCommandNotRunnable;
-    return Finish(unavailable ? JobState::kUnavailable : missing ? JobState::kChildFailed
-                                                                 : JobState::kFailed,
+    return Finish(unavailable ? JobState::kUnavailable
+                  : missing   ? JobState::kChildFailed
+                              : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
   }
   const sandbox::LaunchResult& run = *launched;
   Result<std::vector<LimitRecord>> limits = LimitsFromJson(
       ReceiptLimits(request_.limits, run.limits), "the job's limits", /*with_source=*/true);
   CHECK(limits && receipt_.sandbox);  // the sandbox's own list; the spec was built above
-  receipt_.sandbox->launch = SandboxLaunch{run.tier, run.layers, std::move(*limits), run.warnings, {}};
+  receipt_.sandbox->launch =
+      SandboxLaunch{run.tier, run.layers, std::move(*limits), run.warnings, {}};
   for (const sandbox::DeniedSocket& d : run.denied_sockets) {
     receipt_.sandbox->launch->denied_sockets.push_back({d.path, d.count});
-    IgnoreError(store_.AppendEvent(job_.id, "sandbox",
-                                   "denied a connect to the host socket " + d.path + " (" +
-                                       std::to_string(d.count) +
-                                       (d.count == 1 ? " time)" : " times)")),
-                "the receipt's denied_sockets lists the same connects");
+    IgnoreError(
+        store_.AppendEvent(job_.id, "sandbox",
+                           "denied a connect to the host socket " + d.path + " (" +
+                               std::to_string(d.count) + (d.count == 1 ? " time)" : " times)")),
+        "the receipt's denied_sockets lists the same connects");
   }
   receipt_.timings.sandbox_ms = run.setup_ms;
   receipt_.timings.agent_ms = run.run_ms;
-  if (run.status.signaled) receipt_.child_signal = run.status.signal;
-  else receipt_.child_exit = run.status.code;
+  if (run.status.signaled)
+    receipt_.child_signal = run.status.signal;
+  else
+    receipt_.child_exit = run.status.code;
 
   Reload();
   if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);
@@ -636,8 +646,8 @@ store::JobRecord JobRun::Run() {
                       "s passed; the agent's process tree was ended; workspace kept");
   if (disk_exceeded_)
     return Finish(JobState::kChildFailed,
-                  "the workspace grew by " + FormatBytes(*disk_exceeded_) + ", past its disk cap of " +
-                      FormatBytes(request_.limits.disk_bytes) +
+                  "the workspace grew by " + FormatBytes(*disk_exceeded_) +
+                      ", past its disk cap of " + FormatBytes(request_.limits.disk_bytes) +
                       "; the agent's process tree was ended; workspace kept",
                   ReceiptError{"the agent wrote more than the disk cap", "disk-limit",
                                "raise disk in the policy's [defaults] or the agent's table", ""});
@@ -648,11 +658,12 @@ store::JobRecord JobRun::Run() {
   if (provider_) {
     if (std::optional<store::JobRecord> ended = JudgeProvider(run)) return *ended;
   } else if (run.status.signaled || run.status.code != 0) {
-    std::string how = run.status.signaled ? "was killed by signal " + std::to_string(run.status.signal)
-                                          : "exited with status " + std::to_string(run.status.code);
-    return Finish(JobState::kChildFailed, "the agent " + how + "; nothing collected, workspace kept",
-                  ReceiptError{"the agent " + how, "child-failed",
-                               "see `berth logs " + job_.id + "`", ""});
+    std::string how = run.status.signaled
+                          ? "was killed by signal " + std::to_string(run.status.signal)
+                          : "exited with status " + std::to_string(run.status.code);
+    return Finish(
+        JobState::kChildFailed, "the agent " + how + "; nothing collected, workspace kept",
+        ReceiptError{"the agent " + how, "child-failed", "see `berth logs " + job_.id + "`", ""});
   }
   if (!Advance(JobState::kCollecting)) return Finish(job_.state, job_.state_reason);
   if (!request_.write) return Finish(JobState::kCompleted, "read agent finished");
@@ -676,9 +687,8 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
   std::unique_ptr<MaskingStore> store =
       std::make_unique<MaskingStore>(job_store, KnownSecrets(ctx, request.credential_names));
   const bool auto_land = request.auto_land;
-  const bool has_required_check =
-      std::any_of(request.checks.begin(), request.checks.end(),
-                  [](const CheckSpec& c) { return c.required; });
+  const bool has_required_check = std::any_of(request.checks.begin(), request.checks.end(),
+                                              [](const CheckSpec& c) { return c.required; });
   JobRun run(ctx, *store, seams, std::move(*job), std::move(request), progress);
   store::JobRecord ended = run.Run();
   // A completed job promises a receipt: without one its run does not exit 0, and it is not

@@ -13,9 +13,8 @@ Status ReapStaleJobs(store::Store& store) {
   const int64_t now = sys::WallMillis();
   for (const store::JobRecord& job : live) {
     std::string reason;
-    if (job.owner.host == host &&
-        !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
-                           static_cast<uint64_t>(job.owner.pid_start))) {
+    if (job.owner.host == host && !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
+                                                     static_cast<uint64_t>(job.owner.pid_start))) {
       reason = "its supervisor (pid " + std::to_string(job.owner.pid) + ") is gone";
     } else if (job.lease_expires_at_ms > 0 && now > job.lease_expires_at_ms) {
       reason = "its lease expired at " + IsoTime(job.lease_expires_at_ms) + " (owner " +

@@ -4,13 +4,13 @@
 #include <cctype>
 #include <cerrno>
 
+#include "confine/spec_builder.h"
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
 #include "job/json_read.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
 #include "sandbox/launcher.h"
-#include "confine/spec_builder.h"
 #include "sys/disk.h"
 #include "sys/fs.h"
 #include "sys/overlay.h"
@@ -24,7 +24,8 @@ namespace {
 constexpr size_t kOutputTailBytes = 4096;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The last `bytes` of a file.
@@ -76,8 +77,10 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
       LimitsFromJson(launched->limits, "the sandbox's limits", /*with_source=*/false);
   CHECK(limits);  // the sandbox's own list of strings
   r.limits = std::move(*limits);
-  if (launched->status.signaled) r.signal = launched->status.signal;
-  else r.exit = launched->status.code;
+  if (launched->status.signaled)
+    r.signal = launched->status.signal;
+  else
+    r.exit = launched->status.code;
   r.timed_out = launched->timed_out;
   r.over_output_limit = stats.elided > 0;
   if (r.timed_out) {
@@ -87,8 +90,8 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   } else if (r.over_output_limit) {
     r.reason = "wrote " + std::to_string(stats.bytes) + " bytes, over the output limit";
   } else if (*r.exit != check.expect_exit) {
-    r.reason = "exited " + std::to_string(*r.exit) + ", expected " +
-               std::to_string(check.expect_exit);
+    r.reason =
+        "exited " + std::to_string(*r.exit) + ", expected " + std::to_string(check.expect_exit);
   } else {
     r.passed = true;
     r.reason = "exited " + std::to_string(*r.exit) + " as expected";
@@ -100,17 +103,17 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
 
 bool IsCredentialShaped(const std::string& raw_name, const std::string& value) {
   std::string name;
-  for (char c : raw_name) name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
-  static const char* kSuffixes[] = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS",
-                                    "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
-                                    "SESSION", "COOKIE", "PAT", "AUTH"};
+  for (char c : raw_name)
+    name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  static const char* kSuffixes[] = {"TOKEN",   "TOKENS",   "KEY",    "KEYS",       "SECRET",
+                                    "SECRETS", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
+                                    "SESSION", "COOKIE",   "PAT",    "AUTH"};
   for (const char* suffix : kSuffixes) {
     if (name == suffix || EndsWith(name, std::string("_") + suffix) || EndsWith(name, suffix))
       return true;
   }
-  static const char* kPrefixes[] = {"AWS_",    "AZURE_", "GCP_",   "GOOGLE_",    "GH_",
-                                    "GITHUB_", "GITLAB_", "NPM_",  "ANTHROPIC_", "OPENAI_",
-                                    "XAI_"};
+  static const char* kPrefixes[] = {"AWS_",    "AZURE_", "GCP_",       "GOOGLE_", "GH_", "GITHUB_",
+                                    "GITLAB_", "NPM_",   "ANTHROPIC_", "OPENAI_", "XAI_"};
   for (const char* prefix : kPrefixes)
     if (name.rfind(prefix, 0) == 0) return true;
   // scheme://user:password@host
@@ -250,8 +253,8 @@ Result<Verification> RunChecks(
       result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
                       request.output_limit, mask);
     }
-    on_event("verify", "check " + check.name + (result.passed ? " passed: " : " FAILED: ") +
-                           result.reason);
+    on_event("verify",
+             "check " + check.name + (result.passed ? " passed: " : " FAILED: ") + result.reason);
     if (check.required && !result.passed) v.required_passed = false;
     v.checks.push_back(std::move(result));
   }

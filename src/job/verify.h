@@ -8,11 +8,10 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 #include "git/repository.h"
@@ -34,8 +33,8 @@ struct CheckResult {
   bool over_output_limit = false;
   int64_t duration_ms = 0;
   bool passed = false;
-  std::string reason;       // why it failed, or "exited 0 as expected"
-  std::string output_tail;  // the last few KiB of its output, secrets masked
+  std::string reason;               // why it failed, or "exited 0 as expected"
+  std::string output_tail;          // the last few KiB of its output, secrets masked
   std::vector<LimitRecord> limits;  // what the sandbox applied (no `source`)
 
   // The codec of one entry of a receipt's `verification.checks` (docs/receipt.md).
@@ -66,10 +65,9 @@ bool IsCredentialShaped(const std::string& name, const std::string& value);
 
 // Runs `request.checks` on `commit`. `on_event(step, detail)` reports each check starting
 // and ending. Errors only when verification could not be set up at all.
-Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
-                               const store::JobRecord& job, const std::string& commit,
-                               git::Repository& repo,
-                               const std::function<void(const std::string&, const std::string&)>&
-                                   on_event);
+Result<Verification> RunChecks(
+    const JobContext& ctx, const RunRequest& request, const store::JobRecord& job,
+    const std::string& commit, git::Repository& repo,
+    const std::function<void(const std::string&, const std::string&)>& on_event);
 
 }  // namespace berth::job

@@ -19,19 +19,19 @@
 namespace berth::land {
 
 // What landing uses of a job's life (land/ sits above job/ in the module graph).
+using job::CheckResult;
 using job::DumpJson;
 using job::IsoTime;
 using job::JobContext;
-using job::RunChecks;
-using job::RunRequest;
-using job::SaveReceipt;
-using job::Verification;
-using job::CheckResult;
 using job::LandingRecord;
 using job::LoadReceipt;
 using job::LoadReceiptOrRecord;
 using job::Receipt;
 using job::RecordVerification;
+using job::RunChecks;
+using job::RunRequest;
+using job::SaveReceipt;
+using job::Verification;
 
 namespace {
 
@@ -131,8 +131,9 @@ Error RollBack(git::Repository& repo, const LandJournal& journal, Error cause) {
                      " stays for the next berth land to recover");
     return cause;
   }
-  IgnoreError(RemoveJournal(repo), "the checkout matches the old commit again, and a "
-                                    "journal left over is rolled back again by recovery");
+  IgnoreError(RemoveJournal(repo),
+              "the checkout matches the old commit again, and a "
+              "journal left over is rolled back again by recovery");
   return cause;
 }
 
@@ -159,9 +160,9 @@ Status RecordLand(store::Store& store, const store::JobRecord& job, const LandRe
       {"at", IsoTime(at)}};
   TRY(store.AppendAudit(store::AuditEntry{0, at, job.id, "land", DumpJson(detail)}));
   Receipt receipt = LoadReceiptOrRecord(job);
-  receipt.landing = LandingRecord{job.id,        *job.commit,       result.target,
-                                  result.old_head, result.new_commit, authorised_by,
-                                  IsoTime(at),   result.checked_out, result.paths};
+  receipt.landing = LandingRecord{job.id,          *job.commit,        result.target,
+                                  result.old_head, result.new_commit,  authorised_by,
+                                  IsoTime(at),     result.checked_out, result.paths};
   std::optional<store::JobRecord> fresh = TRY(store.GetJob(job.id));
   return SaveReceipt(store, fresh ? *fresh : job, receipt.ToJson());
 }
@@ -428,7 +429,8 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
       LandResult found = result;
       found.new_commit = *earlier;
       found.old_head.clear();  // unknown: the land happened earlier
-      TRY(RecordLand(store, job, found, authorised_by + " (found in the history of " + target + ")"));
+      TRY(RecordLand(store, job, found,
+                     authorised_by + " (found in the history of " + target + ")"));
     }
     return Refuse(result, target + " already holds commit " + *earlier + " of job " + job.id);
   }
@@ -466,8 +468,8 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   // 5. Move the target.
   bool moved = false;
   if (checkout) {
-    LandJournal journal{job.id,       kHeadsPrefix + target, *old_head,
-                        pick.commit, result.paths,           authorised_by};
+    LandJournal journal{job.id,      kHeadsPrefix + target, *old_head,
+                        pick.commit, result.paths,          authorised_by};
     LandResult landed = result;
     landed.new_commit = pick.commit;
     landed.landed = true;

@@ -271,8 +271,8 @@ class GlobGitTest : public ::testing::Test {
     // -z needs --stdin, and RunCommand gives no stdin: lines "SOURCE:LINE:PATTERN<TAB>PATH",
     // "::<TAB>PATH" when nothing matched, with paths unquoted (none has a tab, a newline, a
     // quote or a backslash).
-    std::vector<std::string> args = {"-c", "core.quotePath=false", "check-ignore", "--no-index",
-                                     "-v", "-n", "--"};
+    std::vector<std::string> args = {
+        "-c", "core.quotePath=false", "check-ignore", "--no-index", "-v", "-n", "--"};
     args.insert(args.end(), paths.begin(), paths.end());
     int code = -1;
     std::string out = Git(args, &code);

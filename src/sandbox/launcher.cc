@@ -122,8 +122,8 @@ Result<TierChoice> ResolveTier(const SandboxSpec& spec, Probe probe) {
       choice.tier = Tier::kNamespaces;
     } else if (spec.tier == Tier::kNamespaces || !spec.allow_weaker) {
       return TierUnavailable("the namespaces tier is unavailable: " + userns.reason,
-                         "enable unprivileged user namespaces, or accept the weaker landlock "
-                         "tier with --tier landlock --allow-weaker");
+                             "enable unprivileged user namespaces, or accept the weaker landlock "
+                             "tier with --tier landlock --allow-weaker");
     } else {
       choice.tier = Tier::kLandlock;
       choice.warnings.push_back("user namespaces are unavailable (" + userns.reason +
@@ -133,16 +133,18 @@ Result<TierChoice> ResolveTier(const SandboxSpec& spec, Probe probe) {
   if (choice.tier == Tier::kLandlock) {
     if (!spec.allow_weaker)
       return TierUnavailable("the landlock tier is weaker than the namespaces tier",
-                         "pass --allow-weaker to accept it; docs/sandbox.md lists what it "
-                         "cannot promise");
+                             "pass --allow-weaker to accept it; docs/sandbox.md lists what it "
+                             "cannot promise");
     if (choice.landlock_abi == 0)
-      return TierUnavailable("the landlock tier needs Landlock, which this kernel lacks or disables",
-                         "boot a kernel with CONFIG_SECURITY_LANDLOCK and lsm=landlock");
+      return TierUnavailable(
+          "the landlock tier needs Landlock, which this kernel lacks or disables",
+          "boot a kernel with CONFIG_SECURITY_LANDLOCK and lsm=landlock");
   } else if (choice.landlock_abi == 0) {
     if (!spec.allow_weaker)
-      return TierUnavailable("Landlock is unavailable, so the namespaces tier would run without its "
-                         "second wall",
-                         "pass --allow-weaker to run without Landlock");
+      return TierUnavailable(
+          "Landlock is unavailable, so the namespaces tier would run without its "
+          "second wall",
+          "pass --allow-weaker to run without Landlock");
     choice.warnings.push_back("Landlock is unavailable: running without its filesystem rules");
   }
   return choice;
@@ -277,8 +279,8 @@ Status Launching::PrepareProxy() {
       "http://" + std::string(kProxyHost) + ":" + std::to_string(host_proxy_port_);
   for (EnvVar& var : spec_.env)
     if (var.origin == "proxy" && var.name != "NO_PROXY" && var.name != "no_proxy") var.value = url;
-  result_.proxy_address = std::string(kProxyHost) + ":" + std::to_string(host_proxy_port_) +
-                          " (the host's loopback)";
+  result_.proxy_address =
+      std::string(kProxyHost) + ":" + std::to_string(host_proxy_port_) + " (the host's loopback)";
   if (tier_.landlock_abi < 4)
     result_.warnings.push_back(
         "Landlock ABI " + std::to_string(tier_.landlock_abi) +
@@ -294,8 +296,8 @@ Status Launching::PrepareLimits() {
 }
 
 Status Launching::PrepareSockets() {
-  inputs_ = PlanInputs{tier_.tier,        full_ ? 0 : tier_.landlock_abi, private_tmp_.path,
-                       limits_->rlimits(), {},                            -1};
+  inputs_ = PlanInputs{
+      tier_.tier, full_ ? 0 : tier_.landlock_abi, private_tmp_.path, limits_->rlimits(), {}, -1};
   for (int i = 0; i < 3; ++i) inputs_.stdio[i] = options_.stdio[i];
   inputs_.proxy_port = host_proxy_port_;
   if (!full_ && tier_.tier == Tier::kNamespaces) inputs_.host_sockets = sys::ListUnixSockets();
@@ -430,8 +432,7 @@ Status Launching::Supervise() {
     }
     int stop_fd = result_.stopped ? -1 : options_.stop_fd;
     int ready = TRY(sys::PollReadable(
-        {init_.pidfd(), signals_.get(), stop_fd, listener_.valid() ? listener_.get() : -1},
-        wait));
+        {init_.pidfd(), signals_.get(), stop_fd, listener_.valid() ? listener_.get() : -1}, wait));
     if (ready == 0) return {};  // the init exited
     if (ready == 2) {
       result_.stopped = true;

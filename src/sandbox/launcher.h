@@ -11,11 +11,10 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 #include "sandbox/socket_watch.h"
@@ -40,18 +39,18 @@ Result<TierChoice> ResolveTier(const SandboxSpec& spec, Probe probe = Probe::kYe
 struct LaunchResult {
   sys::ExitStatus status;  // the command's
   bool timed_out = false;
-  bool stopped = false;    // ended through stop_fd, SIGTERM or SIGHUP
-  std::string tier;        // "namespaces", "landlock" or "none (full access)"
+  bool stopped = false;  // ended through stop_fd, SIGTERM or SIGHUP
+  std::string tier;      // "namespaces", "landlock" or "none (full access)"
   std::vector<std::string> layers;
-  nlohmann::json limits;   // AppliedLimit list
+  nlohmann::json limits;  // AppliedLimit list
   std::vector<std::string> warnings;
   // Times the command tried to create a user namespace and was refused (no `browser` grant).
   int denied_user_namespaces = 0;
   // Connects to host Unix sockets that the sandbox masks (no socket: grant), by path inside the
   // job's view, sorted; each failed (the mask decides) and was counted (namespaces tier only).
   std::vector<DeniedSocket> denied_sockets;
-  int64_t setup_ms = 0;    // from launch until the command's execve
-  int64_t run_ms = 0;      // from execve until the command's tree ended
+  int64_t setup_ms = 0;  // from launch until the command's execve
+  int64_t run_ms = 0;    // from execve until the command's tree ended
   // Network proxy: where the job reaches the proxy, e.g. "127.0.0.1:3128 (the job's own
   // network namespace)" or "127.0.0.1:41234 (the host's loopback)".
   std::string proxy_address;
@@ -78,13 +77,13 @@ struct LaunchOptions {
 // What went wrong when a launch failed, for callers to switch on (states, exit codes); the
 // Error's message is for people. Carried as the Error's detail: read it with LaunchFailureOf.
 enum class LaunchFailure {
-  kOther = 0,            // anything else; the Error's Cause says what kind
-  kTierUnavailable,      // the host cannot give the tier asked for (user namespaces refused,
-                         // no Landlock); Cause kUnavailable
-  kSandboxStep,          // the host refused one confinement step inside the sandbox (a mount,
-                         // a Landlock rule, seccomp); Cause kUnavailable, errno set
-  kCommandNotFound,      // the command does not exist inside the sandbox (a shell's 127)
-  kCommandNotRunnable,   // it exists but could not be executed (a shell's 126), errno set
+  kOther = 0,           // anything else; the Error's Cause says what kind
+  kTierUnavailable,     // the host cannot give the tier asked for (user namespaces refused,
+                        // no Landlock); Cause kUnavailable
+  kSandboxStep,         // the host refused one confinement step inside the sandbox (a mount,
+                        // a Landlock rule, seccomp); Cause kUnavailable, errno set
+  kCommandNotFound,     // the command does not exist inside the sandbox (a shell's 127)
+  kCommandNotRunnable,  // it exists but could not be executed (a shell's 126), errno set
 };
 LaunchFailure LaunchFailureOf(const Error& error);
 

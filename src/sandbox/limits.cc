@@ -20,12 +20,11 @@ std::string OwnCgroupPath(const std::string& cgroup_file, const std::string& con
   for (const std::string& line : Split(cgroup_file, '\n')) {
     std::vector<std::string> fields = Split(line, ':');
     if (fields.size() < 3) continue;
-    if (controller.empty() ? fields[0] == "0" && fields[1].empty()
-                           : [&] {
-                               for (const std::string& c : Split(fields[1], ','))
-                                 if (c == controller) return true;
-                               return false;
-                             }())
+    if (controller.empty() ? fields[0] == "0" && fields[1].empty() : [&] {
+          for (const std::string& c : Split(fields[1], ','))
+            if (c == controller) return true;
+          return false;
+        }())
       return fields[2];
   }
   return {};
@@ -126,8 +125,8 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
     }
   }
   if (limits.pids && !pids_done)
-    pids_done = v1("pids", "pids.max", std::to_string(*limits.pids), "pids",
-                   std::to_string(*limits.pids));
+    pids_done =
+        v1("pids", "pids.max", std::to_string(*limits.pids), "pids", std::to_string(*limits.pids));
   if (limits.cpus && !cpu_done) {
     cpu_done = v1("cpu", "cpu.cfs_quota_us", std::to_string(std::lround(*limits.cpus * 100000)),
                   "cpu", Cores(*limits.cpus));
@@ -142,8 +141,8 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   // so inside the job's own user namespace it bounds the job; the kernel never applies it to
   // real root.
   auto may_skip = [&](const char* name) {
-    return allow_weaker || std::find(limits.best_effort.begin(), limits.best_effort.end(),
-                                     name) != limits.best_effort.end();
+    return allow_weaker || std::find(limits.best_effort.begin(), limits.best_effort.end(), name) !=
+                               limits.best_effort.end();
   };
   if (limits.memory_bytes && !memory_done) {
     out.rlimits_.push_back({RLIMIT_DATA, *limits.memory_bytes});
@@ -153,23 +152,25 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   if (limits.pids && !pids_done) {
     if (::getuid() == 0 && !may_skip("pids"))
       return Error(Cause::kUnavailable,
-                   "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root",
-                   0, "run berth where it can create a cgroup, or pass --allow-weaker");
+                   "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root", 0,
+                   "run berth where it can create a cgroup, or pass --allow-weaker");
     out.rlimits_.push_back({RLIMIT_NPROC, *limits.pids});
-    out.applied_.push_back({"pids", std::to_string(*limits.pids),
-                            ::getuid() == 0 ? "none (RLIMIT_NPROC does not bind root)"
-                                            : "rlimit RLIMIT_NPROC"});
+    out.applied_.push_back(
+        {"pids", std::to_string(*limits.pids),
+         ::getuid() == 0 ? "none (RLIMIT_NPROC does not bind root)" : "rlimit RLIMIT_NPROC"});
   }
   if (limits.cpus && !cpu_done) {
     if (!may_skip("cpu"))
-      return Error(Cause::kUnavailable, "cannot limit cpu: no writable cgroup with the cpu controller",
-                   0, "run berth where it can create a cgroup, or pass --allow-weaker");
+      return Error(Cause::kUnavailable,
+                   "cannot limit cpu: no writable cgroup with the cpu controller", 0,
+                   "run berth where it can create a cgroup, or pass --allow-weaker");
     out.applied_.push_back({"cpu", Cores(*limits.cpus), "none (needs a cgroup)"});
   }
   // No cgroup bounds a file's size; RLIMIT_FSIZE makes a write past it fail (SIGXFSZ).
   if (limits.file_size_bytes) {
     out.rlimits_.push_back({RLIMIT_FSIZE, *limits.file_size_bytes});
-    out.applied_.push_back({"file size", FormatBytes(*limits.file_size_bytes), "rlimit RLIMIT_FSIZE"});
+    out.applied_.push_back(
+        {"file size", FormatBytes(*limits.file_size_bytes), "rlimit RLIMIT_FSIZE"});
   }
   return out;
 }

@@ -29,8 +29,7 @@ Capability ProbeUserNamespaces() {
     if (Result<std::string> v = ReadFile("/proc/sys/kernel/unprivileged_userns_clone");
         v && StartsWith(*v, "0"))
       cap.reason += " (kernel.unprivileged_userns_clone = 0)";
-    if (Result<std::string> v =
-            ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    if (Result<std::string> v = ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
         v && StartsWith(*v, "1"))
       cap.reason += " (AppArmor restricts unprivileged user namespaces)";
     if (Result<std::string> v = ReadFile("/proc/sys/user/max_user_namespaces");

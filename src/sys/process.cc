@@ -1,5 +1,6 @@
 #include "sys/process.h"
 
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pwd.h>
@@ -8,8 +9,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include <cerrno>
 #include <cstdlib>

@@ -18,8 +18,8 @@ namespace berth::sys {
 struct Identity {
   uid_t uid;
   gid_t gid;
-  std::string user;   // from the password database, or the numeric uid
-  std::string home;   // $HOME, else the password database
+  std::string user;  // from the password database, or the numeric uid
+  std::string home;  // $HOME, else the password database
 };
 Identity CurrentIdentity();
 

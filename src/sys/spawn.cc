@@ -110,8 +110,9 @@ Result<Process> Spawn(const SpawnOptions& options) {
                              options.inherit_env ? environ : envp.data());
       rc != 0) {
     Error e = Error::FromErrno("cannot start " + program, rc);
-    if (!options.cwd.empty()) e.WithHint("check that the program exists and that " + options.cwd +
-                                         " is a directory it may enter");
+    if (!options.cwd.empty())
+      e.WithHint("check that the program exists and that " + options.cwd +
+                 " is a directory it may enter");
     return e;
   }
   // The child is ours and unreaped, so the pid cannot have been reused before pidfd_open.

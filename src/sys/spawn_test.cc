@@ -1,6 +1,7 @@
 #include "sys/spawn.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,8 +9,6 @@
 
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sys/fs.h"
 #include "sys/process.h"
