@@ -281,7 +281,8 @@ int Logs(Session& s, const JobsOptions& o) {
       return 0;
     }
     ::poll(nullptr, 0, 200);
-    (void)job::ReapStaleJobs(s.store());
+    IgnoreError(job::ReapStaleJobs(s.store()),
+                "a busy store is swept again on the next tick of the follow loop");
   }
 }
 
@@ -304,7 +305,8 @@ int Cancel(Session& s, const JobsOptions& o) {
     if (!fresh || !*fresh) return Fail(Error(Cause::kNotFound, "job vanished"), o);
     j = **fresh;
   }
-  (void)s.store().AppendEvent(j->id, "cancel", "cancelled by " + who);
+  IgnoreError(s.store().AppendEvent(j->id, "cancel", "cancelled by " + who),
+              "the cancel is recorded in the job's state; the event only says who asked");
   // The supervisor ends the agent's whole tree and writes the receipt.
   bool signalled = false;
   if (j->owner.host == sys::HostId()) {
