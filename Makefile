@@ -5,9 +5,11 @@ DEV_DIR     := build/dev
 RELEASE_DIR := build/release
 ASAN_DIR    := build/asan-ubsan
 CTEST_FLAGS := --output-on-failure -j2
+FUZZ_SECONDS ?= 60
 
 .DEFAULT_GOAL := build
-.PHONY: deps configure build test demo release bench asan format clean
+.PHONY: deps configure build test demo release bench asan asan-configure tidy check-format \
+	check fuzz lint format clean
 
 deps:
 	scripts/install-deps
@@ -34,10 +36,33 @@ bench: release
 	@test -x bench/sandbox-start || { echo "make: bench/sandbox-start is missing or not executable" >&2; exit 1; }
 	BERTH=$(RELEASE_DIR)/src/cli/berth bench/sandbox-start
 
-asan: deps
+# Only src/sys includes system headers, and modules depend on each other as docs/design.md
+# draws it. Needs python3 only, no build.
+lint:
+	scripts/check-includes
+
+# The clang tree: ASan + UBSan, and -Wthread-safety checking the lock annotations.
+asan-configure: deps
 	@test -f $(ASAN_DIR)/build.ninja || cmake --preset asan-ubsan
+
+asan: asan-configure
 	cmake --build $(ASAN_DIR)
-	ctest --test-dir $(ASAN_DIR) $(CTEST_FLAGS)
+	scripts/asan-tests $(ASAN_DIR) unit
+	scripts/asan-tests $(ASAN_DIR) e2e
+
+# clang-tidy over src/ with the clang tree's compile database (no build needed).
+tidy: asan-configure
+	scripts/run-tidy $(ASAN_DIR)
+
+check-format:
+	scripts/check-format
+
+# The gates CI runs besides the tests: format, the clang tree's build and tests, clang-tidy.
+check: check-format lint asan tidy
+
+# Every libFuzzer target, built with clang in build/fuzz, FUZZ_SECONDS each (scripts/fuzz).
+fuzz: deps
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 format:
 	find src tests \( -name '*.cc' -o -name '*.h' \) -print0 | xargs -0 -r clang-format -i

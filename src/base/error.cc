@@ -7,16 +7,26 @@ namespace berth {
 
 const char* CauseName(Cause cause) {
   switch (cause) {
-    case Cause::kInvalidArgument: return "invalid-argument";
-    case Cause::kNotFound: return "not-found";
-    case Cause::kUnavailable: return "unavailable";
-    case Cause::kPermissionDenied: return "permission-denied";
-    case Cause::kSystem: return "system";
-    case Cause::kTimedOut: return "timed-out";
-    case Cause::kPolicyDenied: return "policy-denied";
-    case Cause::kBusy: return "busy";
-    case Cause::kUnauthenticated: return "unauthenticated";
-    case Cause::kInternal: return "internal";
+    case Cause::kInvalidArgument:
+      return "invalid-argument";
+    case Cause::kNotFound:
+      return "not-found";
+    case Cause::kUnavailable:
+      return "unavailable";
+    case Cause::kPermissionDenied:
+      return "permission-denied";
+    case Cause::kSystem:
+      return "system";
+    case Cause::kTimedOut:
+      return "timed-out";
+    case Cause::kPolicyDenied:
+      return "policy-denied";
+    case Cause::kBusy:
+      return "busy";
+    case Cause::kUnauthenticated:
+      return "unauthenticated";
+    case Cause::kInternal:
+      return "internal";
   }
   return "internal";
 }

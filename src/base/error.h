@@ -10,11 +10,11 @@ namespace berth {
 
 // Closed set of failure causes. Callers branch on these; messages are for humans.
 enum class Cause {
-  kInvalidArgument,  // the caller asked for something malformed (usage errors)
-  kNotFound,         // a named file, command or object does not exist
-  kUnavailable,      // the host cannot give what was asked (kernel feature, tier)
-  kPermissionDenied, // the OS refused
-  kSystem,           // an OS call failed for another reason; errno says which
+  kInvalidArgument,   // the caller asked for something malformed (usage errors)
+  kNotFound,          // a named file, command or object does not exist
+  kUnavailable,       // the host cannot give what was asked (kernel feature, tier)
+  kPermissionDenied,  // the OS refused
+  kSystem,            // an OS call failed for another reason; errno says which
   kTimedOut,
   kPolicyDenied,     // the repository's policy is missing, invalid, or forbids the request
   kBusy,             // no free slot, or the store is busy
@@ -43,6 +43,14 @@ class Error {
     hint_ = std::move(hint);
     return *this;
   }
+  // A finer cause than Cause, as an enum of the module that made the error (e.g.
+  // sandbox::LaunchFailure, read through that module's accessor); 0 when there is none. It
+  // lets a caller switch on what failed where the message would otherwise be its only clue.
+  int detail() const { return detail_; }
+  Error& WithDetail(int detail) {
+    detail_ = detail;
+    return *this;
+  }
 
   // message plus ": strerror" when errno is set.
   std::string ToString() const;
@@ -52,6 +60,7 @@ class Error {
   int errno_;
   std::string message_;
   std::string hint_;
+  int detail_ = 0;
 };
 
 }  // namespace berth

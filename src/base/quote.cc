@@ -16,16 +16,26 @@ void AppendOctal(unsigned char byte, std::string* out) {
 // The C escape git uses for `byte`, or 0 when it has none (and gets an octal one).
 char CEscape(unsigned char byte) {
   switch (byte) {
-    case '\a': return 'a';
-    case '\b': return 'b';
-    case '\t': return 't';
-    case '\n': return 'n';
-    case '\v': return 'v';
-    case '\f': return 'f';
-    case '\r': return 'r';
-    case '"': return '"';
-    case '\\': return '\\';
-    default: return 0;
+    case '\a':
+      return 'a';
+    case '\b':
+      return 'b';
+    case '\t':
+      return 't';
+    case '\n':
+      return 'n';
+    case '\v':
+      return 'v';
+    case '\f':
+      return 'f';
+    case '\r':
+      return 'r';
+    case '"':
+      return '"';
+    case '\\':
+      return '\\';
+    default:
+      return 0;
   }
 }
 
@@ -68,8 +78,8 @@ size_t Utf8Sequence(std::string_view text, size_t at, uint32_t* code_point) {
 }
 
 bool IsTerminalControl(uint32_t cp) {
-  return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
-         (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+  return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069);
 }
 
 }  // namespace
@@ -111,7 +121,8 @@ std::string EscapeControls(std::string_view text, Newlines newlines) {
     } else if (cp == '\n') {
       out.append("\\n");
     } else {
-      for (size_t i = 0; i < length; ++i) AppendOctal(static_cast<unsigned char>(text[at + i]), &out);
+      for (size_t i = 0; i < length; ++i)
+        AppendOctal(static_cast<unsigned char>(text[at + i]), &out);
     }
     at += length;
   }

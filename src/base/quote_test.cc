@@ -43,8 +43,12 @@ TEST(EscapeControls, KeepsReadableTextAndEscapesControls) {
 }
 
 TEST(EscapeControls, EscapesC1BidiAndInvalidUtf8) {
-  EXPECT_EQ(EscapeControls("csi\xc2\x9b" "2J"), "csi\\302\\2332J");
-  EXPECT_EQ(EscapeControls("rlo\xe2\x80\xae" "txt"), "rlo\\342\\200\\256txt");
+  EXPECT_EQ(EscapeControls("csi\xc2\x9b"
+                           "2J"),
+            "csi\\302\\2332J");
+  EXPECT_EQ(EscapeControls("rlo\xe2\x80\xae"
+                           "txt"),
+            "rlo\\342\\200\\256txt");
   EXPECT_EQ(EscapeControls("lri\xe2\x81\xa6"), "lri\\342\\201\\246");
   EXPECT_EQ(EscapeControls("bad\xff\xc3"), "bad\\377\\303");
   EXPECT_EQ(EscapeControls("overlong\xc0\xaf"), "overlong\\300\\257");

@@ -15,7 +15,7 @@ namespace berth {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
 
   bool has_value() const { return v_.index() == 0; }
@@ -92,19 +92,18 @@ inline void IgnoreError(const Result<T>& result, const char* why) {
 
 // Evaluates `expr` (a Result); on failure returns its Error from the enclosing function.
 // As an expression it yields the value: `auto fd = TRY(OpenFile(path));`
-#define TRY(expr)                                     \
-  ({                                                  \
-    auto&& berth_try_result_ = (expr);                \
-    if (!berth_try_result_.has_value())               \
-      return std::move(berth_try_result_).error();    \
-    std::move(berth_try_result_).value();             \
+#define TRY(expr)                                                                    \
+  ({                                                                                 \
+    auto&& berth_try_result_ = (expr);                                               \
+    if (!berth_try_result_.has_value()) return std::move(berth_try_result_).error(); \
+    std::move(berth_try_result_).value();                                            \
   })
 
 // Like TRY, adding context to the error: TRY_CTX(Open(p), "loading policy").
-#define TRY_CTX(expr, context)                                                   \
-  ({                                                                             \
-    auto&& berth_try_result_ = (expr);                                           \
-    if (!berth_try_result_.has_value())                                          \
+#define TRY_CTX(expr, context)                                                    \
+  ({                                                                              \
+    auto&& berth_try_result_ = (expr);                                            \
+    if (!berth_try_result_.has_value())                                           \
       return std::move(std::move(berth_try_result_).error().AddContext(context)); \
-    std::move(berth_try_result_).value();                                        \
+    std::move(berth_try_result_).value();                                         \
   })

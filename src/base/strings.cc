@@ -37,8 +37,7 @@ std::optional<uint64_t> LeadingNumber(std::string_view text, std::string_view* r
 Result<uint64_t> ParseSize(std::string_view text) {
   std::string_view unit;
   std::optional<uint64_t> number = LeadingNumber(text, &unit);
-  Error bad(Cause::kInvalidArgument,
-            "invalid size '" + std::string(text) + "'", 0,
+  Error bad(Cause::kInvalidArgument, "invalid size '" + std::string(text) + "'", 0,
             "use a number with an optional unit: 4096, 64KiB, 512MiB, 2GiB, 1G");
   if (!number) return bad;
   struct Unit {
@@ -46,14 +45,24 @@ Result<uint64_t> ParseSize(std::string_view text) {
     uint64_t factor;
   };
   static constexpr Unit kUnits[] = {
-      {"", 1},           {"b", 1},
-      {"k", 1ull << 10}, {"kib", 1ull << 10}, {"kb", 1000},
-      {"m", 1ull << 20}, {"mib", 1ull << 20}, {"mb", 1000000},
-      {"g", 1ull << 30}, {"gib", 1ull << 30}, {"gb", 1000000000},
-      {"t", 1ull << 40}, {"tib", 1ull << 40}, {"tb", 1000000000000},
+      {"", 1},
+      {"b", 1},
+      {"k", 1ull << 10},
+      {"kib", 1ull << 10},
+      {"kb", 1000},
+      {"m", 1ull << 20},
+      {"mib", 1ull << 20},
+      {"mb", 1000000},
+      {"g", 1ull << 30},
+      {"gib", 1ull << 30},
+      {"gb", 1000000000},
+      {"t", 1ull << 40},
+      {"tib", 1ull << 40},
+      {"tb", 1000000000000},
   };
   std::string lower;
-  for (char c : unit) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : unit)
+    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   for (const Unit& u : kUnits) {
     if (lower == u.name) {
       if (*number > UINT64_MAX / u.factor) return bad;
@@ -78,13 +87,20 @@ Result<int64_t> ParseDuration(std::string_view text) {
       ++unit_len;
     std::string_view unit = after.substr(0, unit_len);
     int64_t factor = 0;
-    if (unit.empty() && after.empty() && rest == text) factor = 1000;
-    else if (unit == "ms") factor = 1;
-    else if (unit == "s") factor = 1000;
-    else if (unit == "m") factor = 60 * 1000;
-    else if (unit == "h") factor = 3600 * 1000;
-    else if (unit == "d") factor = 24 * 3600 * 1000;
-    else return bad;
+    if (unit.empty() && after.empty() && rest == text)
+      factor = 1000;
+    else if (unit == "ms")
+      factor = 1;
+    else if (unit == "s")
+      factor = 1000;
+    else if (unit == "m")
+      factor = 60 * 1000;
+    else if (unit == "h")
+      factor = 3600 * 1000;
+    else if (unit == "d")
+      factor = 24 * 3600 * 1000;
+    else
+      return bad;
     int64_t part = 0;
     if (__builtin_mul_overflow(static_cast<int64_t>(*number), factor, &part) ||
         __builtin_add_overflow(total_ms, part, &total_ms))
@@ -102,9 +118,10 @@ Result<int64_t> ParsePositiveDuration(std::string_view flag, std::string_view te
     return error;
   }
   if (*ms <= 0)
-    return Error(Cause::kInvalidArgument,
-                 std::string(flag) + " " + std::string(text) + ": a duration must be longer than zero",
-                 0, "give a positive duration such as 30s or 10m, or leave " + std::string(flag) + " out");
+    return Error(
+        Cause::kInvalidArgument,
+        std::string(flag) + " " + std::string(text) + ": a duration must be longer than zero", 0,
+        "give a positive duration such as 30s or 10m, or leave " + std::string(flag) + " out");
   return *ms;
 }
 

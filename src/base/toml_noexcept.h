@@ -1,5 +1,5 @@
-// toml++ as berth uses it (policy and user config): header-only, without exceptions (parse errors come back
-// as values), and with the library's internal precondition checks disabled.
+// toml++ as berth uses it (policy and user config): header-only, without exceptions (parse errors
+// come back as values), and with the library's internal precondition checks disabled.
 //
 // Why the checks are off: toml++ 3.3.0 (Debian 12) asserts a precondition in parse_key() that
 // its table-header parser breaks on malformed input such as "[[[1]]]" or "[\x02]"

@@ -4,7 +4,7 @@
 
 #include "base/strings.h"
 #include "cli/output.h"
-#include "job/gc.h"
+#include "gc/gc.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "store/sqlite_store.h"
@@ -14,13 +14,12 @@ namespace berth::cli {
 
 namespace {
 
-
-void PrintReport(const job::GcReport& r) {
+void PrintReport(const gc::GcReport& r) {
   const char* would = r.dry_run ? "would " : "";
   for (const std::string& d : r.discarded) fmt::print("{}discard {}\n", would, d);
-  for (const job::GcKill& k : r.killed)
+  for (const gc::GcKill& k : r.killed)
     fmt::print("{}end leftover supervisor of {} (pid {}): {}\n", would, k.id, k.pid, k.how);
-  for (const job::GcJob& j : r.removed) {
+  for (const gc::GcJob& j : r.removed) {
     std::vector<std::string> what;
     if (j.dir_removed) what.push_back("workspace " + FormatBytes(j.bytes));
     if (j.branch_removed) what.push_back("branch " + j.branch);
@@ -29,16 +28,16 @@ void PrintReport(const job::GcReport& r) {
     for (const std::string& w : what) list += (list.empty() ? "" : ", ") + w;
     fmt::print("{} {} ({}): {}\n", r.dry_run ? "would remove" : "removed", j.id, j.why, list);
   }
-  for (const job::GcJob& j : r.kept) fmt::print("kept {}: {}\n", j.id, j.why);
-  for (const job::GcBranch& b : r.kept_branches)
+  for (const gc::GcJob& j : r.kept) fmt::print("kept {}: {}\n", j.id, j.why);
+  for (const gc::GcBranch& b : r.kept_branches)
     fmt::print("kept branch {} in {}: {}\n", b.branch, b.repo, b.why);
   for (const std::string& s : r.removed_snapshots)
     fmt::print("{}snapshot {}: no job uses it\n", r.dry_run ? "would remove " : "removed ", s);
-  for (const job::GcOrphan& o : r.orphans) {
+  for (const gc::GcOrphan& o : r.orphans) {
     std::string name = o.kind == "branch" ? o.name + " in " + o.repo : o.name;
-    fmt::print("orphan {} {}: {}\n", o.kind, name,
-               o.removed ? std::string(r.dry_run ? "would remove (" : "removed (") + o.why + ")"
-                         : o.why);
+    fmt::print(
+        "orphan {} {}: {}\n", o.kind, name,
+        o.removed ? std::string(r.dry_run ? "would remove (" : "removed (") + o.why + ")" : o.why);
   }
   for (const std::string& w : r.warnings) PrintWarning(w);
   fmt::print("{} {}\n", r.dry_run ? "would free" : "freed", FormatBytes(r.freed_bytes));
@@ -61,8 +60,8 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   const Format format = FormatOf(o.json);
   Result<job::JobContext> ctx = MakeJobContext(global);
   if (!ctx) return Fail(ctx.error(), format);
-  job::GcOptions options;
-  options.mode = o.dry_run ? job::GcMode::kDryRun : job::GcMode::kApply;
+  gc::GcOptions options;
+  options.mode = o.dry_run ? gc::GcMode::kDryRun : gc::GcMode::kApply;
   options.discard = o.discard;
   options.user = ctx->identity.user;
   options.now_ms = sys::WallMillis();
@@ -73,10 +72,10 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   }
   Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
   if (!store) return Fail(store.error(), format);
-  Result<job::GcReport> report = job::CollectGarbage(**store, ctx->state_dir, options);
+  Result<gc::GcReport> report = gc::CollectGarbage(**store, ctx->state_dir, options);
   if (!report) return Fail(report.error(), format);
   if (o.json) {
-    fmt::print("{}\n", job::DumpJson(job::GcReportToJson(*report), 2));
+    fmt::print("{}\n", job::DumpJson(gc::GcReportToJson(*report), 2));
   } else {
     PrintReport(*report);
   }

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "base/quote.h"
+#include "cli/base64.h"
 #include "cli/output.h"
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
@@ -27,6 +28,7 @@
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
+#include "sys/terminate.h"
 
 namespace berth::cli {
 
@@ -79,7 +81,8 @@ int List(Session& s, const JobsOptions& o) {
   auto position_of = [&](const store::JobRecord& j) -> std::optional<int> {
     if (j.state != store::JobState::kQueued) return std::nullopt;
     auto [it, fresh] = positions.try_emplace(j.repo);
-    if (fresh) it->second = QueuePositions(s.store(), j.repo).value_or(std::map<std::string, int>{});
+    if (fresh)
+      it->second = QueuePositions(s.store(), j.repo).value_or(std::map<std::string, int>{});
     auto found = it->second.find(j.id);
     return found == it->second.end() ? std::nullopt : std::optional<int>(found->second);
   };
@@ -90,13 +93,14 @@ int List(Session& s, const JobsOptions& o) {
     return 0;
   }
   if (jobs->empty()) {
-    fmt::print("no jobs{}\n", repo.empty() ? "" : " in " + repo + " (berth ls --all shows every repository)");
+    fmt::print("no jobs{}\n",
+               repo.empty() ? "" : " in " + repo + " (berth ls --all shows every repository)");
     return 0;
   }
   fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", "ID", "STATE", "AGENT", "AGE", "RESULT");
   for (const store::JobRecord& j : *jobs) {
     std::optional<int> position = position_of(j);
-    std::string result = j.commit     ? j.branch + " @ " + j.commit->substr(0, 10)
+    std::string result = j.commit   ? j.branch + " @ " + j.commit->substr(0, 10)
                          : position ? QueueText(*position)
                                     : j.state_reason;
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
@@ -120,7 +124,8 @@ int Show(Session& s, const JobsOptions& o) {
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
              j->state_reason.empty() ? "" : " (" + EscapeControls(j->state_reason) + ")");
   if (position) fmt::print("queue    {}\n", QueueText(*position));
-  fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo, j->base);
+  fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo,
+             j->base);
   if (std::string access = job::AccessLine(job::AccessJsonOfRecord(*j)); !access.empty())
     fmt::print("access   {}\n", access);
   fmt::print("branch   {}\ncommit   {}\n", j->branch, j->commit.value_or("none"));
@@ -144,41 +149,36 @@ int Show(Session& s, const JobsOptions& o) {
                  EscapeControls(a.detail_json));
   }
   if (j->receipt_json) {
-    nlohmann::json r = nlohmann::json::parse(*j->receipt_json, nullptr, false);
-    if (r.is_object()) {
-      const nlohmann::json& t = r["timings"];
-      const nlohmann::json& sb = r["sandbox"];
-      if (sb.is_object() && sb.contains("tier"))
-        fmt::print("sandbox  {} tier, {} profile, network {}\n", sb.value("tier", "?"),
-                   sb.value("profile", "?"), sb.value("network", "?"));
-      // Copies: a const json's operator[] on a missing key is undefined behaviour.
-      nlohmann::json pv = r["provider"];
-      if (pv.is_object()) {
-        auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : std::string("?"); };
-        nlohmann::json m = pv["model"];
-        std::string line = "provider " + text(pv["name"]) + " " + text(pv["version"]);
-        if (m.is_object()) {
-          std::string model = m["reported"].is_string() ? text(m["reported"]) : text(m["requested"]);
-          line += ", model " + model + " (" + text(m["evidence"]) + ")";
-        }
-        nlohmann::json u = pv["usage"];
-        if (u.is_object() && u["input_tokens"].is_number() && u["output_tokens"].is_number())
-          line += fmt::format(", {} tokens in, {} out", u["input_tokens"].get<int64_t>(),
-                              u["output_tokens"].get<int64_t>());
-        if (pv["cost_usd"].is_number()) line += fmt::format(", ${:.4f}", pv["cost_usd"].get<double>());
+    Result<job::Receipt> r = job::Receipt::FromText(*j->receipt_json);
+    if (!r) {
+      fmt::print("receipt  {}/receipt.json cannot be read: {}\n", j->job_dir,
+                 EscapeControls(r.error().ToString()));
+    } else {
+      if (r->sandbox && r->sandbox->launch)
+        fmt::print("sandbox  {} tier, {} profile, network {}\n", r->sandbox->launch->tier,
+                   r->sandbox->profile, r->sandbox->network);
+      if (const std::optional<job::ProviderRecord>& pv = r->provider) {
+        std::string line = "provider " + pv->name + " " + pv->version;
+        std::string model =
+            pv->model.reported ? *pv->model.reported : pv->model.requested.value_or("?");
+        line += ", model " + model + " (" + pv->model.evidence + ")";
+        if (pv->usage && pv->usage->input_tokens && pv->usage->output_tokens)
+          line += fmt::format(", {} tokens in, {} out", *pv->usage->input_tokens,
+                              *pv->usage->output_tokens);
+        if (pv->cost_usd) line += fmt::format(", ${:.4f}", *pv->cost_usd);
         fmt::print("{}\n", EscapeControls(line));  // the model name comes from the agent
       }
-      nlohmann::json net = r["network"];
-      if (net.is_object() && net["allowed"].is_number() && net["denied"].is_number())
-        fmt::print("network  {} connection(s) allowed, {} denied (details: berth logs, receipt network)\n",
-                   net["allowed"].get<int64_t>(), net["denied"].get<int64_t>());
-      if (t.is_object())
-        fmt::print("timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
-                   "commit {} ms\n",
-                   t.value("queue_ms", 0), t.value("workspace_ms", 0), t.value("sandbox_ms", 0),
-                   t.value("agent_ms", 0), t.value("collect_ms", 0), t.value("commit_ms", 0));
+      if (r->network && r->network->proxy && r->network->proxy->totals)
+        fmt::print(
+            "network  {} connection(s) allowed, {} denied (details: berth logs, receipt network)\n",
+            r->network->proxy->totals->allowed, r->network->proxy->totals->denied);
+      const job::Timings& t = r->timings;
+      fmt::print(
+          "timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
+          "commit {} ms\n",
+          t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
-      for (const std::string& line : ReceiptChangeLines(r)) fmt::print("  {}\n", line);
+      for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
     }
   }
   return 0;
@@ -193,8 +193,11 @@ class LogWriter {
 
   void Event(const store::Event& e) {
     if (format_ == Format::kJson) {
-      Line({{"type", "event"}, {"seq", e.seq}, {"at", job::IsoTime(e.at_ms)},
-            {"step", e.step}, {"detail", e.detail}});
+      Line({{"type", "event"},
+            {"seq", e.seq},
+            {"at", job::IsoTime(e.at_ms)},
+            {"step", e.step},
+            {"detail", e.detail}});
     } else {
       fmt::print(stderr, "[berth {}] {:<10} {}\n", job::IsoTime(e.at_ms), e.step,
                  EscapeControls(e.detail));
@@ -204,8 +207,10 @@ class LogWriter {
   void Output(const char* stream, std::string_view data) {
     if (format_ == Format::kJson) {
       // JSON strings carry text: bytes that are not UTF-8 travel as base64 instead.
-      if (IsValidUtf8(data)) Line({{"type", stream}, {"text", std::string(data)}});
-      else Line({{"type", stream}, {"base64", Base64(data)}});
+      if (IsValidUtf8(data))
+        Line({{"type", stream}, {"text", std::string(data)}});
+      else
+        Line({{"type", stream}, {"base64", Base64(data)}});
       return;
     }
     bool to_err = std::string_view(stream) == "stderr";
@@ -223,21 +228,6 @@ class LogWriter {
   static void Line(const nlohmann::json& j) {
     fmt::print("{}\n", job::DumpJson(j));
     std::fflush(stdout);
-  }
-  static std::string Base64(std::string_view data) {
-    static const char kDigits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (size_t i = 0; i < data.size(); i += 3) {
-      uint32_t n = static_cast<unsigned char>(data[i]) << 16;
-      if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
-      if (i + 2 < data.size()) n |= static_cast<unsigned char>(data[i + 2]);
-      out += kDigits[(n >> 18) & 63];
-      out += kDigits[(n >> 12) & 63];
-      out += i + 1 < data.size() ? kDigits[(n >> 6) & 63] : '=';
-      out += i + 2 < data.size() ? kDigits[n & 63] : '=';
-    }
-    return out;
   }
 
   Format format_;
@@ -291,7 +281,8 @@ int Logs(Session& s, const JobsOptions& o) {
       return 0;
     }
     ::poll(nullptr, 0, 200);
-    (void)job::ReapStaleJobs(s.store());
+    IgnoreError(job::ReapStaleJobs(s.store()),
+                "a busy store is swept again on the next tick of the follow loop");
   }
 }
 
@@ -301,29 +292,34 @@ int Cancel(Session& s, const JobsOptions& o) {
   std::string who = s.ctx().identity.user;
   for (int attempt = 0; attempt < 10; ++attempt) {
     if (store::IsTerminal(j->state)) {
-      return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " already ended: " +
-                                                     store::JobStateName(j->state)),
+      return Fail(Error(Cause::kInvalidArgument,
+                        "job " + j->id + " already ended: " + store::JobStateName(j->state)),
                   FormatOf(o.json), 1);
     }
-    Result<bool> moved = s.store().Transition(j->id, j->state, store::JobState::kCancelled,
-                                              "cancelled by " + who + "; workspace kept",
-                                              job::kExitCancelled);
+    Result<bool> moved =
+        s.store().Transition(j->id, j->state, store::JobState::kCancelled,
+                             "cancelled by " + who + "; workspace kept", job::kExitCancelled);
     if (!moved) return Fail(moved.error(), o);
     if (*moved) break;
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
     if (!fresh || !*fresh) return Fail(Error(Cause::kNotFound, "job vanished"), o);
     j = **fresh;
   }
-  (void)s.store().AppendEvent(j->id, "cancel", "cancelled by " + who);
+  IgnoreError(s.store().AppendEvent(j->id, "cancel", "cancelled by " + who),
+              "the cancel is recorded in the job's state; the event only says who asked");
   // The supervisor ends the agent's whole tree and writes the receipt.
   bool signalled = false;
-  if (j->owner.host == sys::HostId() &&
-      sys::ProcessAlive(static_cast<pid_t>(j->owner.pid), static_cast<uint64_t>(j->owner.pid_start))) {
-    signalled = ::kill(static_cast<pid_t>(j->owner.pid), SIGTERM) == 0;
+  if (j->owner.host == sys::HostId()) {
+    // Only the recorded process (pid and start time) is signalled, never one reusing its pid.
+    Result<bool> sent = sys::SignalProcess(static_cast<pid_t>(j->owner.pid),
+                                           static_cast<uint64_t>(j->owner.pid_start), SIGTERM);
+    signalled = sent && *sent;
   }
   if (!signalled) {
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
-    if (fresh && *fresh) (void)job::SaveRecordOnlyReceipt(s.store(), **fresh);
+    if (fresh && *fresh)
+      IgnoreError(job::SaveRecordOnlyReceipt(s.store(), **fresh),
+                  "the job is cancelled in the store; its receipt is a convenience");
   }
   if (o.json) {
     PrintJson({{"id", j->id}, {"state", "cancelled"}, {"signalled", signalled}});
@@ -350,9 +346,9 @@ nlohmann::json FilesJson(const std::vector<git::FileDiff>& files) {
 int Diff(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
-  nlohmann::json receipt = j->receipt_json ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
-                                           : nlohmann::json();
   if (!j->commit) {
+    // A job without a receipt (or with an unreadable one) has no changes to list.
+    job::Receipt receipt = job::LoadReceiptOrRecord(*j);
     if (o.json) {
       nlohmann::json out = {{"id", j->id},
                             {"base", j->base},
@@ -361,11 +357,9 @@ int Diff(Session& s, const JobsOptions& o) {
                             {"state_reason", j->state_reason},
                             {"changes", nlohmann::json::array()},
                             {"refusals", nlohmann::json::array()}};
-      if (receipt.is_object() && receipt["changes"].is_object()) {
-        nlohmann::json& changes = receipt["changes"];
-        if (changes["files"].is_array()) out["changes"] = changes["files"];
-        if (changes["refusals"].is_array()) out["refusals"] = changes["refusals"];
-      }
+      nlohmann::json encoded = receipt.ToJson();
+      out["changes"] = encoded["changes"]["files"];
+      out["refusals"] = encoded["changes"]["refusals"];
       PrintJson(out);
       return 0;
     }
@@ -380,8 +374,8 @@ int Diff(Session& s, const JobsOptions& o) {
   if (o.json) {
     Result<std::vector<git::FileDiff>> files = repo->DiffFiles(j->base, *j->commit);
     if (!files) return Fail(files.error(), o);
-    nlohmann::json out = {{"id", j->id},       {"base", j->base},
-                          {"commit", *j->commit}, {"files", FilesJson(*files)}};
+    nlohmann::json out = {
+        {"id", j->id}, {"base", j->base}, {"commit", *j->commit}, {"files", FilesJson(*files)}};
     if (!o.stat) {
       Result<std::string> patch = repo->DiffPatch(j->base, *j->commit);
       if (!patch) return Fail(patch.error(), o);
@@ -390,8 +384,8 @@ int Diff(Session& s, const JobsOptions& o) {
     PrintJson(out);
     return 0;
   }
-  Result<std::string> text = o.stat ? repo->DiffStat(j->base, *j->commit)
-                                    : repo->DiffPatch(j->base, *j->commit);
+  Result<std::string> text =
+      o.stat ? repo->DiffStat(j->base, *j->commit) : repo->DiffPatch(j->base, *j->commit);
   if (!text) return Fail(text.error(), o);
   // The patch carries the agent's bytes: to a terminal, its control sequences are escaped.
   if (!o.stat && ::isatty(1) == 1) *text = EscapeControls(*text, Newlines::kKeep);
@@ -404,7 +398,8 @@ int Verify(Session& s, const JobsOptions& o) {
   if (!j) return Fail(j.error(), o);
   if (!j->commit)
     return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " has no commit to verify (" +
-                                                   store::JobStateName(j->state) + ")"), o);
+                                                   store::JobStateName(j->state) + ")"),
+                o);
   Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
   if (!request) return Fail(request.error(), o);
   // The checks of the policy as it is now: re-verifying after the policy changed is the point.
@@ -416,7 +411,8 @@ int Verify(Session& s, const JobsOptions& o) {
   request->output_limit = pol->defaults.output_limit_bytes;
   if (request->checks.empty()) {
     if (o.json) {
-      PrintJson({{"id", j->id}, {"commit", *j->commit}, {"passed", true}, {"verification", nullptr}});
+      PrintJson(
+          {{"id", j->id}, {"commit", *j->commit}, {"passed", true}, {"verification", nullptr}});
       return 0;
     }
     fmt::print("berth: the policy declares no checks; nothing to verify\n");
@@ -431,18 +427,12 @@ int Verify(Session& s, const JobsOptions& o) {
       s.ctx(), *request, record, *j->commit, *repo,
       [&](const std::string& step, const std::string& detail) {
         fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
-        (void)s.store().AppendEvent(j->id, step, detail);
+        IgnoreError(s.store().AppendEvent(j->id, step, detail),
+                    "events are advisory; the verification is recorded in the receipt");
       });
   if (!v) return Fail(v.error(), o);
-  nlohmann::json receipt = j->receipt_json
-                               ? nlohmann::json::parse(*j->receipt_json, nullptr, false)
-                               : nlohmann::json::object();
-  if (!receipt.is_object()) receipt = nlohmann::json::object();
-  receipt["verification"] = v->ToJson();
-  if (!receipt.contains("verification_history") || !receipt["verification_history"].is_array())
-    receipt["verification_history"] = nlohmann::json::array();
-  receipt["verification_history"].push_back(v->ToJson());
-  if (Status saved = job::SaveReceipt(s.store(), *j, receipt); !saved) return Fail(saved.error(), o);
+  if (Status saved = job::RecordVerification(s.store(), *j, *v); !saved)
+    return Fail(saved.error(), o);
   const int exit_code = v->required_passed ? 0 : job::kExitVerificationFailed;
   if (o.json) {
     PrintJson({{"id", j->id},
@@ -462,7 +452,8 @@ int Verify(Session& s, const JobsOptions& o) {
 }  // namespace
 
 void AddJobsCommands(CLI::App& app, JobsOptions* o) {
-  CLI::App* ls = app.add_subcommand("ls", "List jobs (this repository's newest 20; --all: every job)");
+  CLI::App* ls =
+      app.add_subcommand("ls", "List jobs (this repository's newest 20; --all: every job)");
   ls->add_flag("--all", o->all, "every job of every repository");
   ls->add_flag("--json", o->json, "an array of job objects");
   CLI::App* show = app.add_subcommand("show", "Show a job: state, timings, changes, receipt");

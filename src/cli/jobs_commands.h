@@ -20,6 +20,7 @@ struct JobsOptions {
 // Registers ls, show, logs, cancel and diff; `which` receives the chosen subcommand.
 void AddJobsCommands(CLI::App& app, JobsOptions* options);
 // Runs `name` (one of ls, show, logs, cancel, diff).
-int RunJobsCommand(const std::string& name, const GlobalOptions& global, const JobsOptions& options);
+int RunJobsCommand(const std::string& name, const GlobalOptions& global,
+                   const JobsOptions& options);
 
 }  // namespace berth::cli

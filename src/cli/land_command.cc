@@ -7,23 +7,24 @@
 
 #include "cli/output.h"
 #include "job/job_json.h"
-#include "job/land.h"
 #include "job/outcome.h"
 #include "job/stale.h"
+#include "land/land.h"
 #include "store/sqlite_store.h"
 
 namespace berth::cli {
 
 namespace {
 
-
 std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 
-void PrintHuman(const job::LandResult& r) {
+void PrintHuman(const land::LandResult& r) {
   if (r.refused()) {
     fmt::print(stderr, "berth: refusing to land {}: {}\n", r.job, EscapeControls(r.refused_reason));
-    for (const std::string& path : r.conflicts) fmt::print(stderr, "  conflict: {}\n", QuotePath(path));
-    for (const std::string& path : r.dirty) fmt::print(stderr, "  uncommitted: {}\n", QuotePath(path));
+    for (const std::string& path : r.conflicts)
+      fmt::print(stderr, "  conflict: {}\n", QuotePath(path));
+    for (const std::string& path : r.dirty)
+      fmt::print(stderr, "  uncommitted: {}\n", QuotePath(path));
     return;
   }
   const char* where = r.checked_out ? "checked out" : "not checked out";
@@ -59,14 +60,14 @@ int RunLandCommand(const GlobalOptions& global, const LandOptions& o) {
   Result<store::JobRecord> record = (*store)->FindJob(o.job);
   if (!record) return Fail(record.error(), format);
 
-  job::LandOptions options;
+  land::LandOptions options;
   options.onto = o.onto;
   options.dry_run = o.dry_run;
   options.reverify = o.reverify;
   options.on_event = [](const std::string& step, const std::string& detail) {
     fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
   };
-  Result<job::LandResult> result = job::Land(*ctx, **store, *record, options);
+  Result<land::LandResult> result = land::Land(*ctx, **store, *record, options);
   if (!result) return Fail(result.error(), format);
   if (o.json) {
     PrintJson(result->ToJson());

@@ -21,16 +21,24 @@ void PrintWarning(const std::string& message) {
 
 int ExitCodeFor(const Error& error) {
   switch (error.cause()) {
-    case Cause::kInvalidArgument: return kExitUsage;
-    case Cause::kUnavailable: return kExitUnavailable;
-    case Cause::kNotFound: return kExitUsage;
+    case Cause::kInvalidArgument:
+      return kExitUsage;
+    case Cause::kUnavailable:
+      return kExitUnavailable;
+    case Cause::kNotFound:
+      return kExitUsage;
     case Cause::kPermissionDenied:
     case Cause::kSystem:
-    case Cause::kTimedOut: return kExitOsError;
-    case Cause::kPolicyDenied: return kExitPolicy;
-    case Cause::kBusy: return kExitBusy;
-    case Cause::kUnauthenticated: return kExitUnauthenticated;
-    case Cause::kInternal: return kExitSoftware;
+    case Cause::kTimedOut:
+      return kExitOsError;
+    case Cause::kPolicyDenied:
+      return kExitPolicy;
+    case Cause::kBusy:
+      return kExitBusy;
+    case Cause::kUnauthenticated:
+      return kExitUnauthenticated;
+    case Cause::kInternal:
+      return kExitSoftware;
   }
   return kExitSoftware;
 }

@@ -2,9 +2,8 @@
 // that was given --json reports the same error to a program.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/error.h"
 #include "base/quote.h"

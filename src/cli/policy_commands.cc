@@ -25,7 +25,8 @@ Result<std::string> RepoRoot() {
 }  // namespace
 
 void AddPolicyCommands(CLI::App& app, PolicyOptions* o) {
-  CLI::App* init = app.add_subcommand("init", "Write a starter .berth/policy.toml for this repository");
+  CLI::App* init =
+      app.add_subcommand("init", "Write a starter .berth/policy.toml for this repository");
   init->add_flag("--force", o->force, "overwrite an existing policy");
   CLI::App* policy = app.add_subcommand("policy", "Work with the repository's policy");
   policy->require_subcommand(1);

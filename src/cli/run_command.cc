@@ -6,15 +6,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/quote.h"
 #include "base/strings.h"
 #include "cli/output.h"
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
+#include "job/agent_launcher.h"
+#include "job/clock.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/masking_store.h"
@@ -26,6 +27,7 @@
 #include "store/sqlite_store.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
+#include "sys/spawn.h"
 
 namespace berth::cli {
 
@@ -44,10 +46,10 @@ class StatusLine {
   }
   ~StatusLine() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       stop_ = true;
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
     if (thread_.joinable()) {
       thread_.join();
       if (mode_ == Mode::kLine) fmt::print(stderr, "\r\033[K");
@@ -62,8 +64,9 @@ class StatusLine {
     sigemptyset(&stop_signals);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, s);
     (void)sys::kernel::BlockSignals(&stop_signals, nullptr);
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(150), [this] { return stop_; })) {
+    MutexLock lock(mutex_);
+    while (!wake_.WaitFor(mutex_, std::chrono::milliseconds(150),
+                          [this]() REQUIRES(mutex_) { return stop_; })) {
       job::Progress::Snapshot s = progress_->Get();
       if (s.job_id.empty()) continue;
       if (mode_ == Mode::kQueueLines) {
@@ -77,11 +80,10 @@ class StatusLine {
       double elapsed = (sys::MonotonicMillis() - s.job_started_ms) / 1000.0;
       // The agent's last line: its control sequences must not reach the terminal.
       std::string last = EscapeControls(s.last_line.substr(0, 60));
-      std::string step = s.queue_position > 0
-                             ? "queued #" + std::to_string(s.queue_position)
-                             : s.step;
-      fmt::print(stderr, "\r\033[K[berth {}] {:<10} {:6.1f}s  {:>9}  {}", s.job_id, step,
-                 elapsed, FormatBytes(s.output_bytes), last);
+      std::string step =
+          s.queue_position > 0 ? "queued #" + std::to_string(s.queue_position) : s.step;
+      fmt::print(stderr, "\r\033[K[berth {}] {:<10} {:6.1f}s  {:>9}  {}", s.job_id, step, elapsed,
+                 FormatBytes(s.output_bytes), last);
       std::fflush(stderr);
     }
   }
@@ -89,18 +91,15 @@ class StatusLine {
   const job::Progress* progress_;
   Mode mode_;
   int shown_position_ = 0;  // kQueueLines: the position last printed
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
 void PrintSummary(const store::JobRecord& job) {
-  nlohmann::json receipt = job.receipt_json ? nlohmann::json::parse(*job.receipt_json, nullptr, false)
-                                            : nlohmann::json();
-  double seconds = job.ended_at_ms && job.started_at_ms
-                       ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0
-                       : 0.0;
+  double seconds =
+      job.ended_at_ms && job.started_at_ms ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0 : 0.0;
   fmt::print("berth: job {} {} in {:.1f}s\n", job.id, store::JobStateName(job.state), seconds);
   if (!job.state_reason.empty()) fmt::print("  reason   {}\n", EscapeControls(job.state_reason));
   fmt::print("  agent    {} ({})\n", job.agent, job.provider);
@@ -108,19 +107,18 @@ void PrintSummary(const store::JobRecord& job) {
     fmt::print("  access   {}\n", access);
   fmt::print("  base     {}\n", Short(job.base));
   if (job.commit) fmt::print("  commit   {} on branch {}\n", Short(*job.commit), job.branch);
-  if (receipt.is_object()) {
-    const nlohmann::json& changes = receipt["changes"];
-    if (changes["files"].is_array() && !changes["files"].empty()) {
-      fmt::print("  changes  {} file(s){}\n", changes["files"].size(),
-                 job.commit ? "" : " (not committed)");
-      for (const auto& f : changes["files"])
-        fmt::print("    {} {}\n", f["kind"] == "delete" ? "-" : "+", QuotePath(JsonText(f, "path")));
+  if (job.receipt_json)
+    if (Result<job::Receipt> receipt = job::Receipt::FromText(*job.receipt_json)) {
+      if (!receipt->changes.empty()) {
+        fmt::print("  changes  {} file(s){}\n", receipt->changes.size(),
+                   job.commit ? "" : " (not committed)");
+        for (const job::ReceiptChange& f : receipt->changes)
+          fmt::print("    {} {}\n", f.kind == "delete" ? "-" : "+", QuotePath(f.path));
+      }
+      for (const auto& [path, reason] : receipt->refusals)
+        fmt::print("  refused  {}: {}\n", QuotePath(path), EscapeControls(reason));
+      for (const std::string& line : SkippedIncludeLines(*receipt)) fmt::print("  {}\n", line);
     }
-    for (const auto& r : changes["refusals"])
-      fmt::print("  refused  {}: {}\n", QuotePath(JsonText(r, "path")),
-                 EscapeControls(JsonText(r, "reason")));
-    for (const std::string& line : SkippedIncludeLines(receipt)) fmt::print("  {}\n", line);
-  }
   if (job.landed_commit)
     fmt::print("  landed   {} (auto-land)\n", job.landed_commit->substr(0, 12));
   fmt::print("  receipt  {}/receipt.json\n", job.job_dir);
@@ -130,10 +128,21 @@ void PrintSummary(const store::JobRecord& job) {
     fmt::print("  next     berth logs {}\n", job.id);
 }
 
+// Runs the job in this process, its supervisor, on the real store, clock and sandbox: one
+// store connection for the run and one for the lease keeper's thread.
+Result<store::JobRecord> SuperviseJob(const job::JobContext& ctx, const std::string& job_id,
+                                      job::Progress* progress) {
+  std::unique_ptr<store::Store> job_store = TRY(store::OpenSqliteStore(ctx.db_path));
+  std::unique_ptr<store::Store> lease_store = TRY(store::OpenSqliteStore(ctx.db_path));
+  const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
+  return job::RunJob(ctx, *job_store, seams, job_id, progress);
+}
+
 }  // namespace
 
 void AddRunCommand(CLI::App& app, RunOptions* o) {
-  CLI::App* sub = app.add_subcommand("run", "Run an agent as a job: berth run AGENT [options] [-- CMD ARGS...]");
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run an agent as a job: berth run AGENT [options] [-- CMD ARGS...]");
   sub->add_option("agent", o->submit.agent, "the agent, as the policy names it")->required();
   sub->add_option("-p,--prompt", o->prompt_text, "the prompt text");
   sub->add_option("--prompt-file", o->prompt_file, "read the prompt from a file");
@@ -167,22 +176,24 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   // Events and reasons written here are masked like the supervisor's (docs/receipt.md).
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
   if (!store) return Fail(store.error(), format);
-  (void)job::ReapStaleJobs(**store);
-  Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit);
+  IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
+  job::RunRequest request;
+  Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
 
   if (options.no_wait) {
-    nlohmann::json request = nlohmann::json::parse(job->request_json, nullptr, false);
-    int max = request.is_object() ? request.value("max_concurrent", 4) : 4;
+    const int max = request.max_concurrent;
     Result<store::SlotResult> slot = (*store)->TryAcquireSlot(job->id, job->repo, max);
     if (!slot || !slot->granted) {
       std::string why = slot ? "all " + std::to_string(max) + " slots of " + job->repo + " are busy"
                              : slot.error().ToString();
-      (void)(*store)->Transition(job->id, store::JobState::kQueued, store::JobState::kFailed,
-                                 "no free slot (--no-wait): " + why, job::kExitNoSlot);
+      IgnoreError((*store)->Transition(job->id, store::JobState::kQueued, store::JobState::kFailed,
+                                       "no free slot (--no-wait): " + why, job::kExitNoSlot),
+                  "the error below is reported either way; a job left queued is reaped later");
       if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
           ended && *ended)
-        (void)job::SaveRecordOnlyReceipt(**store, **ended);
+        IgnoreError(job::SaveRecordOnlyReceipt(**store, **ended),
+                    "the receipt is a courtesy; the failure below is what is reported");
       return Fail(Error(Cause::kBusy, "no free slot for job " + job->id + ": " + why, 0,
                         "wait for a job to end, or run without --no-wait to queue"),
                   format, job::kExitNoSlot);
@@ -194,8 +205,9 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                                      job->id};
     Result<pid_t> pid = sys::SpawnDetached(argv, job->job_dir + "/supervisor.log");
     if (!pid) {
-      (void)(*store)->Transition(job->id, job->state, store::JobState::kFailed,
-                                 "could not start the supervisor: " + pid.error().ToString());
+      IgnoreError((*store)->Transition(job->id, job->state, store::JobState::kFailed,
+                                       "could not start the supervisor: " + pid.error().ToString()),
+                  "the spawn error is reported either way; a job left queued is reaped later");
       return Fail(pid.error(), format, job::kExitFailed);
     }
     // This process owns the job until the supervisor takes it over: leaving earlier would
@@ -212,11 +224,12 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
         break;
       }
       if (!alive) {
-        (void)(*store)->Transition(job->id, job->state, store::JobState::kFailed,
-                                   "the supervisor (pid " + std::to_string(*pid) +
-                                       ") exited before it took the job over; see " +
-                                       job->job_dir + "/supervisor.log",
-                                   job::kExitFailed);
+        IgnoreError((*store)->Transition(job->id, job->state, store::JobState::kFailed,
+                                         "the supervisor (pid " + std::to_string(*pid) +
+                                             ") exited before it took the job over; see " +
+                                             job->job_dir + "/supervisor.log",
+                                         job::kExitFailed),
+                    "a job the supervisor never took over is reaped as stale later");
         if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
             ended && *ended)
           job = **ended;
@@ -232,8 +245,10 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       fmt::print("{}\n", job->id);
       std::fflush(stdout);
     }
-    fmt::print(stderr, "berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
-               job->id, *pid, job->id);
+    fmt::print(
+        stderr,
+        "berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
+        job->id, *pid, job->id);
     return 0;
   }
 
@@ -241,11 +256,13 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   Result<store::JobRecord> done = [&] {
     StatusLine status(&progress, !options.json && ::isatty(2) == 1 ? StatusLine::Mode::kLine
                                                                    : StatusLine::Mode::kQueueLines);
-    return job::RunJob(*ctx, job->id, &progress);
+    return SuperviseJob(*ctx, job->id, &progress);
   }();
   if (!done) return Fail(done.error(), format, job::kExitFailed);
-  if (options.json) PrintJson(job::JobToJson(*done));
-  else PrintSummary(*done);
+  if (options.json)
+    PrintJson(job::JobToJson(*done));
+  else
+    PrintSummary(*done);
   return done->exit_code.value_or(job::ExitCodeForState(done->state));
 }
 
@@ -261,7 +278,7 @@ int RunSuperviseCommand(const GlobalOptions& global, const std::string& job_id) 
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
-  Result<store::JobRecord> done = job::RunJob(*ctx, job_id, nullptr);
+  Result<store::JobRecord> done = SuperviseJob(*ctx, job_id, nullptr);
   if (!done) {
     PrintError(done.error());
     return job::kExitFailed;

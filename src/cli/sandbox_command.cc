@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "cli/exit_codes.h"
 #include "base/strings.h"
+#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "config/user_config.h"
 #include "net/proxy.h"
@@ -21,7 +21,7 @@ namespace {
 Result<net::ProxyConfig> ProxyConfigFor(const sandbox::SandboxSpec& spec,
                                         const job::JobContext& ctx) {
   net::ProxyConfig config;
-  for (const std::string& entry : spec.net_allow) config.allow.push_back(TRY(net::ParseHostPattern(entry)));
+  config.allow = spec.net_allow;
   config.hosts = ctx.user.net_hosts;
   return config;
 }
@@ -32,8 +32,8 @@ void PrintEgressSummary(const net::EgressProxy& proxy, const std::string& addres
   std::vector<net::HostStats> stats = proxy.Stats();
   if (stats.empty()) fmt::print(stderr, "berth: egress: no connection was requested\n");
   for (const net::HostStats& s : stats) {
-    std::string line = fmt::format("berth: egress {}: allowed {}, denied {}", net::HostPort(s.host, s.port),
-                                   s.allowed, s.denied);
+    std::string line = fmt::format("berth: egress {}: allowed {}, denied {}",
+                                   net::HostPort(s.host, s.port), s.allowed, s.denied);
     if (s.failed > 0) line += fmt::format(", failed {}", s.failed);
     line += fmt::format(", {} out, {} in", FormatBytes(s.bytes_out), FormatBytes(s.bytes_in));
     if (!s.last_denial.empty()) line += " (denied: " + s.last_denial + ")";
@@ -47,7 +47,7 @@ void PrintEgressSummary(const net::EgressProxy& proxy, const std::string& addres
 void AddSandboxCommand(CLI::App& app, SandboxOptions* o) {
   CLI::App* sub = app.add_subcommand(
       "sandbox", "Run a command in a berth sandbox: berth sandbox [options] -- CMD ARGS...");
-  sandbox::SandboxRequest& r = o->request;
+  confine::SandboxRequest& r = o->request;
   sub->add_option("--profile", r.profile, "read-only, isolated-write (default) or full");
   sub->add_option("--workspace", r.workspace, "the writable directory and cwd (default: .)");
   sub->add_option("--write", r.writes, "also make PATH writable (same as --grant write:PATH)");
@@ -79,7 +79,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
-  sandbox::HostContext host;
+  confine::HostContext host;
   host.identity = ctx->identity;
   host.cwd = ctx->cwd;
   host.state_dir = ctx->state_dir;
@@ -93,7 +93,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
   if (command.empty()) options.request.argv = {"true"};
 
-  Result<sandbox::SandboxSpec> spec = sandbox::BuildSpec(options.request, host);
+  Result<sandbox::SandboxSpec> spec = confine::BuildSpec(options.request, host);
   if (!spec) {
     PrintError(spec.error());
     return ExitCodeFor(spec.error());
@@ -107,9 +107,8 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     }
     Result<sandbox::TierChoice> tier = sandbox::ResolveTier(*spec);
     if (tier) {
-      j["resolved_tier"] = spec->profile == sandbox::Profile::kFull
-                               ? "none (full access)"
-                               : sandbox::TierName(tier->tier);
+      j["resolved_tier"] = spec->profile == sandbox::Profile::kFull ? "none (full access)"
+                                                                    : sandbox::TierName(tier->tier);
       j["landlock_abi"] = tier->landlock_abi;
       for (const std::string& w : tier->warnings) j["warnings"].push_back(w);
     } else {
@@ -140,13 +139,21 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
 
   std::fflush(stdout);
-  Result<sandbox::LaunchResult> result = sandbox::Launch(*spec, "sandbox", launch);
+  Result<sandbox::LaunchResult> result = sandbox::LaunchAllowingFallback(*spec, "sandbox", launch);
   if (proxy) proxy->Stop();
   if (!result) {
     PrintError(result.error());
-    if (result.error().message().rfind("cannot run", 0) == 0)
-      return result.error().sys_errno() == ENOENT ? 127 : 126;
-    if (result.error().message().rfind("sandbox step", 0) == 0) return kExitOsError;
+    switch (sandbox::LaunchFailureOf(result.error())) {
+      case sandbox::LaunchFailure::kCommandNotFound:
+        return 127;  // as a shell says it
+      case sandbox::LaunchFailure::kCommandNotRunnable:
+        return 126;
+      case sandbox::LaunchFailure::kSandboxStep:
+        return kExitOsError;
+      case sandbox::LaunchFailure::kTierUnavailable:
+      case sandbox::LaunchFailure::kOther:
+        break;
+    }
     return ExitCodeFor(result.error());
   }
   if (options.verbose) {
@@ -162,7 +169,8 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
     uint64_t denied = 0;
     for (const net::HostStats& s : proxy->Stats()) denied += s.denied;
     if (denied > 0)
-      fmt::print(stderr, "berth: the egress proxy denied {} connection(s); -v lists them\n", denied);
+      fmt::print(stderr, "berth: the egress proxy denied {} connection(s); -v lists them\n",
+                 denied);
   }
   for (const std::string& warning : result->warnings)
     if (std::find(spec->warnings.begin(), spec->warnings.end(), warning) == spec->warnings.end())
@@ -175,8 +183,10 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
   }
   if (options.verbose) {
     for (const sandbox::DeniedSocket& d : result->denied_sockets)
-      fmt::print(stderr, "berth: denied a connect to the host socket {} ({} time{}); "
-                 "--grant socket:{} allows it\n", d.path, d.count, d.count == 1 ? "" : "s", d.path);
+      fmt::print(stderr,
+                 "berth: denied a connect to the host socket {} ({} time{}); "
+                 "--grant socket:{} allows it\n",
+                 d.path, d.count, d.count == 1 ? "" : "s", d.path);
   }
   if (result->timed_out) {
     fmt::print(stderr, "berth: timed out after {}; the command's process tree was ended\n",

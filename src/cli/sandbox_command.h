@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "cli/context.h"
-#include "sandbox/request.h"
+#include "confine/sandbox_request.h"
 
 namespace berth::cli {
 
 struct SandboxOptions {
-  sandbox::SandboxRequest request;
+  confine::SandboxRequest request;
   bool print_spec = false;
   bool verbose = false;
 };

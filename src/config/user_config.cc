@@ -1,10 +1,9 @@
 #include "config/user_config.h"
 
-#include "base/toml_noexcept.h"
-
 #include <cstdlib>
 #include <map>
 
+#include "base/toml_noexcept.h"
 #include "sys/fs.h"
 
 namespace berth::config {
@@ -48,7 +47,8 @@ Status ParseSandbox(const std::string& source, const toml::node& node, UserConfi
       return ConfigError(source, value.source(), "unknown key '" + name + "'");
     std::vector<std::string> paths = TRY(StringList(source, value, name));
     for (const std::string& path : paths)
-      if (path.empty()) return ConfigError(source, value.source(), "'" + name + "' entries must be paths");
+      if (path.empty())
+        return ConfigError(source, value.source(), "'" + name + "' entries must be paths");
     if (key.str() == "home_allow") {
       for (const std::string& path : paths)
         if (path != "~" && path.rfind("~/", 0) != 0 && path[0] != '/')
@@ -66,16 +66,16 @@ Status ParseProvider(const std::string& source, const std::string& pname, const 
                      UserConfig* config) {
   const std::string prefix = "providers." + pname;
   const toml::table* table = node.as_table();
-  if (table == nullptr) return ConfigError(source, node.source(), "'" + prefix + "' must be a table");
+  if (table == nullptr)
+    return ConfigError(source, node.source(), "'" + prefix + "' must be a table");
   ProviderEntry e;
   e.name = pname;
   e.source = source + ":" + std::to_string(node.source().begin.line);
   const std::map<std::string, std::vector<std::string>*> lists = {
       {"version_args", &e.version_args}, {"read_args", &e.read_args},
       {"write_args", &e.write_args},     {"full_args", &e.full_args},
-      {"model_args", &e.model_args},
-      {"effort_args", &e.effort_args},   {"prompt_args", &e.prompt_args},
-      {"env", &e.env},
+      {"model_args", &e.model_args},     {"effort_args", &e.effort_args},
+      {"prompt_args", &e.prompt_args},   {"env", &e.env},
       {"credentials", &e.credentials},   {"set_env", &e.set_env},
       {"base_url_env", &e.base_url_env}, {"endpoints", &e.endpoints},
       {"state_dirs", &e.state_dirs},     {"state_files", &e.state_files},
@@ -93,7 +93,8 @@ Status ParseProvider(const std::string& source, const std::string& pname, const 
       *st->second = TRY(String(source, value, name));
     } else if (k == "fields") {
       const toml::table* fields = value.as_table();
-      if (fields == nullptr) return ConfigError(source, value.source(), "'" + name + "' must be a table");
+      if (fields == nullptr)
+        return ConfigError(source, value.source(), "'" + name + "' must be a table");
       for (const auto& [fkey, fvalue] : *fields)
         e.fields[std::string(fkey.str())] =
             TRY(String(source, fvalue, name + "." + std::string(fkey.str())));
@@ -109,8 +110,10 @@ Status ParseProvider(const std::string& source, const std::string& pname, const 
 
 Status ParseProviders(const std::string& source, const toml::node& node, UserConfig* config) {
   const toml::table* providers = node.as_table();
-  if (providers == nullptr) return ConfigError(source, node.source(), "'providers' must be a table");
-  for (const auto& [key, value] : *providers) TRY(ParseProvider(source, std::string(key.str()), value, config));
+  if (providers == nullptr)
+    return ConfigError(source, node.source(), "'providers' must be a table");
+  for (const auto& [key, value] : *providers)
+    TRY(ParseProvider(source, std::string(key.str()), value, config));
   return {};
 }
 
@@ -129,8 +132,9 @@ Status ParseNet(const toml::node& node, const std::string& source_name, UserConf
     for (const auto& [host, address] : *hosts) {
       std::optional<std::string> text = address.value<std::string>();
       if (!text)
-        return ConfigError(source_name, address.source(),
-                           "net.hosts." + std::string(host.str()) + " must be an IP address string");
+        return ConfigError(
+            source_name, address.source(),
+            "net.hosts." + std::string(host.str()) + " must be an IP address string");
       if (Status added = config->net_hosts.Add(host.str(), *text); !added)
         return ConfigError(source_name, address.source(), added.error().message());
     }
@@ -168,7 +172,8 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
     } else if (key.str() == "net") {
       TRY(ParseNet(node, source_name, &config));
     } else {
-      return ConfigError(source_name, node.source(), "unknown key '" + std::string(key.str()) + "'");
+      return ConfigError(source_name, node.source(),
+                         "unknown key '" + std::string(key.str()) + "'");
     }
   }
   return config;

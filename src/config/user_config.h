@@ -19,22 +19,22 @@ struct ProviderEntry {
   std::string name;
   std::string source;  // "config.toml:12", for errors about values
   std::string executable;
-  std::vector<std::string> version_args, read_args, write_args, full_args, model_args,
-      effort_args, prompt_args;
+  std::vector<std::string> version_args, read_args, write_args, full_args, model_args, effort_args,
+      prompt_args;
   std::string prompt;  // "stdin" (default), "file" or "argument"
   std::vector<std::string> env, credentials, set_env, base_url_env, endpoints, state_dirs,
       state_files, auth_files;
   std::string login_hint;
-  std::string output;                          // "plain" (default) or "json-lines"
-  std::map<std::string, std::string> fields;   // [providers.NAME.fields]
+  std::string output;                         // "plain" (default) or "json-lines"
+  std::map<std::string, std::string> fields;  // [providers.NAME.fields]
 };
 
 struct UserConfig {
   std::vector<std::string> hidden_paths;  // [sandbox] hide = ["~/.private", ...]
   // [sandbox] home_allow = ["~/.config/nvim", ...]: more of the home shown read-only inside
-  // every sandbox, beyond sandbox::DefaultHomeAllowlist.
+  // every sandbox, beyond confine::DefaultHomeAllowlist.
   std::vector<std::string> home_allow;
-  std::vector<ProviderEntry> providers;   // [providers.NAME], by name
+  std::vector<ProviderEntry> providers;  // [providers.NAME], by name
   // [net.hosts] "model.test" = "127.0.0.1" (or [net] hosts = { ... }): names the egress proxy
   // resolves to a fixed address instead of asking DNS.
   net::HostMap net_hosts;

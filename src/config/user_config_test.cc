@@ -6,7 +6,8 @@ namespace berth::config {
 namespace {
 
 TEST(UserConfig, ReadsHiddenPaths) {
-  Result<UserConfig> c = ParseUserConfig("[sandbox]\nhide = [\"~/.private\", \"/srv/keys\"]\n", "t");
+  Result<UserConfig> c =
+      ParseUserConfig("[sandbox]\nhide = [\"~/.private\", \"/srv/keys\"]\n", "t");
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
   EXPECT_EQ(c->hidden_paths, (std::vector<std::string>{"~/.private", "/srv/keys"}));
 }
@@ -59,9 +60,7 @@ TEST(UserConfig, HostMapIsStrict) {
   }
 }
 
-TEST(StateDir, OverrideWins) {
-  EXPECT_EQ(StateDir("/x/y/", "/home/u"), "/x/y");
-}
+TEST(StateDir, OverrideWins) { EXPECT_EQ(StateDir("/x/y/", "/home/u"), "/x/y"); }
 
 }  // namespace
 }  // namespace berth::config

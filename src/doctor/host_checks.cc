@@ -1,9 +1,10 @@
+#include "confine/home.h"
+#include "confine/spec_builder.h"
 #include "doctor/checks.h"
 #include "git/repository.h"
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
 #include "sandbox/limits.h"
-#include "sandbox/request.h"
 #include "sys/command.h"
 #include "sys/fs.h"
 #include "sys/host.h"
@@ -33,29 +34,34 @@ Item TrySandbox(const Inputs& in, const std::string& tier) {
     return Make("kernel", name, ItemStatus::kUnknown, "not tried: " + dir.error().ToString());
   struct Cleanup {
     std::string path;
-    ~Cleanup() { (void)sys::RemoveTree(path); }
+    ~Cleanup() {
+      IgnoreError(sys::RemoveTree(path), "a leftover probe directory only costs space");
+    }
   } cleanup{*dir};
-  sandbox::SandboxRequest request;
-  request.profile = "read-only";
-  request.tier = tier;
-  request.allow_weaker = tier == "landlock";
-  request.workspace = *dir;
-  request.argv = {"/bin/true"};
-  sandbox::HostContext host;
+  confine::SpecOptions spec_options;
+  spec_options.profile = sandbox::Profile::kReadOnly;
+  Result<sandbox::Tier> parsed_tier = sandbox::ParseTier(tier);
+  if (!parsed_tier)
+    return Make("kernel", name, ItemStatus::kBlocked, parsed_tier.error().ToString());
+  spec_options.tier = *parsed_tier;
+  spec_options.allow_weaker = tier == "landlock";
+  spec_options.workspace = *dir;
+  spec_options.argv = {"/bin/true"};
+  confine::HostContext host;
   host.identity = in.identity;
   host.cwd = *dir;
   host.state_dir = in.state_dir;
   host.extra_hidden = in.user.hidden_paths;
   host.home_allow = in.user.home_allow;
   host.environ = in.environ;
-  Result<sandbox::SandboxSpec> spec = sandbox::BuildSpec(request, host);
+  Result<sandbox::SandboxSpec> spec = confine::BuildSandboxSpec(spec_options, host);
   if (!spec)
     return Make("kernel", name, ItemStatus::kBlocked, spec.error().ToString(), spec.error().hint());
   sandbox::LaunchOptions options;
   Result<sys::UniqueFd> null = sys::OpenReadOnly("/dev/null");
   if (null) options.stdio[0] = null->get();
   const int64_t start = sys::MonotonicMillis();
-  Result<sandbox::LaunchResult> run = sandbox::Launch(*spec, "doctor", options);
+  Result<sandbox::LaunchResult> run = sandbox::LaunchAllowingFallback(*spec, "doctor", options);
   const int64_t ms = sys::MonotonicMillis() - start;
   if (!run)
     return Make("kernel", name, ItemStatus::kBlocked, run.error().ToString(), run.error().hint());
@@ -229,7 +235,7 @@ void CheckEnvironment(const Inputs& in, std::vector<Item>* items) {
 }
 
 void CheckHome(const Inputs& in, std::vector<Item>* items, std::vector<std::string>* visible) {
-  sandbox::HostContext host;
+  confine::HostContext host;
   host.identity = in.identity;
   host.cwd = in.cwd;
   host.state_dir = in.state_dir;
@@ -238,18 +244,19 @@ void CheckHome(const Inputs& in, std::vector<Item>* items, std::vector<std::stri
   host.environ = in.environ;
   const std::string home = sys::NormalizePath(in.identity.home);
   Result<std::string> real_home = sys::RealPath(home);
-  for (const sandbox::PathGrant& bind : sandbox::HomeAllowlistBinds(host)) {
+  for (const sandbox::PathGrant& bind : confine::HomeAllowlistBinds(host)) {
     std::string rest = bind.path.substr(real_home ? real_home->size() : home.size());
     visible->push_back("~" + rest);
   }
   std::string list;
   for (const std::string& v : *visible) list += (list.empty() ? "" : ", ") + v;
-  items->push_back(Make(
-      "home", "home in sandboxes", ItemStatus::kOk,
-      "a default job sees " + (list.empty() ? std::string("nothing of ") + home : list + " of " + home) +
-          " read-only (plus its provider's state and what read: grants name); the rest of the "
-          "home is absent. Extend with [sandbox] home_allow in " +
-          config::UserConfigPath(in.identity.home)));
+  items->push_back(
+      Make("home", "home in sandboxes", ItemStatus::kOk,
+           "a default job sees " +
+               (list.empty() ? std::string("nothing of ") + home : list + " of " + home) +
+               " read-only (plus its provider's state and what read: grants name); the rest of the "
+               "home is absent. Extend with [sandbox] home_allow in " +
+               config::UserConfigPath(in.identity.home)));
 }
 
 }  // namespace berth::doctor

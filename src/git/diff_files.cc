@@ -84,7 +84,8 @@ Result<std::string> Repository::DiffStat(const std::string& from, const std::str
     out += "\n";
   }
   out += " " + Plural(files.size(), "file changed", "files changed");
-  if (insertions > 0 || deletions == 0) out += ", " + Plural(insertions, "insertion(+)", "insertions(+)");
+  if (insertions > 0 || deletions == 0)
+    out += ", " + Plural(insertions, "insertion(+)", "insertions(+)");
   if (deletions > 0) out += ", " + Plural(deletions, "deletion(-)", "deletions(-)");
   return out + "\n";
 }

@@ -3,23 +3,19 @@
 // writing chosen index entries and work tree files to match a commit.
 //
 // Nothing here runs git, reads a workspace, or writes outside the named paths.
-#include <fcntl.h>
 #include <git2.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <random>
+#include <functional>
 #include <set>
 #include <utility>
 
 #include "base/strings.h"
 #include "git/handles.h"
 #include "git/repository.h"
+#include "sys/atomic_file.h"
+#include "sys/file_status.h"
 #include "sys/fs.h"
-#include "sys/retry.h"
-#include "sys/unique_fd.h"
 
 namespace berth::git {
 
@@ -53,104 +49,59 @@ Result<std::optional<TreeEntry>> EntryAt(git_tree* tree, const std::string& path
                                             static_cast<uint32_t>(git_tree_entry_filemode(raw))});
 }
 
-void FillStat(git_index_entry& entry, const struct stat& st) {
+void FillStat(git_index_entry& entry, const sys::FileStatus& st) {
   // The index stores 32-bit fields, as git does; truncation is what git compares against.
-  entry.ctime.seconds = static_cast<int32_t>(st.st_ctim.tv_sec);
-  entry.ctime.nanoseconds = static_cast<uint32_t>(st.st_ctim.tv_nsec);
-  entry.mtime.seconds = static_cast<int32_t>(st.st_mtim.tv_sec);
-  entry.mtime.nanoseconds = static_cast<uint32_t>(st.st_mtim.tv_nsec);
-  entry.dev = static_cast<uint32_t>(st.st_dev);
-  entry.ino = static_cast<uint32_t>(st.st_ino);
-  entry.uid = static_cast<uint32_t>(st.st_uid);
-  entry.gid = static_cast<uint32_t>(st.st_gid);
-  entry.file_size = static_cast<uint32_t>(st.st_size);
+  entry.ctime.seconds = static_cast<int32_t>(st.ctime_sec);
+  entry.ctime.nanoseconds = static_cast<uint32_t>(st.ctime_nsec);
+  entry.mtime.seconds = static_cast<int32_t>(st.mtime_sec);
+  entry.mtime.nanoseconds = static_cast<uint32_t>(st.mtime_nsec);
+  entry.dev = static_cast<uint32_t>(st.device);
+  entry.ino = static_cast<uint32_t>(st.inode);
+  entry.uid = st.uid;
+  entry.gid = st.gid;
+  entry.file_size = static_cast<uint32_t>(st.size);
 }
 
 // Whether the work tree file at `full` is exactly `entry` (type, executable bit, bytes).
 bool FileMatches(Repository& repo, const std::string& full, const TreeEntry& entry) {
-  struct stat st;
-  if (::lstat(full.c_str(), &st) != 0) return false;
+  std::optional<sys::FileStatus> st = sys::LinkStatus(full);
+  if (!st) return false;
   Result<std::string> blob = repo.ReadBlob(entry.oid);
   if (!blob) return false;
   if (entry.mode == GIT_FILEMODE_LINK) {
-    if (!S_ISLNK(st.st_mode)) return false;
-    std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
-    ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
-    return n >= 0 && static_cast<size_t>(n) == blob->size() &&
-           target.compare(0, static_cast<size_t>(n), *blob) == 0;
+    if (st->type != sys::FileType::kSymlink) return false;
+    Result<std::string> target = sys::ReadLink(full);
+    return target && *target == *blob;
   }
-  if (!S_ISREG(st.st_mode)) return false;
-  bool executable = (st.st_mode & S_IXUSR) != 0;
-  if (executable != (entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) return false;
+  if (st->type != sys::FileType::kRegular) return false;
+  if (st->owner_executable != (entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) return false;
   Result<std::string> data = sys::ReadFile(full);
   return data && *data == *blob;
 }
 
-std::string TempNameIn(const std::string& dir) {
-  static thread_local std::mt19937_64 random{std::random_device{}()};
-  return dir + "/.berth-land-" + std::to_string(getpid()) + "-" + std::to_string(random());
-}
-
-Status FsyncDir(const std::string& dir) {
-  sys::UniqueFd fd(
-      sys::RetryEintr([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
-  if (!fd.valid()) return Error::FromErrno("open " + dir, errno);
-  if (::fsync(fd.get()) != 0) return Error::FromErrno("fsync " + dir, errno);
-  return {};
-}
-
-// Writes `entry`'s content to a temporary file (or symlink) beside `full`, then renames it over.
+// Replaces the file (or symlink) at `full` with `entry`'s content, durably (sys/atomic_file.h).
 Status ReplaceFile(Repository& repo, const std::string& full, const TreeEntry& entry) {
   std::string data = TRY(repo.ReadBlob(entry.oid));
-  std::string dir = sys::Dirname(full);
-  TRY(sys::MakeDirs(dir, 0755));
-  std::string temp = TempNameIn(dir);
-  if (entry.mode == GIT_FILEMODE_LINK) {
-    if (::symlink(data.c_str(), temp.c_str()) != 0)
-      return Error::FromErrno("symlink " + temp, errno);
-  } else {
-    // 0666/0777 less the umask, as git checks files out.
-    mode_t mode = entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666;
-    sys::UniqueFd fd(sys::RetryEintr([&] {
-      return ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    }));
-    if (!fd.valid()) return Error::FromErrno("create " + temp, errno);
-    size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = sys::RetryEintr(
-          [&] { return ::write(fd.get(), data.data() + done, data.size() - done); });
-      if (n < 0) {
-        int saved = errno;
-        ::unlink(temp.c_str());
-        return Error::FromErrno("write " + temp, saved);
-      }
-      done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd.get()) != 0) {
-      int saved = errno;
-      ::unlink(temp.c_str());
-      return Error::FromErrno("fsync " + temp, saved);
-    }
-  }
+  TRY(sys::MakeDirs(sys::Dirname(full), 0755));
   // A directory in the way (the old tree had files beneath this path) is removed when empty.
-  struct stat st;
-  if (::lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) (void)::rmdir(full.c_str());
-  if (::rename(temp.c_str(), full.c_str()) != 0) {
-    int saved = errno;
-    ::unlink(temp.c_str());
-    return Error::FromErrno("rename " + temp + " to " + full, saved);
-  }
-  return FsyncDir(dir);
+  if (sys::TypeOf(full) == sys::FileType::kDirectory)
+    IgnoreError(sys::RemoveDir(full),
+                "a directory that is not empty stays in the way, and the rename over it reports "
+                "that");
+  if (entry.mode == GIT_FILEMODE_LINK) return sys::WriteSymlinkAtomic(full, data);
+  // 0666/0777 less the umask, as git checks files out.
+  return sys::WriteCheckoutFileAtomic(full, data,
+                                      entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
 }
 
 // Removes the file at `full` and then its parent directories, up to `root`, that became empty.
 Status RemoveFile(const std::string& root, const std::string& full) {
-  if (::unlink(full.c_str()) != 0 && errno != ENOENT) {
-    if (errno != EISDIR && errno != EPERM) return Error::FromErrno("remove " + full, errno);
-  }
+  // A directory at the path is left to the caller (it is judged clean before a land).
+  if (sys::TypeOf(full) != sys::FileType::kDirectory) TRY(sys::RemoveFile(full));
   std::string dir = sys::Dirname(full);
   while (dir.size() > root.size() && sys::IsWithin(dir, root)) {
-    if (::rmdir(dir.c_str()) != 0) break;  // not empty (or gone): stop
+    // Not a directory, or not empty: stop.
+    if (sys::TypeOf(dir) != sys::FileType::kDirectory || !sys::RemoveDir(dir)) break;
     dir = sys::Dirname(dir);
   }
   return {};
@@ -274,24 +225,33 @@ Result<bool> Repository::MoveBranch(const std::string& branch, const std::string
   return true;
 }
 
-Result<std::optional<std::string>> Repository::WorktreeWithBranch(const std::string& branch) {
-  std::string ref = std::string(kHeadsPrefix) + branch;
-  auto head_is = [&](git_repository* repo) -> bool {
-    git_reference* head = nullptr;
-    if (git_reference_lookup(&head, repo, "HEAD") < 0) return false;
-    ReferencePtr owned(head);
-    return git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
-           ref == git_reference_symbolic_target(head);
-  };
-  // The main worktree: open the common dir's repository.
+namespace {
+
+std::string WithoutTrailingSlash(const char* path) {
+  std::string dir = path == nullptr ? "" : path;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// A checkout of the repository: the main work tree (`linked` null) or a linked worktree.
+struct Checkout {
+  git_repository* main;
+  git_worktree* linked;
+  std::string dir;
+};
+
+// Calls `visit` for the main work tree (unless the repository is bare) and then for every
+// linked worktree whose directory still exists, until `visit` returns true. The one walk of
+// worktrees that WorktreeWithBranch and WorktreeDirs share.
+Status ForEachCheckout(const std::string& common_dir,
+                       const std::function<bool(const Checkout&)>& visit) {
   git_repository* raw_main = nullptr;
-  if (int code = git_repository_open(&raw_main, common_dir().c_str()); code < 0)
-    return Git2Error("open " + common_dir(), code);
+  if (int code = git_repository_open(&raw_main, common_dir.c_str()); code < 0)
+    return Git2Error("open " + common_dir, code);
   RepositoryPtr main_repo(raw_main);
-  if (!git_repository_is_bare(raw_main) && head_is(raw_main)) {
-    std::string workdir = git_repository_workdir(raw_main);
-    while (workdir.size() > 1 && workdir.back() == '/') workdir.pop_back();
-    return std::optional<std::string>(workdir);
+  if (!git_repository_is_bare(raw_main)) {
+    std::string dir = WithoutTrailingSlash(git_repository_workdir(raw_main));
+    if (!dir.empty() && visit(Checkout{raw_main, nullptr, dir})) return {};
   }
   git_strarray names = {nullptr, 0};
   if (int code = git_worktree_list(&names, raw_main); code < 0)
@@ -302,41 +262,44 @@ Result<std::optional<std::string>> Repository::WorktreeWithBranch(const std::str
     if (git_worktree_lookup(&raw_worktree, raw_main, names.strings[i]) < 0) continue;
     WorktreePtr worktree(raw_worktree);
     if (git_worktree_validate(raw_worktree) < 0) continue;  // pruned or moved away
-    git_repository* raw_repo = nullptr;
-    if (git_repository_open_from_worktree(&raw_repo, raw_worktree) < 0) continue;
-    RepositoryPtr repo(raw_repo);
-    if (head_is(raw_repo)) {
-      std::string workdir = git_worktree_path(raw_worktree);
-      while (workdir.size() > 1 && workdir.back() == '/') workdir.pop_back();
-      return std::optional<std::string>(workdir);
-    }
+    std::string dir = WithoutTrailingSlash(git_worktree_path(raw_worktree));
+    if (!dir.empty() && visit(Checkout{raw_main, raw_worktree, dir})) return {};
   }
-  return std::optional<std::string>();
+  return {};
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> Repository::WorktreeWithBranch(const std::string& branch) {
+  std::string ref = std::string(kHeadsPrefix) + branch;
+  auto head_is = [&](git_repository* repo) -> bool {
+    git_reference* head = nullptr;
+    if (git_reference_lookup(&head, repo, "HEAD") < 0) return false;
+    ReferencePtr owned(head);
+    return git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
+           ref == git_reference_symbolic_target(head);
+  };
+  std::optional<std::string> found;
+  TRY(ForEachCheckout(common_dir(), [&](const Checkout& checkout) {
+    if (checkout.linked == nullptr) {
+      if (head_is(checkout.main)) found = checkout.dir;
+      return found.has_value();
+    }
+    git_repository* raw_repo = nullptr;
+    if (git_repository_open_from_worktree(&raw_repo, checkout.linked) < 0) return false;
+    RepositoryPtr repo(raw_repo);
+    if (head_is(raw_repo)) found = checkout.dir;
+    return found.has_value();
+  }));
+  return found;
 }
 
 Result<std::vector<std::string>> Repository::WorktreeDirs() {
-  git_repository* raw_main = nullptr;
-  if (int code = git_repository_open(&raw_main, common_dir().c_str()); code < 0)
-    return Git2Error("open " + common_dir(), code);
-  RepositoryPtr main_repo(raw_main);
   std::vector<std::string> dirs;
-  auto add = [&](const char* path) {
-    std::string dir = path == nullptr ? "" : path;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    if (!dir.empty()) dirs.push_back(dir);
-  };
-  if (!git_repository_is_bare(raw_main)) add(git_repository_workdir(raw_main));
-  git_strarray names = {nullptr, 0};
-  if (int code = git_worktree_list(&names, raw_main); code < 0)
-    return Git2Error("list worktrees", code);
-  std::unique_ptr<git_strarray, void (*)(git_strarray*)> owned_names(&names, FreeStrarray);
-  for (size_t i = 0; i < names.count; ++i) {
-    git_worktree* raw_worktree = nullptr;
-    if (git_worktree_lookup(&raw_worktree, raw_main, names.strings[i]) < 0) continue;
-    WorktreePtr worktree(raw_worktree);
-    if (git_worktree_validate(raw_worktree) < 0) continue;  // its directory is gone
-    add(git_worktree_path(raw_worktree));
-  }
+  TRY(ForEachCheckout(common_dir(), [&](const Checkout& checkout) {
+    dirs.push_back(checkout.dir);
+    return false;
+  }));
   return dirs;
 }
 
@@ -355,9 +318,9 @@ Result<std::vector<std::string>> Repository::UncommittedPaths(
     for (size_t i = 0; i + 1 < parts.size() && !blocked; ++i) {
       prefix += "/" + parts[i];
       relative += (i == 0 ? "" : "/") + parts[i];
-      struct stat st;
-      if (::lstat(prefix.c_str(), &st) != 0) break;
-      blocked = !S_ISDIR(st.st_mode) && touched.count(relative) == 0;
+      sys::FileType type = sys::TypeOf(prefix);
+      if (type == sys::FileType::kMissing) break;
+      blocked = type != sys::FileType::kDirectory && touched.count(relative) == 0;
     }
     if (blocked) {
       dirty.push_back(path);
@@ -367,9 +330,10 @@ Result<std::vector<std::string>> Repository::UncommittedPaths(
     int code = git_status_file(&flags, Raw(*this), path.c_str());
     if (code == GIT_ENOTFOUND) {
       // Nowhere in HEAD, the index or the work tree, unless a directory sits at the path.
-      struct stat st;
-      if (::lstat((workdir_ + "/" + path).c_str(), &st) != 0) continue;
-      if (!S_ISDIR(st.st_mode) || !TRY(DirectoryIsClean(Raw(*this), path))) dirty.push_back(path);
+      sys::FileType type = sys::TypeOf(workdir_ + "/" + path);
+      if (type == sys::FileType::kMissing) continue;
+      if (type != sys::FileType::kDirectory || !TRY(DirectoryIsClean(Raw(*this), path)))
+        dirty.push_back(path);
       continue;
     }
     if (code == GIT_EAMBIGUOUS) {
@@ -403,10 +367,9 @@ Status Repository::WriteIndexEntries(const std::string& commit,
     }
     git_index_entry entry = {};
     std::string full = workdir_ + "/" + path;
-    struct stat st;
-    if (source->mode != GIT_FILEMODE_COMMIT && FileMatches(*this, full, *source) &&
-        ::lstat(full.c_str(), &st) == 0)
-      FillStat(entry, st);
+    if (source->mode != GIT_FILEMODE_COMMIT && FileMatches(*this, full, *source)) {
+      if (std::optional<sys::FileStatus> st = sys::LinkStatus(full)) FillStat(entry, *st);
+    }
     entry.mode = source->mode;
     entry.id = TRY(ParseOid(source->oid));
     entry.path = path.c_str();

@@ -8,11 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <mutex>
 #include <optional>
 #include <system_error>
 #include <thread>
 
+#include "base/mutex.h"
 #include "git/handles.h"
 #include "git/repository.h"
 #include "sys/dir.h"
@@ -117,6 +117,7 @@ class FilePass {
     }
     Work();
     for (std::thread& worker : workers) worker.join();
+    MutexLock lock(mutex_);
     if (error_) return std::move(*error_);
     return {};
   }
@@ -134,7 +135,7 @@ class FilePass {
       for (size_t i = first; i < files_.size() && i < first + kChunk; ++i) {
         Status written = Write(files_[i]);
         if (!written) {
-          std::lock_guard<std::mutex> lock(mutex_);
+          MutexLock lock(mutex_);
           if (!error_) error_ = std::move(written).error();
           failed_ = true;
           return;
@@ -165,8 +166,8 @@ class FilePass {
   const struct timespec stamp_;
   std::atomic<size_t> next_{0};
   std::atomic<bool> failed_{false};
-  std::mutex mutex_;
-  std::optional<Error> error_;  // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  std::optional<Error> error_ GUARDED_BY(mutex_);
 };
 
 // The modification time of every materialized file: a whole second before now. Workspace

@@ -101,7 +101,6 @@ Result<DiffPtr> DiffTrees(git_repository* repo, const std::string& from, const s
   return owned;
 }
 
-
 std::string Libgit2Version() {
   int major = 0, minor = 0, rev = 0;
   git_libgit2_version(&major, &minor, &rev);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,8 +12,8 @@
 #include "git/handles.h"
 #include "git/repository.h"
 #include "sys/fs.h"
-
-extern char** environ;
+#include "sys/kernel.h"
+#include "sys/spawn.h"
 
 namespace berth::git::testing {
 
@@ -69,7 +68,7 @@ TempDir::~TempDir() {
         pending.push_back(dir + "/" + name);
     }
   }
-  (void)sys::RemoveTree(path_);
+  IgnoreError(sys::RemoveTree(path_), "a test's temporary directory left behind harms nothing");
 }
 
 void HermeticGitEnvironment::SetUp() {
@@ -88,7 +87,9 @@ void HermeticGitEnvironment::SetUp() {
   WriteFile(*home, ".gitconfig", "[user]\n\tname = Test\n\temail = test@example.com\n");
 }
 
-void HermeticGitEnvironment::TearDown() { (void)sys::RemoveTree(HomeStorage()); }
+void HermeticGitEnvironment::TearDown() {
+  IgnoreError(sys::RemoveTree(HomeStorage()), "a test's temporary home left behind harms nothing");
+}
 
 const std::string& HermeticGitEnvironment::home() { return HomeStorage(); }
 
@@ -212,42 +213,38 @@ RunResult RunGit(const std::vector<std::string>& args, const std::string& cwd,
       {"LC_ALL", "C"},
   };
   for (const auto& [key, value] : extra_env) env[key] = value;
-  std::vector<std::string> env_strings;
-  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings = {"git"};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  int fds[2];
-  int in[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0) return result;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execve("/usr/bin/git", argv.data(), envp.data());
-    ::_exit(127);
+  sys::SpawnOptions options;
+  options.argv = {"/usr/bin/git"};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  for (const auto& [key, value] : env) options.env.push_back(key + "=" + value);
+  options.cwd = cwd;
+  Result<sys::Pipe> out = sys::MakePipe();
+  Result<sys::Pipe> in = sys::MakePipe();
+  if (!out || !in) {
+    result.output = "pipe failed";
+    return result;
   }
-  ::close(fds[1]);
-  ::close(in[0]);
-  // Small inputs only: written before reading the output.
-  (void)!::write(in[1], input.data(), input.size());
-  ::close(in[1]);
+  options.stdio[0] = in->read.get();
+  options.stdio[1] = out->write.get();
+  options.stdio[2] = out->write.get();
+  Result<sys::Process> git = sys::Spawn(options);
+  if (!git) {
+    result.output = git.error().ToString();
+    return result;
+  }
+  out->write.Reset();
+  in->read.Reset();
+  // Small inputs only: written before reading the output. A git that does not read its
+  // input closes the pipe early; its exit code then tells what happened.
+  if (sys::kernel::WriteAll(in->write.get(), input.data(), input.size()) != 0)
+    result.output = "(git did not read all of its input)\n";
+  in->write.Reset();
   char buffer[4096];
   ssize_t n;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0)
+  while ((n = ::read(out->read.get(), buffer, sizeof buffer)) > 0)
     result.output.append(buffer, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  Result<sys::ExitStatus> status = git->Wait();
+  result.exit_code = status ? status->ShellCode() : -1;
   return result;
 }
 

@@ -1,11 +1,14 @@
 // JobContext: what job commands need to know about the caller, passed in explicitly.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "config/user_config.h"
+#include "store/job_record.h"
+#include "store/store.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -16,8 +19,12 @@ struct JobContext {
   std::string cwd;
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
-  config::UserConfig user;                // the user's config (providers, hosts)
-  std::string self_exe;                   // for the detached supervisor
+  config::UserConfig user;  // the user's config (providers, hosts)
+  std::string self_exe;     // for the detached supervisor
+  // Lands a job the runner ended with RunRequest::auto_land and returns the detail of its
+  // "land" event. The CLI sets land::AutoLand: landing sits above job/ in the module graph
+  // (docs/design.md), so the runner cannot call it itself. Unset: the event says so.
+  std::function<std::string(const JobContext&, store::Store&, const store::JobRecord&)> auto_land;
 };
 
 }  // namespace berth::job

@@ -1,11 +1,10 @@
 #include "job/disk_watch.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 
 #include "sys/disk.h"
+#include "sys/net.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -23,15 +22,15 @@ std::unique_ptr<DiskWatch> DiskWatch::Start(std::vector<std::string> dirs, uint6
 
 DiskWatch::~DiskWatch() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 std::optional<uint64_t> DiskWatch::exceeded() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return exceeded_;
 }
 
@@ -42,22 +41,22 @@ uint64_t DiskWatch::Usage() const {
 }
 
 void DiskWatch::Run() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   int64_t wait_ms = kIntervalMillis;
   while (!stop_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_; });
+    wake_.WaitFor(mutex_, std::chrono::milliseconds(wait_ms),
+                  [this]() REQUIRES(mutex_) { return stop_; });
     if (stop_) break;
-    lock.unlock();
+    lock.Unlock();
     const int64_t start = sys::MonotonicMillis();
     const uint64_t usage = Usage();
     // A large copy workspace takes a while to walk: watching costs at most a tenth of a core.
     wait_ms = std::max<int64_t>(kIntervalMillis, 9 * (sys::MonotonicMillis() - start));
-    lock.lock();
+    lock.Lock();
     const uint64_t growth = usage > baseline_ ? usage - baseline_ : 0;
     if (growth > cap_bytes_) {
       exceeded_ = growth;
-      uint64_t one = 1;
-      (void)::write(stop_fd_, &one, sizeof one);
+      sys::SignalEventFd(stop_fd_);
       break;
     }
   }

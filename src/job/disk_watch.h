@@ -5,22 +5,23 @@
 // the supervisor measures the job's writable layers (overlay: the upper directory and the
 // private git directory; copy: the copy and the private git directory) every
 // kIntervalMillis while the agent runs, or less often when one measurement takes longer than
-// a tenth of that (a large copy workspace), so that watching costs at most a tenth of a core. When their growth since the start passes the cap it records the growth and
-// signals `stop_fd`, which ends the agent's tree as on a deadline. Between two measurements
-// the job may overshoot by what it can write in one interval; RLIMIT_FSIZE (the sandbox's
-// file-size limit, set to the same cap) bounds any single file at once.
+// a tenth of that (a large copy workspace), so that watching costs at most a tenth of a core. When
+// their growth since the start passes the cap it records the growth and signals `stop_fd`, which
+// ends the agent's tree as on a deadline. Between two measurements the job may overshoot by what it
+// can write in one interval; RLIMIT_FSIZE (the sandbox's file-size limit, set to the same cap)
+// bounds any single file at once.
 //
 // A thread owned by the object does the measuring; exceeded() may be called from any thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace berth::job {
 
@@ -34,7 +35,7 @@ class DiskWatch {
   ~DiskWatch();  // stops the thread
 
   // The growth measured when it passed the cap; nullopt while it has not.
-  std::optional<uint64_t> exceeded() const;
+  std::optional<uint64_t> exceeded() const EXCLUDES(mutex_);
 
  private:
   DiskWatch(std::vector<std::string> dirs, uint64_t cap_bytes, int stop_fd);
@@ -45,10 +46,10 @@ class DiskWatch {
   const uint64_t cap_bytes_;
   const int stop_fd_;
   uint64_t baseline_ = 0;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;                  // guarded by mutex_
-  std::optional<uint64_t> exceeded_;  // guarded by mutex_
+  mutable Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
+  std::optional<uint64_t> exceeded_ GUARDED_BY(mutex_);
   std::thread thread_;
 };
 

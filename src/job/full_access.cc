@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "base/strings.h"
 #include "job/job_sandbox.h"
 #include "sys/fs.h"
 
@@ -26,15 +25,6 @@ std::string Drop(AccessAsk ask) {
 }
 
 }  // namespace
-
-const char* AccessAskName(AccessAsk ask) {
-  switch (ask) {
-    case AccessAsk::kNone: return "";
-    case AccessAsk::kFlag: return kFullAccessFlag;
-    case AccessAsk::kEnvironment: return kFullAccessVariable;
-  }
-  return "";
-}
 
 Result<AccessAsk> FullAccessAsked(bool flag, const provider::Environ& environ) {
   std::optional<std::string> value = provider::EnvValue(environ, kFullAccessVariable);
@@ -87,7 +77,8 @@ Result<bool> DecideAccess(const AccessFacts& f) {
                       "' has access = \"full\" and runs only when the run asks for host access",
                   "pass --full-access (or set BERTH_FULL_ACCESS=1 for a launcher that cannot add "
                   "flags) to run it with your filesystem and network; set access = \"bounded\" "
-                  "under " + table + " to run it in berth's sandbox instead");
+                  "under " +
+                      table + " to run it in berth's sandbox instead");
   const bool own = agent.network.has_value();
   const policy::NetworkMode network = agent.network.value_or(f.policy->defaults.network);
   if (network == policy::NetworkMode::kNone)
@@ -101,7 +92,7 @@ Result<bool> DecideAccess(const AccessFacts& f) {
 nlohmann::json AccessJson(const RunRequest& request) {
   if (!request.full_access) return {{"mode", "bounded"}};
   return {{"mode", "full"},
-          {"requested_by", request.access_requested_by},
+          {"requested_by", AccessAskName(request.access_requested_by)},
           {"user", request.access_user},
           {"uid", request.access_uid}};
 }
@@ -129,20 +120,23 @@ void UseFullAccessWorkspace(workspace::CreateOptions* options) {
 Result<sandbox::SandboxSpec> FullAccessSpec(const JobContext& ctx, const RunRequest& request,
                                             const std::string& repo,
                                             const workspace::JobWorkspace& workspace,
-                                            sandbox::SandboxRequest req) {
-  req.profile = "full";
-  req.full_access = true;
-  req.network = "open";
-  req.workspace = repo;
+                                            confine::SpecOptions options) {
+  options.profile = sandbox::Profile::kFull;
+  options.full_access = true;
+  options.network = sandbox::Network::kOpen;
+  options.workspace = repo;
   // Everything is reachable already: a net: grant widens nothing, and the proxy that would
   // enforce it cannot run without a network namespace.
-  std::erase_if(req.grants, [](const std::string& g) { return StartsWith(g, "net:"); });
-  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo, req));
+  std::erase_if(options.grants,
+                [](const confine::Grant& g) { return g.kind == confine::Grant::Kind::kNet; });
+  options.net_allow.clear();
+  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo, std::move(options)));
   // The agent works in the job's copy, which lies in the state directory that a bounded job
   // hides; without a mount namespace nothing is hidden, and the record must not claim it.
   spec.workspace = TRY(sys::RealPath(workspace.copy));
   spec.hidden_paths.clear();
-  spec.warnings.push_back("full access (asked with " + request.access_requested_by +
+  spec.warnings.push_back("full access (asked with " +
+                          std::string(AccessAskName(request.access_requested_by)) +
                           "): the agent has the host's filesystem and network as " +
                           request.access_user + "; no namespaces, Landlock or seccomp");
   TRY(spec.Validate());

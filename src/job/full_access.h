@@ -9,30 +9,21 @@
 // namespace to place it in), process tree, deadline, limits, record and collection.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "base/result.h"
+#include "confine/spec_builder.h"
+#include "job/access_ask.h"
 #include "job/context.h"
 #include "job/run_request.h"
 #include "policy/policy.h"
 #include "provider/preflight.h"
-#include "sandbox/request.h"
 #include "sandbox/spec.h"
 #include "store/job_record.h"
 #include "workspace/workspace.h"
 
 namespace berth::job {
-
-inline constexpr const char* kFullAccessFlag = "--full-access";
-inline constexpr const char* kFullAccessVariable = "BERTH_FULL_ACCESS";
-
-// Who asked for full access.
-enum class AccessAsk { kNone, kFlag, kEnvironment };
-
-// "--full-access", "BERTH_FULL_ACCESS", or "" for nobody; what the receipt records.
-const char* AccessAskName(AccessAsk ask);
 
 // The flag wins over the variable. BERTH_FULL_ACCESS=1 asks; unset, empty or "0" does not.
 // Any other value is a usage error (kInvalidArgument), so that a launcher's typo never
@@ -70,10 +61,10 @@ void UseFullAccessWorkspace(workspace::CreateOptions* options);
 // The sandbox of a full-access job's agent: the sandbox's `full` profile (no namespaces,
 // Landlock or seccomp; the host's network), in the job's copy of the repository, with
 // berth's init as the tree's subreaper so that the deadline still ends every process, and
-// the limits. `sandbox_request` carries the argv, environment, grants and deadline.
+// the limits. `options` carries the argv, environment, grants and deadline.
 Result<sandbox::SandboxSpec> FullAccessSpec(const JobContext& ctx, const RunRequest& request,
                                             const std::string& repo,
                                             const workspace::JobWorkspace& workspace,
-                                            sandbox::SandboxRequest sandbox_request);
+                                            confine::SpecOptions options);
 
 }  // namespace berth::job

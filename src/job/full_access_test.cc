@@ -178,7 +178,7 @@ TEST(FullAccessJsonTest, TheRecordSaysWhoAskedAndAsWhom) {
   EXPECT_EQ(AccessLine(AccessJson(bounded)), "");
   RunRequest full;
   full.full_access = true;
-  full.access_requested_by = "BERTH_FULL_ACCESS";
+  full.access_requested_by = AccessAsk::kEnvironment;
   full.access_user = "ana";
   full.access_uid = 1000;
   nlohmann::json j = AccessJson(full);

@@ -40,9 +40,8 @@ JobLimits ResolveLimits(const policy::Limits& agent, const policy::Limits& defau
     constexpr uint64_t kMiB = 1 << 20;
     out.memory_bytes = *physical_memory * static_cast<uint64_t>(percent) / 100 / kMiB * kMiB;
     const uint64_t tenths_of_gib = (*physical_memory * 10 + (kMiB << 9)) >> 30;
-    memory_origin += ": " + std::to_string(percent) + "% of " +
-                     std::to_string(tenths_of_gib / 10) + "." + std::to_string(tenths_of_gib % 10) +
-                     "GiB physical memory";
+    memory_origin += ": " + std::to_string(percent) + "% of " + std::to_string(tenths_of_gib / 10) +
+                     "." + std::to_string(tenths_of_gib % 10) + "GiB physical memory";
   }
   out.origin["memory"] = memory_origin;
 
@@ -51,7 +50,8 @@ JobLimits ResolveLimits(const policy::Limits& agent, const policy::Limits& defau
   out.cpus = pick(agent.cpus, defaults.cpus).value_or(0);
   out.origin["cpus"] = origin("cpus", agent.cpus.has_value(), defaults.cpus.has_value());
   out.disk_bytes = pick(agent.disk_bytes, defaults.disk_bytes).value_or(0);
-  out.origin["disk"] = origin("disk", agent.disk_bytes.has_value(), defaults.disk_bytes.has_value());
+  out.origin["disk"] =
+      origin("disk", agent.disk_bytes.has_value(), defaults.disk_bytes.has_value());
   // Only limits that are actually set can be best effort.
   std::erase_if(out.best_effort, [&](const std::string& name) {
     return (name == "memory" && out.memory_bytes == 0) || (name == "pids" && out.pids == 0) ||

@@ -4,9 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "job/run_request.h"
 #include "policy/policy.h"

@@ -6,10 +6,9 @@
 
 namespace berth::job {
 
-Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunRequest& request,
-                                             const std::string& repo,
-                                             const sandbox::SandboxRequest& sandbox_request) {
-  sandbox::HostContext host;
+confine::HostContext JobHost(const JobContext& ctx, const RunRequest& request,
+                             const std::string& repo) {
+  confine::HostContext host;
   host.identity = ctx.identity;
   host.cwd = repo;
   host.state_dir = request.state_dir;
@@ -18,12 +17,20 @@ Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunReq
   // Other jobs' workspaces, prompts and the store are no business of this job.
   host.extra_hidden.push_back(request.state_dir);
   host.environ = ctx.environ;
-  sandbox::SandboxSpec spec = TRY(sandbox::BuildSpec(sandbox_request, host));
+  return host;
+}
+
+Result<sandbox::SandboxSpec> BuildJobSandbox(const JobContext& ctx, const RunRequest& request,
+                                             const std::string& repo,
+                                             confine::SpecOptions options) {
+  if (options.workspace.empty()) options.workspace = repo;
   // The agent and its checks run under the job's resource limits.
-  spec.limits = SandboxLimits(request.limits);
-  spec.paths.erase(std::remove_if(spec.paths.begin(), spec.paths.end(),
-                                  [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
-                   spec.paths.end());
+  options.limits = SandboxLimits(request.limits);
+  sandbox::SandboxSpec spec = TRY(confine::BuildSandboxSpec(options, JobHost(ctx, request, repo)));
+  spec.paths.erase(
+      std::remove_if(spec.paths.begin(), spec.paths.end(),
+                     [](const sandbox::PathGrant& p) { return p.origin == "workspace"; }),
+      spec.paths.end());
   return spec;
 }
 

@@ -2,10 +2,9 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdint>
 
-#include "store/sqlite_store.h"
+#include "sys/net.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -18,37 +17,41 @@ store::Owner SelfOwner() {
   return owner;
 }
 
-LeaseKeeper::LeaseKeeper(std::string db_path, std::string job_id, store::Owner owner, int lost_fd)
-    : db_path_(std::move(db_path)),
+namespace {
+
+sys::UniqueFd StopFd() {
+  Result<sys::UniqueFd> fd = sys::MakeEventFd();
+  return fd ? std::move(*fd) : sys::UniqueFd();
+}
+
+}  // namespace
+
+LeaseKeeper::LeaseKeeper(store::Store& store, Clock& clock, std::string job_id, store::Owner owner,
+                         int lost_fd)
+    : store_(store),
+      clock_(clock),
       job_id_(std::move(job_id)),
       owner_(std::move(owner)),
       lost_fd_(lost_fd),
-      thread_([this] { Run(); }) {}
+      stop_(StopFd()) {
+  // Without a descriptor to stop it by (the process is out of them) no keeper runs: the lease
+  // then expires and the next sweep marks the job stale, which says why.
+  if (stop_.valid()) thread_ = std::thread([this] { Run(); });
+}
 
 LeaseKeeper::~LeaseKeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
+  if (!thread_.joinable()) return;
+  sys::SignalEventFd(stop_.get());
   thread_.join();
 }
 
 void LeaseKeeper::Run() {
-  Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(db_path_);
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stop_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(kLeaseRenewMillis), [this] { return stop_; });
-    if (stop_ || !store) break;
-    lock.unlock();
-    Result<bool> renewed =
-        (*store)->RenewLease(job_id_, owner_, sys::WallMillis() + kLeaseMillis);
-    lock.lock();
+  while (!clock_.WaitReadable(stop_.get(), kLeaseRenewMillis)) {
+    Result<bool> renewed = store_.RenewLease(job_id_, owner_, clock_.WallMillis() + kLeaseMillis);
     // A busy store is retried on the next tick; a refused renewal means the job is gone.
     if (renewed && !*renewed) {
-      uint64_t one = 1;
-      (void)::write(lost_fd_, &one, sizeof one);
-      break;
+      sys::SignalEventFd(lost_fd_);
+      return;
     }
   }
 }

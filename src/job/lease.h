@@ -1,15 +1,17 @@
 // LeaseKeeper: renews a job's lease on a timer (not on progress) from its own thread with
 // its own store connection. When a renewal finds the job no longer live or no longer ours
-// (cancelled, marked stale), it signals `lost_fd` so the supervisor ends the job's tree.
+// (cancelled, marked stale, taken by another owner), it signals `lost_fd` so the supervisor
+// ends the job's tree.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "job/clock.h"
 #include "store/job_record.h"
+#include "store/store.h"
+#include "sys/unique_fd.h"
 
 namespace berth::job {
 
@@ -21,20 +23,22 @@ store::Owner SelfOwner();
 
 class LeaseKeeper {
  public:
-  // `db_path` is opened again on the keeper's thread. `lost_fd` is an eventfd (written 1).
-  LeaseKeeper(std::string db_path, std::string job_id, store::Owner owner, int lost_fd);
+  // `store` is used only from the keeper's thread until the keeper is destroyed, so it must
+  // be a connection of its own. `clock` times the renewals. `lost_fd` is an eventfd (written
+  // 1).
+  LeaseKeeper(store::Store& store, Clock& clock, std::string job_id, store::Owner owner,
+              int lost_fd);
   ~LeaseKeeper();  // stops and joins
 
  private:
   void Run();
 
-  std::string db_path_;
+  store::Store& store_;
+  Clock& clock_;
   std::string job_id_;
   store::Owner owner_;
   int lost_fd_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mutex_
+  sys::UniqueFd stop_;  // eventfd: written once by the destructor
   std::thread thread_;
 };
 

@@ -18,7 +18,9 @@ namespace berth::job {
 class MaskingStore : public store::Store {
  public:
   MaskingStore(std::unique_ptr<store::Store> inner, SecretMask mask)
-      : inner_(std::move(inner)), mask_(std::move(mask)) {}
+      : owned_(std::move(inner)), inner_(owned_.get()), mask_(std::move(mask)) {}
+  // Borrows `inner`, which must outlive this store (the runner's caller owns the store).
+  MaskingStore(store::Store& inner, SecretMask mask) : inner_(&inner), mask_(std::move(mask)) {}
 
   const SecretMask& mask() const { return mask_; }
 
@@ -79,7 +81,8 @@ class MaskingStore : public store::Store {
   std::string MaskJsonText(const std::string& text) const;
   store::JobRecord MaskRecord(store::JobRecord job) const;
 
-  std::unique_ptr<store::Store> inner_;
+  std::unique_ptr<store::Store> owned_;  // null when borrowed
+  store::Store* inner_;
   SecretMask mask_;
 };
 

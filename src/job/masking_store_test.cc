@@ -47,8 +47,9 @@ class MaskingStoreTest : public ::testing::Test {
 TEST_F(MaskingStoreTest, WritesAreMasked) {
   const std::string s = kSecret;
   ASSERT_TRUE(masked_->AppendEvent("0abc", "agent", "printed " + s));
-  ASSERT_TRUE(masked_->Transition("0abc", store::JobState::kQueued, store::JobState::kFailed,
-                                  "failed with " + s)
+  ASSERT_TRUE(masked_
+                  ->Transition("0abc", store::JobState::kQueued, store::JobState::kFailed,
+                               "failed with " + s)
                   .value());
   nlohmann::json receipt = {{"provider", {{"final_text", "key " + s}}}, {s, "as a key"}};
   ASSERT_TRUE(masked_->SetReceipt("0abc", receipt.dump()));

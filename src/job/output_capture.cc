@@ -1,24 +1,17 @@
 #include "job/output_capture.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-
-#include "sys/retry.h"
+#include "sys/file_io.h"
+#include "sys/net.h"
 
 namespace berth::job {
 
 Result<std::unique_ptr<OutputCapture>> OutputCapture::Start(sys::UniqueFd read_end,
-                                                            const std::string& path,
-                                                            uint64_t limit,
+                                                            const std::string& path, uint64_t limit,
                                                             const SecretMask* mask) {
   std::unique_ptr<OutputCapture> capture(new OutputCapture());
   if (mask != nullptr && !mask->empty()) capture->masker_.emplace(*mask);
   capture->pipe_ = std::move(read_end);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Error::FromErrno("create " + path, errno);
-  capture->file_ = sys::UniqueFd(fd);
+  capture->file_ = TRY(sys::CreateFile(path, 0600));
   capture->head_limit_ = limit / 2;
   capture->tail_limit_ = limit - limit / 2;
   capture->thread_ = std::thread([c = capture.get()] { c->Run(); });
@@ -32,10 +25,12 @@ OutputCapture::~OutputCapture() {
 void OutputCapture::Run() {
   char buffer[65536];
   while (true) {
-    ssize_t n = sys::RetryEintr([&] { return ::read(pipe_.get(), buffer, sizeof buffer); });
-    if (n <= 0) break;
+    // End of the stream, or an error: what was read is all there is (the pipe is blocking).
+    Result<size_t> read = sys::ReadSome(pipe_.get(), buffer, sizeof buffer);
+    if (!read || *read == 0 || *read == sys::kWouldBlock) break;
+    const size_t n = *read;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       stats_.bytes += static_cast<uint64_t>(n);
     }
     if (!masker_) {
@@ -51,12 +46,13 @@ void OutputCapture::Run() {
   }
   std::string trailer;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (stats_.elided > 0)
       trailer = "\n[berth: " + std::to_string(stats_.elided) + " bytes elided]\n";
   }
   trailer += tail_;
-  (void)sys::RetryEintr([&] { return ::write(file_.get(), trailer.data(), trailer.size()); });
+  IgnoreError(sys::WriteAll(file_.get(), trailer, "the output log"),
+              "the log keeps what it can; a failed write loses output, never the job's state");
   file_.Reset();
   pipe_.Reset();
 }
@@ -65,7 +61,7 @@ void OutputCapture::Consume(const char* data, size_t size) {
   if (size == 0) return;
   uint64_t written;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     written = masked_bytes_ - stats_.elided - tail_.size();
     masked_bytes_ += size;
     // Last non-empty line, for the live status display.
@@ -80,24 +76,25 @@ void OutputCapture::Consume(const char* data, size_t size) {
   size_t to_head = 0;
   if (written < head_limit_) to_head = std::min<uint64_t>(size, head_limit_ - written);
   if (to_head > 0)
-    (void)sys::RetryEintr([&] { return ::write(file_.get(), data, to_head); });
+    IgnoreError(sys::WriteAll(file_.get(), std::string_view(data, to_head), "the output log"),
+                "the log keeps what it can; a failed write loses output, never the job's state");
   tail_.append(data + to_head, size - to_head);
   if (tail_.size() > tail_limit_) {
     size_t drop = tail_.size() - tail_limit_;
     tail_.erase(0, drop);
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stats_.elided += drop;
   }
 }
 
 OutputCapture::Stats OutputCapture::Finish() {
   if (thread_.joinable()) thread_.join();
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return stats_;
 }
 
 OutputCapture::Stats OutputCapture::Current() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return stats_;
 }
 

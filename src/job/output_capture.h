@@ -9,11 +9,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/result.h"
 #include "job/secret_mask.h"
 #include "sys/unique_fd.h"
@@ -23,8 +23,8 @@ namespace berth::job {
 class OutputCapture {
  public:
   struct Stats {
-    uint64_t bytes = 0;    // everything the command wrote
-    uint64_t elided = 0;   // bytes of the masked stream dropped between head and tail
+    uint64_t bytes = 0;     // everything the command wrote
+    uint64_t elided = 0;    // bytes of the masked stream dropped between head and tail
     std::string last_line;  // masked
   };
 
@@ -35,25 +35,26 @@ class OutputCapture {
                                                       const SecretMask* mask = nullptr);
   ~OutputCapture();
   // Waits for EOF on the pipe and finishes the file.
-  Stats Finish();
-  Stats Current() const;
+  Stats Finish() EXCLUDES(mutex_);
+  Stats Current() const EXCLUDES(mutex_);
 
  private:
   OutputCapture() = default;
-  void Run();
-  void Consume(const char* data, size_t size);
+  void Run() EXCLUDES(mutex_);
+  void Consume(const char* data, size_t size) EXCLUDES(mutex_);
 
   sys::UniqueFd pipe_;
   sys::UniqueFd file_;
   uint64_t head_limit_ = 0;
   uint64_t tail_limit_ = 0;
   std::optional<StreamMasker> masker_;
-  uint64_t masked_bytes_ = 0;  // of the masked stream, consumed so far (reader thread only)
   std::string tail_;  // ring contents, in order, at most tail_limit_ bytes
   std::thread thread_;
-  mutable std::mutex mutex_;
-  Stats stats_;  // guarded by mutex_
-  bool finished_ = false;
+  mutable Mutex mutex_;
+  // Of the masked stream, consumed so far. Only the reader thread touches it, but always with
+  // mutex_ held, beside the stats_ it is compared with.
+  uint64_t masked_bytes_ GUARDED_BY(mutex_) = 0;
+  Stats stats_ GUARDED_BY(mutex_);
 };
 
 }  // namespace berth::job

@@ -4,8 +4,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
+
+#include "base/mutex.h"
 
 namespace berth::job {
 
@@ -22,36 +23,36 @@ class Progress {
   };
 
   void SetJob(const std::string& id, int64_t now_ms) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     s_.job_id = id;
     s_.job_started_ms = now_ms;
   }
   void SetStep(const std::string& step, int64_t now_ms) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     s_.step = step;
     s_.step_started_ms = now_ms;
   }
   void SetQueuePosition(int position) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     s_.queue_position = position;
   }
   // While the agent runs, `source` reports its output bytes and last line; null clears it.
   using OutputSource = std::function<void(uint64_t* bytes, std::string* last_line)>;
   void SetOutputSource(OutputSource source) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     source_ = std::move(source);
   }
   Snapshot Get() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     Snapshot copy = s_;
     if (source_) source_(&copy.output_bytes, &copy.last_line);
     return copy;
   }
 
  private:
-  mutable std::mutex mutex_;
-  Snapshot s_;
-  OutputSource source_;
+  mutable Mutex mutex_;
+  Snapshot s_ GUARDED_BY(mutex_);
+  OutputSource source_ GUARDED_BY(mutex_);
 };
 
 }  // namespace berth::job

@@ -1,14 +1,12 @@
 #include "job/provider_setup.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
+#include "confine/home.h"
 #include "job/secret_mask.h"
 #include "provider/invocation.h"
 #include "provider/preflight.h"
-#include "provider/provider_json.h"
 #include "provider/registry.h"
-#include "sandbox/request.h"
 #include "sys/fs.h"
 
 namespace berth::job {
@@ -30,14 +28,14 @@ Status RequireCliVisible(const JobContext& ctx, const provider::Provider& p,
   const std::string real_home = sys::RealPath(home).value_or(home);
   if (home.empty() || home == "/" || real_home == "/") return {};
   std::vector<std::string> visible;
-  sandbox::HostContext host;
+  confine::HostContext host;
   host.identity = ctx.identity;
   host.cwd = ctx.cwd;
   host.state_dir = ctx.state_dir;
   host.extra_hidden = ctx.user.hidden_paths;
   host.home_allow = ctx.user.home_allow;
   host.environ = ctx.environ;
-  for (const sandbox::PathGrant& bind : sandbox::HomeAllowlistBinds(host)) {
+  for (const sandbox::PathGrant& bind : confine::HomeAllowlistBinds(host)) {
     visible.push_back(bind.path);
     visible.push_back(bind.host_path());
   }
@@ -61,8 +59,9 @@ Status RequireCliVisible(const JobContext& ctx, const provider::Provider& p,
                      ") lies in your home outside what a job can see: inside the sandbox the "
                      "home shows only a toolchain allowlist and the provider's own state",
                  0,
-                 "add \"" + entry + "\" to home_allow under [sandbox] in "
-                 "~/.config/berth/config.toml, or install the CLI outside the home");
+                 "add \"" + entry +
+                     "\" to home_allow under [sandbox] in "
+                     "~/.config/berth/config.toml, or install the CLI outside the home");
   }
   return {};
 }
@@ -77,7 +76,7 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
                       RunRequest* r) {
   if (r->full_access) {
     // The host's network as the user (DecideAccess refused network = "none" already).
-    r->network = "open";
+    r->network = policy::NetworkMode::kOpen;
     r->allowlist.clear();
     return {};
   }
@@ -92,7 +91,7 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
                          " needs a network, but the agent's "
                          "network is \"none\"",
                      0, "set network = \"allowlist\" for the agent in .berth/policy.toml");
-      r->network = "none";
+      r->network = policy::NetworkMode::kNone;
       r->allowlist.clear();
       return {};
     case policy::NetworkMode::kOpen:
@@ -103,12 +102,13 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
     case policy::NetworkMode::kAllowlist:
       break;
   }
-  r->network =
-      mode == policy::NetworkMode::kAllowlist || !net_grants.empty() ? "allowlist" : "provider";
+  r->network = mode == policy::NetworkMode::kAllowlist || !net_grants.empty()
+                   ? policy::NetworkMode::kAllowlist
+                   : policy::NetworkMode::kProvider;
   r->allowlist.clear();
   for (const std::string& e : endpoints) AddUnique(&r->allowlist, e);
   for (const std::string& g : net_grants) AddUnique(&r->allowlist, g);
-  if (r->allowlist.empty()) r->network = "none";  // nothing to reach: no proxy at all
+  if (r->allowlist.empty()) r->network = policy::NetworkMode::kNone;  // no proxy at all
   return {};
 }
 
@@ -117,7 +117,7 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
   const provider::Provider p = TRY(provider::Find(choice.provider, ctx.user));
   const std::string& home = ctx.identity.home;
   r->provider = p.name;
-  r->provider_def = provider::ToJson(p).dump();
+  r->provider_def = p;
   r->model = choice.model;
   r->effort = choice.effort;
   if (p.name == "command") return ResolveNetwork(choice.network, {}, r);

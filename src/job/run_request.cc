@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "provider/provider_json.h"
+
 namespace berth::job {
 
 namespace {
@@ -9,8 +11,11 @@ namespace {
 nlohmann::json ChecksToJson(const std::vector<CheckSpec>& checks) {
   nlohmann::json out = nlohmann::json::array();
   for (const CheckSpec& c : checks) {
-    out.push_back({{"name", c.name}, {"argv", c.argv}, {"required", c.required},
-                   {"timeout_ms", c.timeout_ms}, {"expect_exit", c.expect_exit},
+    out.push_back({{"name", c.name},
+                   {"argv", c.argv},
+                   {"required", c.required},
+                   {"timeout_ms", c.timeout_ms},
+                   {"expect_exit", c.expect_exit},
                    {"grants", c.grants}});
   }
   return out;
@@ -32,43 +37,84 @@ bool ChecksFromJson(const nlohmann::json& j, std::vector<CheckSpec>* out) {
   return true;
 }
 
+std::optional<workspace::Backend> ParseBackend(const std::string& name) {
+  for (workspace::Backend b :
+       {workspace::Backend::kAuto, workspace::Backend::kOverlay, workspace::Backend::kCopy})
+    if (name == workspace::BackendName(b)) return b;
+  return std::nullopt;
+}
+
+std::optional<policy::NetworkMode> ParseNetworkMode(const std::string& name) {
+  for (policy::NetworkMode m : {policy::NetworkMode::kNone, policy::NetworkMode::kProvider,
+                                policy::NetworkMode::kAllowlist, policy::NetworkMode::kOpen})
+    if (name == policy::NetworkModeName(m)) return m;
+  return std::nullopt;
+}
+
+// The provider as a nested object; a berth before typed requests stored it as a string
+// holding that object's JSON, and its queued jobs must still run.
+Result<std::optional<provider::Provider>> ProviderFromJson(const nlohmann::json& j) {
+  if (j.is_null() || (j.is_string() && j.get<std::string>().empty()))
+    return std::optional<provider::Provider>();
+  nlohmann::json def = j;
+  if (j.is_string()) def = nlohmann::json::parse(j.get<std::string>(), nullptr, false);
+  if (def.is_discarded())
+    return Error(Cause::kInternal, "the job's stored provider definition is not valid JSON");
+  return std::optional<provider::Provider>(TRY(provider::FromJson(def)));
+}
+
 }  // namespace
 
 nlohmann::json RunRequest::ToJson() const {
   // Passed-through variable values are kept (the supervisor needs them) but never printed:
   // receipts and `show` use their names only.
   nlohmann::json j{
-      {"agent", agent},           {"provider", provider},
-      {"write", write},           {"policy_present", policy_present},
-      {"argv", argv},             {"writable", writable},
-      {"grants", grants},         {"env_pass", env_pass},
-      {"env_set", env_set},       {"env_values", env_values},
-      {"backend", backend},       {"include_paths", include_paths},
-      {"include_secrets", include_secrets}, {"deadline_ms", deadline_ms},
-      {"output_limit", output_limit}, {"max_concurrent", max_concurrent},
-      {"base_revision", base_revision}, {"with_uncommitted", with_uncommitted},
-      {"prompt_file", prompt_file}, {"has_prompt", has_prompt},
-      {"state_dir", state_dir},   {"extra_hidden", extra_hidden},
-      {"checks", ChecksToJson(checks)},    {"auto_land", auto_land},
+      {"agent", agent},
+      {"provider", provider},
+      {"write", write},
+      {"policy_present", policy_present},
+      {"argv", argv},
+      {"writable", writable},
+      {"grants", grants},
+      {"env_pass", env_pass},
+      {"env_set", env_set},
+      {"env_values", env_values},
+      {"backend", workspace::BackendName(backend)},
+      {"include_paths", include_paths},
+      {"include_secrets", include_secrets},
+      {"deadline_ms", deadline_ms},
+      {"output_limit", output_limit},
+      {"max_concurrent", max_concurrent},
+      {"base_revision", base_revision},
+      {"with_uncommitted", with_uncommitted},
+      {"prompt_file", prompt_file},
+      {"has_prompt", has_prompt},
+      {"state_dir", state_dir},
+      {"extra_hidden", extra_hidden},
+      {"checks", ChecksToJson(checks)},
+      {"auto_land", auto_land},
   };
-  j["provider_def"] = provider_def;
+  j["provider_def"] = provider_def ? provider::ToJson(*provider_def) : nlohmann::json(nullptr);
   j["provider_cli"] = provider_cli;
   j["provider_version"] = provider_version;
   j["model"] = model;
   j["effort"] = effort;
   j["prompt_on_stdin"] = prompt_on_stdin;
   j["credential_names"] = credential_names;
-  j["network"] = network;
+  j["network"] = policy::NetworkModeName(network);
   j["allowlist"] = allowlist;
   j["state_dirs"] = state_dirs;
   j["state_files"] = state_files;
   j["full_access"] = full_access;
-  j["access_requested_by"] = access_requested_by;
+  j["access_requested_by"] = AccessAskName(access_requested_by);
   j["access_user"] = access_user;
   j["access_uid"] = access_uid;
-  j["limits"] = {{"memory_bytes", limits.memory_bytes}, {"pids", limits.pids},
-                 {"cpus", limits.cpus},                 {"disk_bytes", limits.disk_bytes},
-                 {"best_effort", limits.best_effort},   {"origin", limits.origin}};
+  j["limits"] = {{"memory_bytes", limits.memory_bytes},
+                 {"pids", limits.pids},
+                 {"cpus", limits.cpus},
+                 {"disk_bytes", limits.disk_bytes},
+                 {"best_effort", limits.best_effort},
+                 {"origin", limits.origin}};
   return j;
 }
 
@@ -95,7 +141,8 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   ok &= get("env_pass", &r.env_pass);
   ok &= get("env_set", &r.env_set);
   ok &= get("env_values", &r.env_values);
-  ok &= get("backend", &r.backend);
+  std::string backend;
+  ok &= get("backend", &backend);
   ok &= get("include_paths", &r.include_paths);
   ok &= get("include_secrets", &r.include_secrets);
   ok &= get("deadline_ms", &r.deadline_ms);
@@ -114,20 +161,22 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
     auto it = j.find(key);
     if (it != j.end() && !it->is_null()) it->get_to(*out);
   };
-  optional("provider_def", &r.provider_def);
+  if (auto it = j.find("provider_def"); it != j.end()) r.provider_def = TRY(ProviderFromJson(*it));
   optional("provider_cli", &r.provider_cli);
   optional("provider_version", &r.provider_version);
   optional("model", &r.model);
   optional("effort", &r.effort);
   optional("prompt_on_stdin", &r.prompt_on_stdin);
   optional("credential_names", &r.credential_names);
-  optional("network", &r.network);
+  std::string network = policy::NetworkModeName(r.network);
+  optional("network", &network);
   optional("allowlist", &r.allowlist);
   optional("state_dirs", &r.state_dirs);
   optional("state_files", &r.state_files);
   // Absent in requests queued before full access existed: those are bounded.
   optional("full_access", &r.full_access);
-  optional("access_requested_by", &r.access_requested_by);
+  std::string asked_by;
+  optional("access_requested_by", &asked_by);
   optional("access_user", &r.access_user);
   optional("access_uid", &r.access_uid);
   // Requests queued by a berth without per-job limits have none.
@@ -140,6 +189,15 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
     r.limits.origin = it->value("origin", std::map<std::string, std::string>{});
   }
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
+  std::optional<workspace::Backend> parsed_backend = ParseBackend(backend);
+  std::optional<policy::NetworkMode> parsed_network = ParseNetworkMode(network);
+  std::optional<AccessAsk> parsed_ask = ParseAccessAsk(asked_by);
+  if (!parsed_backend || !parsed_network || !parsed_ask)
+    return Error(Cause::kInternal, "the job's stored request has an unknown backend '" + backend +
+                                       "', network '" + network + "' or access '" + asked_by + "'");
+  r.backend = *parsed_backend;
+  r.network = *parsed_network;
+  r.access_requested_by = *parsed_ask;
   return r;
 }
 

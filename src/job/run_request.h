@@ -7,12 +7,16 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "base/result.h"
+#include "job/access_ask.h"
+#include "policy/policy.h"
+#include "provider/provider.h"
+#include "workspace/workspace.h"
 
 namespace berth::job {
 
@@ -47,54 +51,58 @@ struct JobLimits {
 struct RunRequest {
   std::string agent;
   std::string provider = "command";
-  bool write = false;                       // capability
-  bool policy_present = false;              // false: no valid policy, read-only run
+  bool write = false;           // capability
+  bool policy_present = false;  // false: no valid policy, read-only run
   std::vector<std::string> argv;
-  std::vector<std::string> writable;        // glob patterns
-  std::vector<std::string> grants;          // policy grants plus --grant
-  std::vector<std::string> env_pass;        // names from berth's environment
+  std::vector<std::string> writable;  // glob patterns
+  std::vector<std::string> grants;    // policy grants plus --grant
+  std::vector<std::string> env_pass;  // names from berth's environment
   std::map<std::string, std::string> env_set;
   std::map<std::string, std::string> env_values;  // captured values of env_pass names
-  std::string backend = "auto";             // auto, overlay, copy
+  workspace::Backend backend = workspace::Backend::kAuto;
   std::vector<std::string> include_paths;
   bool include_secrets = false;
   int64_t deadline_ms = 45 * 60 * 1000;
   uint64_t output_limit = 8ull << 20;
   int max_concurrent = 4;
-  std::string base_revision;                // as the user wrote it
+  std::string base_revision;  // as the user wrote it
   bool with_uncommitted = false;
-  std::string prompt_file;                  // the job's copy of the prompt, "" if none
+  std::string prompt_file;  // the job's copy of the prompt, "" if none
   bool has_prompt = false;
   std::string state_dir;
-  std::vector<std::string> extra_hidden;    // from the user's config
-  std::vector<CheckSpec> checks;            // the policy's [[verify]], in order
+  std::vector<std::string> extra_hidden;  // from the user's config
+  std::vector<CheckSpec> checks;          // the policy's [[verify]], in order
   JobLimits limits;
-  bool auto_land = false;                   // [landing] auto
+  bool auto_land = false;  // [landing] auto
   // Full access (job/full_access.h), decided at submission: who asked, and as which user.
   bool full_access = false;
-  std::string access_requested_by;          // "--full-access" or "BERTH_FULL_ACCESS"
+  AccessAsk access_requested_by = AccessAsk::kNone;
   std::string access_user;
   int64_t access_uid = -1;
 
-  // The agent's provider (job/provider_setup.cc); empty for the command provider.
-  std::string provider_def;                 // provider::ToJson, dumped
-  std::string provider_cli;                 // absolute path of the CLI
-  std::string provider_version;             // the first line of its --version
-  std::string model;                        // requested; "" for the CLI's default
+  // The agent's provider as accepted at submission (job/provider_setup.cc).
+  std::optional<provider::Provider> provider_def;
+  std::string provider_cli;      // absolute path of the CLI
+  std::string provider_version;  // the first line of its --version
+  std::string model;             // requested; "" for the CLI's default
   std::string effort;
   bool prompt_on_stdin = false;
   // Credential variables of the provider: names only. The values are read from the
   // supervisor's own environment when the agent starts and never stored.
   std::vector<std::string> credential_names;
-  std::string network = "none";             // none, provider, allowlist
-  std::vector<std::string> allowlist;       // HOST:PORT or *.DOMAIN:PORT the proxy lets through
-  std::vector<std::string> state_dirs;      // host paths, copy-on-write inside the job
-  std::vector<std::string> state_files;     // host paths, a job-private copy inside the job
+  // none, provider (its endpoints), allowlist (those and net: grants), open (full access).
+  policy::NetworkMode network = policy::NetworkMode::kNone;
+  std::vector<std::string> allowlist;    // HOST:PORT or *.DOMAIN:PORT the proxy lets through
+  std::vector<std::string> state_dirs;   // host paths, copy-on-write inside the job
+  std::vector<std::string> state_files;  // host paths, a job-private copy inside the job
 
   // Where the agent reads its prompt: kPromptPathInJob inside the sandbox; the job's own
   // copy on the host for a full-access job, which has no mounts.
   std::string AgentPromptPath() const { return full_access ? prompt_file : kPromptPathInJob; }
 
+  // The one codec, used only at the store boundary (store::JobRecord::request_json). FromJson
+  // also reads requests queued by an older berth: fields added since are optional, and
+  // provider_def may be the provider's JSON dumped into a string.
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);
 };

@@ -1,25 +1,25 @@
 #include "job/runner.h"
 
-#include <poll.h>
+#include <fcntl.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "base/strings.h"
+#include "confine/home.h"
+#include "confine/spec_builder.h"
 #include "git/branches.h"
 #include "git/repository.h"
-#include "job/full_access.h"
 #include "job/disk_watch.h"
+#include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/job_limits.h"
+#include "job/job_run.h"
 #include "job/job_sandbox.h"
-#include "job/land.h"
 #include "job/lease.h"
 #include "job/masking_store.h"
 #include "job/outcome.h"
@@ -30,15 +30,13 @@
 #include "net/proxy.h"
 #include "policy/glob.h"
 #include "provider/classify.h"
-#include "provider/output.h"
 #include "provider/node_proxy.h"
+#include "provider/output.h"
 #include "provider/preflight.h"
-#include "provider/provider_json.h"
 #include "sandbox/launcher.h"
-#include "sandbox/request.h"
-#include "store/sqlite_store.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
+#include "sys/net.h"
 #include "sys/process.h"
 #include "workspace/workspace.h"
 
@@ -53,84 +51,11 @@ constexpr const char* kPromptPath = kPromptPathInJob;
 constexpr const char* kObjectsPath = "/run/berth/objects";
 constexpr size_t kMaxPromptInEnv = 64 * 1024;
 
-// One job's run, as a list of named steps sharing this state.
-class JobRun {
- public:
-  JobRun(const JobContext& ctx, MaskingStore& store, store::JobRecord job, RunRequest request,
-         Progress* progress)
-      : ctx_(ctx), store_(store), mask_(store.mask()), job_(std::move(job)),
-        request_(std::move(request)), progress_(progress) {
-    receipt_.write = request_.write;
-    receipt_.argv = request_.argv;
-    receipt_.access = AccessJson(request_);
-  }
-
-  store::JobRecord Run();
-
- private:
-  void Step(const std::string& step, const std::string& detail) {
-    (void)store_.AppendEvent(job_.id, step, detail);
-    if (progress_ != nullptr) progress_->SetStep(step, sys::MonotonicMillis());
-  }
-  // Moves the job to `to` if it is still in `state_`; false when another writer (cancel,
-  // stale) got there first, in which case the job's state is reloaded.
-  bool Advance(JobState to, const std::string& reason = {}, std::optional<int> exit = {}) {
-    Result<bool> moved = store_.Transition(job_.id, job_.state, to, reason, exit);
-    if (moved && *moved) {
-      job_.state = to;
-      job_.state_reason = reason;
-      return true;
-    }
-    Reload();
-    return false;
-  }
-  void Reload() {
-    Result<std::optional<store::JobRecord>> fresh = store_.GetJob(job_.id);
-    if (fresh && *fresh) job_ = **fresh;
-  }
-  // Ends the job in `to` (unless someone else ended it first) and writes its receipt.
-  store::JobRecord Finish(JobState to, const std::string& reason,
-                          std::optional<ReceiptError> error = std::nullopt,
-                          std::optional<int> exit_code = std::nullopt);
-
-  bool WaitForSlot();
-  Status PrepareWorkspace();
-  Result<sandbox::SandboxSpec> BuildSpec();
-  Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
-  Status AddProviderState(sandbox::SandboxSpec* spec);
-  Status ApplySettings();
-  // Stops the egress proxy, records its counts in the receipt and its denials as events.
-  void FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address);
-  // For a provider agent: reads its output and classifies how it ended. nullopt when it
-  // completed and the job goes on to collect its changes.
-  std::optional<store::JobRecord> JudgeProvider(const sandbox::LaunchResult& run);
-  std::string Mask(std::string text) const;
-  store::JobRecord CollectAndCommit();
-  store::JobRecord Verify(const std::string& committed);
-
-  const JobContext& ctx_;
-  store::Store& store_;
-  const SecretMask& mask_;  // the store's: every write to it is masked too
-  store::JobRecord job_;
-  RunRequest request_;
-  Progress* progress_;
-  Receipt receipt_;
-  sys::UniqueFd lost_;  // eventfd: the lease was lost or the job was ended elsewhere
-  std::optional<git::Repository> repo_;
-  std::optional<workspace::Snapshot> snapshot_;
-  std::optional<workspace::JobWorkspace> workspace_;
-  std::optional<provider::Provider> provider_;  // absent for the command provider
-  std::vector<std::string> credentials_passed_;  // names
-  // What the proxy saw fail on the way to the provider's endpoints.
-  std::vector<std::string> endpoint_problems_;
-  std::unique_ptr<net::EgressProxy> proxy_;
-  std::mutex decisions_mutex_;
-  std::vector<net::ProxyDecision> denials_;  // from the proxy's threads
-  std::optional<uint64_t> disk_exceeded_;    // the workspace's growth past its disk cap
-};
+}  // namespace
 
 store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
                                 std::optional<ReceiptError> error, std::optional<int> exit_code) {
+  if (TakenOver()) return job_;
   // If a cancel or a stale mark won the race, that state stands (compare-and-set).
   if (!IsTerminal(job_.state)) (void)Advance(to, reason, exit_code.value_or(ExitCodeForState(to)));
   Reload();
@@ -141,11 +66,36 @@ store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
   }
   nlohmann::json receipt = receipt_.ToJson();
   mask_.ApplyJson(&receipt);
-  (void)SaveReceipt(store_, job_, receipt);
+  if (Status saved = SaveReceipt(store_, job_, receipt); !saved) ReceiptNotSaved(saved.error());
   Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
   Reload();
   return job_;
+}
+
+void JobRun::ReceiptNotSaved(const Error& error) {
+  receipt_saved_ = false;
+  // The terminal state stands (PRODUCT.md invariant 7); what is lost is said where the user
+  // looks next: the job's events and the exit status of the run.
+  IgnoreError(store_.AppendEvent(job_.id, "receipt",
+                                 "the receipt could not be written: " + error.ToString() +
+                                     "; the job's record stands without it"),
+              "the store just refused a write; the exit status still reports the loss");
+}
+
+bool JobRun::TakenOver() {
+  if (owner_.host.empty()) return false;  // before the run claimed the job
+  Reload();
+  const store::Owner& now = job_.owner;
+  if (IsTerminal(job_.state) ||
+      (now.host == owner_.host && now.pid == owner_.pid && now.pid_start == owner_.pid_start))
+    return false;
+  IgnoreError(store_.AppendEvent(
+                  job_.id, "lease",
+                  "supervisor pid " + std::to_string(now.pid) + " holds the job's lease now; pid " +
+                      std::to_string(owner_.pid) + " stopped its agent and leaves the job to it"),
+              "the job's state and owner already say who has it");
+  return true;
 }
 
 bool JobRun::WaitForSlot() {
@@ -166,8 +116,7 @@ bool JobRun::WaitForSlot() {
       if (progress_ != nullptr) progress_->SetQueuePosition(slot->position);
       Step("queued", "waiting for a free slot: position " + std::to_string(slot->position));
     }
-    struct pollfd fd = {lost_.get(), POLLIN, 0};
-    if (::poll(&fd, 1, 200) > 0) return false;
+    if (clock_.WaitReadable(lost_.get(), 200)) return false;
   }
 }
 
@@ -177,43 +126,46 @@ Status JobRun::PrepareWorkspace() {
   snapshot_ = TRY_CTX(workspace::EnsureSnapshot(*repo_, request_.state_dir, job_.base),
                       "preparing the base snapshot");
   workspace::CreateOptions options;
-  options.backend = request_.backend == "overlay" ? workspace::Backend::kOverlay
-                    : request_.backend == "copy"  ? workspace::Backend::kCopy
-                                                  : workspace::Backend::kAuto;
+  options.backend = request_.backend;
   options.include_paths = request_.include_paths;
   options.include_secrets = request_.include_secrets;
   options.objects_alternate = kObjectsPath;
   if (request_.full_access) UseFullAccessWorkspace(&options);
-  workspace_ = TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
-                       "creating the workspace");
+  workspace_ =
+      TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
+              "creating the workspace");
   receipt_.backend = workspace::BackendName(workspace_->backend);
   // A skipped [include] path changes what the agent sees: never silently.
   for (const workspace::SkippedInclude& skipped : workspace_->skipped_includes) {
     receipt_.skipped_includes.emplace_back(skipped.path, skipped.reason);
-    (void)store_.AppendEvent(job_.id, "include",
-                             "skipped [include] " + skipped.path + ": " + skipped.reason);
+    IgnoreError(store_.AppendEvent(job_.id, "include",
+                                   "skipped [include] " + skipped.path + ": " + skipped.reason),
+                "the receipt lists the skipped path too");
   }
-  (void)store_.SetWorkspace(job_.id, receipt_.backend);
+  IgnoreError(store_.SetWorkspace(job_.id, receipt_.backend),
+              "the backend is shown by `berth show`; the receipt records it as well");
   return {};
 }
 
 Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
-  sandbox::SandboxRequest req;
-  req.profile = request_.write ? "isolated-write" : "read-only";
-  req.workspace = job_.repo;
-  req.grants = request_.grants;
-  req.network = request_.network == "none" ? "none" : "proxy";
-  req.argv = request_.argv;
-  if (request_.deadline_ms > 0) req.timeout = std::to_string(request_.deadline_ms) + "ms";
+  confine::SpecOptions options;
+  options.profile = request_.write ? sandbox::Profile::kIsolatedWrite : sandbox::Profile::kReadOnly;
+  options.workspace = job_.repo;
+  options.grants = TRY(confine::ParseGrants(request_.grants));
+  options.network = request_.network == policy::NetworkMode::kNone ? sandbox::Network::kNone
+                                                                   : sandbox::Network::kProxy;
+  options.argv = request_.argv;
+  options.timeout_ms = std::max<int64_t>(request_.deadline_ms, 0);
   auto setenv = [&](const std::string& name, const std::string& value) {
-    req.setenv.push_back(name + "=" + value);
+    options.env.push_back({name, value, "--setenv"});
   };
   for (const auto& [name, value] : request_.env_values) setenv(name, value);
   // Credential-shaped names the policy passes were not stored with the request (submit.cc):
   // their values come from the supervisor's environment, like the provider's credentials.
   for (const std::string& name : request_.env_pass) {
     if (request_.env_values.count(name) != 0 || !IsSecretName(name)) continue;
-    if (std::optional<std::string> value = provider::EnvValue(ctx_.environ, name)) setenv(name, *value);
+    if (std::optional<std::string> value = provider::EnvValue(ctx_.environ, name))
+      setenv(name, *value);
   }
   for (const auto& [name, value] : request_.env_set) setenv(name, value);
   // Credentials come from the supervisor's own environment and are never stored.
@@ -232,18 +184,14 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     if (prompt && prompt->size() <= kMaxPromptInEnv && prompt->find('\0') == std::string::npos)
       setenv("BERTH_PROMPT", *prompt);
   }
-  if (request_.full_access) return FullAccessSpec(ctx_, request_, job_.repo, *workspace_, req);
+  if (request_.full_access)
+    return FullAccessSpec(ctx_, request_, job_.repo, *workspace_, std::move(options));
 
-  // The workspace replaces the user's checkout at the repository's own path.
-  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, req));
   // The provider's endpoints join the net: grants in the proxy's allowlist.
-  for (const std::string& entry : request_.allowlist) {
-    Result<net::HostPattern> pattern = net::ParseHostPattern(entry);
-    if (!pattern) return std::move(pattern).error();
-    std::string text = pattern->ToString();
-    if (std::find(spec.net_allow.begin(), spec.net_allow.end(), text) == spec.net_allow.end())
-      spec.net_allow.push_back(text);
-  }
+  for (const std::string& entry : request_.allowlist)
+    options.net_allow.push_back(TRY(net::ParseHostPattern(entry)));
+  // The workspace replaces the user's checkout at the repository's own path.
+  sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, std::move(options)));
   using Access = sandbox::PathGrant::Access;
   const workspace::JobWorkspace& ws = *workspace_;
   if (!request_.write) {
@@ -279,8 +227,10 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     const std::string option = std::string("--import=file://") + provider::kNodeProxyPath;
     auto existing = std::find_if(spec.env.begin(), spec.env.end(),
                                  [](const sandbox::EnvVar& v) { return v.name == "NODE_OPTIONS"; });
-    if (existing != spec.env.end()) existing->value += " " + option;
-    else spec.env.push_back({"NODE_OPTIONS", option, "provider"});
+    if (existing != spec.env.end())
+      existing->value += " " + option;
+    else
+      spec.env.push_back({"NODE_OPTIONS", option, "provider"});
   }
   TRY(spec.Validate());
   return spec;
@@ -290,21 +240,20 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   sys::Pipe out = TRY(sys::MakePipe());
   sys::Pipe err = TRY(sys::MakePipe());
   // The prompt is the agent's stdin when its provider reads it there; else /dev/null.
-  const std::string input = request_.prompt_on_stdin && request_.has_prompt ? request_.prompt_file
-                                                                            : "/dev/null";
+  const std::string input =
+      request_.prompt_on_stdin && request_.has_prompt ? request_.prompt_file : "/dev/null";
   sys::UniqueFd null_in = TRY(sys::OpenReadOnly(input));
-  std::unique_ptr<OutputCapture> stdout_capture = TRY(
-      OutputCapture::Start(std::move(out.read), job_.job_dir + "/stdout", request_.output_limit,
-                           &mask_));
-  std::unique_ptr<OutputCapture> stderr_capture = TRY(
-      OutputCapture::Start(std::move(err.read), job_.job_dir + "/stderr", request_.output_limit,
-                           &mask_));
+  std::unique_ptr<OutputCapture> stdout_capture = TRY(OutputCapture::Start(
+      std::move(out.read), job_.job_dir + "/stdout", request_.output_limit, &mask_));
+  std::unique_ptr<OutputCapture> stderr_capture = TRY(OutputCapture::Start(
+      std::move(err.read), job_.job_dir + "/stderr", request_.output_limit, &mask_));
   if (progress_ != nullptr) {
     progress_->SetOutputSource([&](uint64_t* bytes, std::string* last) {
       OutputCapture::Stats o = stdout_capture->Current();
       OutputCapture::Stats e = stderr_capture->Current();
       *bytes = o.bytes + e.bytes;
-      *last = !e.last_line.empty() && e.bytes > 0 && o.last_line.empty() ? e.last_line : o.last_line;
+      *last =
+          !e.last_line.empty() && e.bytes > 0 && o.last_line.empty() ? e.last_line : o.last_line;
     });
   }
   sandbox::LaunchOptions options;
@@ -316,12 +265,11 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   if (spec.network == sandbox::Network::kProxy) {
     options.on_proxy_listener = [&](sys::UniqueFd listener) -> Status {
       net::ProxyConfig config;
-      for (const std::string& entry : spec.net_allow)
-        config.allow.push_back(TRY(net::ParseHostPattern(entry)));
+      config.allow = spec.net_allow;
       config.hosts = ctx_.user.net_hosts;
       config.on_decision = [this](const net::ProxyDecision& d) {
         if (d.allowed) return;
-        std::lock_guard<std::mutex> lock(decisions_mutex_);
+        MutexLock lock(decisions_mutex_);
         if (denials_.size() < 100) denials_.push_back(d);
       };
       proxy_ = TRY(net::EgressProxy::Start(std::move(listener), std::move(config)));
@@ -336,7 +284,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
         {ws.backend == workspace::Backend::kOverlay ? ws.upper : ws.copy, ws.git_dir},
         request_.limits.disk_bytes, lost_.get());
   }
-  Result<sandbox::LaunchResult> result = sandbox::Launch(spec, job_.id, options);
+  Result<sandbox::LaunchResult> result = launcher_.LaunchAgent(spec, job_.id, options);
   if (disk_watch) disk_exceeded_ = disk_watch->exceeded();
   disk_watch.reset();
   FinishProxy(spec, result ? result->proxy_address : "");
@@ -346,8 +294,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   if (progress_ != nullptr) progress_->SetOutputSource(nullptr);
   OutputCapture::Stats o = stdout_capture->Finish();
   OutputCapture::Stats e = stderr_capture->Finish();
-  receipt_.output = {{"stdout", {{"bytes", o.bytes}, {"elided", o.elided}}},
-                     {"stderr", {{"bytes", e.bytes}, {"elided", e.elided}}}};
+  receipt_.output = OutputRecord{{o.bytes, o.elided}, {e.bytes, e.elided}};
   return result;
 }
 
@@ -364,7 +311,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     TRY(sys::MakeDirs(base + "/work", 0700));
     std::string real = TRY(sys::RealPath(dir));
     // Mounted where the CLI looks for it: a symlinked ~/.claude is a plain directory there.
-    std::string target = TRY(sandbox::PathInView(dir, ctx_.identity.home));
+    std::string target = TRY(confine::PathInView(dir, ctx_.identity.home));
     spec->state_overlays.push_back({real, base + "/upper", base + "/work", target});
   }
   TRY(ApplySettings());
@@ -377,7 +324,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     std::string data = TRY_CTX(sys::ReadFile(file), "copying the provider's state file");
     TRY(sys::WriteFileAtomic(copy, data, 0600));
     sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite,
-                             TRY(sandbox::PathInView(file, ctx_.identity.home)), "provider state"};
+                             TRY(confine::PathInView(file, ctx_.identity.home)), "provider state"};
     grant.source = copy;
     spec->paths.push_back(grant);
   }
@@ -386,26 +333,29 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
 
 void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& address) {
   if (spec.network != sandbox::Network::kProxy) {
-    receipt_.network = {{"mode", request_.network}};
+    receipt_.network = NetworkRecord{policy::NetworkModeName(request_.network), std::nullopt};
     return;
   }
-  nlohmann::json stats = nlohmann::json::object();
+  std::optional<NetworkTotals> totals;
   std::vector<net::HostStats> hosts;
   if (proxy_) {
     proxy_->Stop();
-    stats = proxy_->StatsJson();
+    Result<NetworkTotals> stats = NetworkTotals::FromJson(proxy_->StatsJson(), "proxy stats");
+    CHECK(stats);  // the proxy's own counts
+    totals = std::move(*stats);
     hosts = proxy_->Stats();
   }
   std::vector<net::ProxyDecision> denials;
   {
-    std::lock_guard<std::mutex> lock(decisions_mutex_);
+    MutexLock lock(decisions_mutex_);
     denials.swap(denials_);
   }
   for (const net::ProxyDecision& d : denials)
     Step("net", "denied " + net::HostPort(d.host, d.port) + ": " + d.reason);
   std::vector<net::HostPattern> allowed;
   for (const std::string& entry : request_.allowlist)
-    if (Result<net::HostPattern> pattern = net::ParseHostPattern(entry)) allowed.push_back(*pattern);
+    if (Result<net::HostPattern> pattern = net::ParseHostPattern(entry))
+      allowed.push_back(*pattern);
   // One line per host the job asked for, allowed or not; a failure to reach an allowed
   // endpoint is also a likely cause of a failed agent.
   for (const net::HostStats& h : hosts) {
@@ -419,10 +369,10 @@ void JobRun::FinishProxy(const sandbox::SandboxSpec& spec, const std::string& ad
     }
     Step("net", line);
   }
-  receipt_.network = {{"mode", request_.network},
-                      {"allowlist", spec.net_allow},
-                      {"proxy", address.empty() ? nlohmann::json(nullptr) : nlohmann::json(address)}};
-  for (auto it = stats.begin(); it != stats.end(); ++it) receipt_.network[it.key()] = it.value();
+  receipt_.network =
+      NetworkRecord{policy::NetworkModeName(request_.network),
+                    ProxyRecord{net::ToStrings(spec.net_allow),
+                                address.empty() ? std::nullopt : std::optional(address), totals}};
 }
 
 namespace {
@@ -443,9 +393,8 @@ void MergeInto(nlohmann::json& base, const nlohmann::json& patch) {
 Status JobRun::ApplySettings() {
   if (!provider_) return {};
   for (const provider::SettingsPatch& patch : provider_->settings) {
-    if (!patch.when_set.empty() &&
-        std::find(credentials_passed_.begin(), credentials_passed_.end(), patch.when_set) ==
-            credentials_passed_.end())
+    if (!patch.when_set.empty() && std::find(credentials_passed_.begin(), credentials_passed_.end(),
+                                             patch.when_set) == credentials_passed_.end())
       continue;
     const std::string file = provider::ExpandHome(patch.file, ctx_.identity.home);
     for (size_t i = 0; i < request_.state_dirs.size(); ++i) {
@@ -458,7 +407,8 @@ Status JobRun::ApplySettings() {
       nlohmann::json settings = nlohmann::json::parse(current, nullptr, false);
       if (settings.is_discarded() || !settings.is_object()) settings = nlohmann::json::object();
       nlohmann::json overrides = nlohmann::json::parse(patch.json, nullptr, false);
-      if (overrides.is_discarded()) return Error(Cause::kInternal, "bad settings patch for " + patch.file);
+      if (overrides.is_discarded())
+        return Error(Cause::kInternal, "bad settings patch for " + patch.file);
       MergeInto(settings, overrides);
       TRY(sys::MakeDirs(sys::Dirname(upper), 0700));
       TRY(sys::WriteFileAtomic(upper, settings.dump(2) + "\n", 0600));
@@ -490,30 +440,21 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
   constexpr size_t kMaxText = 8192;
   std::string final_text = Mask(facts.output.final_text);
   if (final_text.size() > kMaxText) final_text = final_text.substr(0, kMaxText) + "...";
-  nlohmann::json parsed = facts.output.ToJson();
-  receipt_.provider = {{"name", p.name},
-                       {"cli", request_.provider_cli},
-                       {"version", request_.provider_version},
-                       {"model", facts.model.ToJson()},
-                       {"session_id", parsed["session_id"]},
-                       {"usage", parsed["usage"]},
-                       {"cost_usd", parsed["cost_usd"]},
-                       {"final_text", final_text},
-                       {"failure", facts.output.failure.empty()
-                                       ? nlohmann::json(nullptr)
-                                       : nlohmann::json(Mask(facts.output.failure))},
-                       {"credentials", credentials_passed_},
-                       {"output_lines", facts.output.lines}};
+  receipt_.provider = ProviderRecordOf(p.name, request_.provider_cli, request_.provider_version,
+                                       facts.model, facts.output);
+  receipt_.provider->final_text = final_text;
+  if (!facts.output.failure.empty()) receipt_.provider->failure = Mask(facts.output.failure);
+  receipt_.provider->credentials = credentials_passed_;
   if (outcome.kind == provider::OutcomeKind::kCompleted) {
     Step("agent", p.name + " finished" +
                       (facts.output.model.empty() ? "" : " (model " + facts.output.model + ")"));
     return std::nullopt;
   }
-  JobState state = outcome.kind == provider::OutcomeKind::kUnauthenticated ? JobState::kUnauthenticated
-                   : outcome.kind == provider::OutcomeKind::kUnavailable   ? JobState::kUnavailable
-                   : outcome.kind == provider::OutcomeKind::kMalformedOutput
-                       ? JobState::kMalformedOutput
-                       : JobState::kChildFailed;
+  JobState state =
+      outcome.kind == provider::OutcomeKind::kUnauthenticated   ? JobState::kUnauthenticated
+      : outcome.kind == provider::OutcomeKind::kUnavailable     ? JobState::kUnavailable
+      : outcome.kind == provider::OutcomeKind::kMalformedOutput ? JobState::kMalformedOutput
+                                                                : JobState::kChildFailed;
   std::string reason = Mask(outcome.reason);
   return Finish(state, reason + "; nothing collected, workspace kept",
                 ReceiptError{reason, provider::OutcomeKindName(outcome.kind), Mask(outcome.hint),
@@ -521,32 +462,36 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
 }
 
 store::JobRecord JobRun::CollectAndCommit() {
-  int64_t start = sys::MonotonicMillis();
+  int64_t start = clock_.SteadyMillis();
   Result<policy::GlobSet> writable = policy::GlobSet::Create(request_.writable);
   if (!writable)
-    return Finish(JobState::kFailed, "the writable globs are invalid: " + writable.error().ToString());
+    return Finish(JobState::kFailed,
+                  "the writable globs are invalid: " + writable.error().ToString());
   Result<workspace::ChangeSet> changes =
       workspace::Collect(*workspace_, *snapshot_, *repo_, *writable);
-  receipt_.timings.collect_ms = sys::MonotonicMillis() - start;
-  if (!changes) return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
+  receipt_.timings.collect_ms = clock_.SteadyMillis() - start;
+  if (!changes)
+    return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
   // Files the provider's CLI writes for itself are neither committed nor refused.
   if (provider_ && !provider_->workspace_artifacts.empty()) {
     Result<policy::GlobSet> artifacts = policy::GlobSet::Create(provider_->workspace_artifacts);
     if (artifacts) {
       auto artifact = [&](const std::string& path) { return artifacts->Matches(path); };
       std::erase_if(changes->changes, [&](const git::Change& c) { return artifact(c.path); });
-      std::erase_if(changes->refusals, [&](const workspace::Refusal& r) { return artifact(r.path); });
+      std::erase_if(changes->refusals,
+                    [&](const workspace::Refusal& r) { return artifact(r.path); });
     }
   }
   receipt_.ignored = changes->ignored.size();
-  for (const workspace::Refusal& r : changes->refusals) receipt_.refusals.push_back({r.path, r.reason});
+  for (const workspace::Refusal& r : changes->refusals)
+    receipt_.refusals.push_back({r.path, r.reason});
   for (const git::Change& c : changes->changes)
-    receipt_.changes.push_back({c.path, c.kind == git::Change::Kind::kDelete ? "delete" : "upsert"});
+    receipt_.changes.push_back(
+        {c.path, c.kind == git::Change::Kind::kDelete ? "delete" : "upsert"});
   if (!changes->refusals.empty()) {
     const workspace::Refusal& first = changes->refusals.front();
-    std::string reason = std::to_string(changes->refusals.size()) +
-                         " change(s) refused, first " + first.path + ": " + first.reason +
-                         "; nothing committed, workspace kept";
+    std::string reason = std::to_string(changes->refusals.size()) + " change(s) refused, first " +
+                         first.path + ": " + first.reason + "; nothing committed, workspace kept";
     Step("collect", reason);
     return Finish(JobState::kRefused, reason,
                   ReceiptError{reason, "refused", "adjust the agent's writable globs or its work",
@@ -555,10 +500,10 @@ store::JobRecord JobRun::CollectAndCommit() {
   Step("collect", std::to_string(changes->changes.size()) + " changed file(s)");
   if (changes->changes.empty()) return Finish(JobState::kCompleted, "no changes");
 
-  start = sys::MonotonicMillis();
+  start = clock_.SteadyMillis();
   Step("commit", "committing to " + job_.branch);
-  std::string message = "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " +
-                        job_.id + "\n";
+  std::string message =
+      "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " + job_.id + "\n";
   Result<std::string> commit =
       repo_->CommitChanges(job_.base, changes->changes, message, git::Signature{});
   if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());
@@ -570,89 +515,92 @@ store::JobRecord JobRun::CollectAndCommit() {
   if (Status recorded = store_.SetCommit(job_.id, *commit); !recorded) {
     // The job ended meanwhile (the store refuses to change an ended job): take back the branch
     // this run just made, so that no branch exists that no record knows about.
-    (void)git::DeleteBranchIfAt(*repo_, job_.branch, *commit);
+    IgnoreError(git::DeleteBranchIfAt(*repo_, job_.branch, *commit),
+                "best effort: the branch points at a commit no record names, and gc removes it");
     Reload();
+    // Still live: the store failed, not a race. The job fails rather than stay live.
+    if (!IsTerminal(job_.state))
+      return Finish(JobState::kFailed, "recording the job commit: " + recorded.error().ToString() +
+                                           "; no branch was left, workspace kept");
     return Finish(job_.state, job_.state_reason);
   }
   job_.commit = *commit;
-  receipt_.timings.commit_ms = sys::MonotonicMillis() - start;
-  std::string committed = std::to_string(changes->changes.size()) + " file(s) committed to " +
-                          job_.branch;
+  receipt_.timings.commit_ms = clock_.SteadyMillis() - start;
+  std::string committed =
+      std::to_string(changes->changes.size()) + " file(s) committed to " + job_.branch;
   if (request_.checks.empty()) return Finish(JobState::kCompleted, committed + "; no checks");
   return Verify(committed);
 }
 
 store::JobRecord JobRun::Verify(const std::string& committed) {
   if (!Advance(JobState::kVerifying)) return Finish(job_.state, job_.state_reason);
-  const int64_t start = sys::MonotonicMillis();
+  const int64_t start = clock_.SteadyMillis();
   Step("verify", "running " + std::to_string(request_.checks.size()) + " check(s) on " +
                      job_.commit->substr(0, 12));
-  Result<Verification> v = RunChecks(ctx_, request_, job_, *job_.commit, *repo_,
-                                     [&](const std::string& step, const std::string& detail) {
-                                       Step(step, detail);
-                                     });
-  receipt_.verify_ms = sys::MonotonicMillis() - start;
+  Result<Verification> v = launcher_.RunChecks(
+      ctx_, request_, job_, *job_.commit, *repo_,
+      [&](const std::string& step, const std::string& detail) { Step(step, detail); });
+  receipt_.verify_ms = clock_.SteadyMillis() - start;
   if (!v) {
     return Finish(JobState::kVerificationFailed,
                   "verification could not run: " + v.error().ToString(),
                   ReceiptError{v.error().ToString(), "verification", v.error().hint(), ""});
   }
-  receipt_.verification = v->ToJson();
-  receipt_.verification_history.push_back(receipt_.verification);
+  receipt_.verification = *v;
+  receipt_.verification_history.push_back(*v);
   if (!v->required_passed) {
     const CheckResult* failed = nullptr;
     for (const CheckResult& c : v->checks)
       if (c.required && !c.passed && failed == nullptr) failed = &c;
     std::string reason = "required check " + failed->name + " failed: " + failed->reason;
-    return Finish(JobState::kVerificationFailed, reason + "; the commit stays on " + job_.branch,
-                  ReceiptError{reason, "verification-failed",
-                               "see the check's output_tail in the receipt, or `berth logs " +
-                                   job_.id + "`",
-                               failed->output_tail});
+    return Finish(
+        JobState::kVerificationFailed, reason + "; the commit stays on " + job_.branch,
+        ReceiptError{reason, "verification-failed",
+                     "see the check's output_tail in the receipt, or `berth logs " + job_.id + "`",
+                     failed->output_tail});
   }
   return Finish(JobState::kCompleted, committed + "; " + v->Summary());
 }
 
 store::JobRecord JobRun::Run() {
-  const int64_t started = sys::MonotonicMillis();
+  const int64_t started = clock_.SteadyMillis();
   if (progress_ != nullptr) progress_->SetJob(job_.id, started);
-  int fd = ::eventfd(0, EFD_CLOEXEC);
-  if (fd < 0) return Finish(JobState::kFailed, "eventfd: " + std::string(strerror(errno)));
-  lost_ = sys::UniqueFd(fd);
-  store::Owner owner = SelfOwner();
-  (void)store_.SetOwner(job_.id, owner, sys::WallMillis() + kLeaseMillis);
+  Result<sys::UniqueFd> lost = sys::MakeEventFd();
+  if (!lost) return Finish(JobState::kFailed, lost.error().ToString());
+  lost_ = std::move(*lost);
+  const store::Owner owner = SelfOwner();
+  IgnoreError(store_.SetOwner(job_.id, owner, clock_.WallMillis() + kLeaseMillis),
+              "unrecorded, the job is not ours: the lease keeper's first renewal says so and "
+              "the run ends");
   job_.owner = owner;
-  LeaseKeeper lease(ctx_.db_path, job_.id, owner, lost_.get());
+  owner_ = owner;
+  LeaseKeeper lease(lease_store_, clock_, job_.id, owner, lost_.get());
 
   if (!WaitForSlot()) return Finish(job_.state, job_.state_reason);
-  receipt_.timings.queue_ms = sys::MonotonicMillis() - started;
-  (void)store_.SetStarted(job_.id, sys::WallMillis());
+  receipt_.timings.queue_ms = clock_.SteadyMillis() - started;
+  IgnoreError(store_.SetStarted(job_.id, clock_.WallMillis()),
+              "the start time is shown, never decided on; the receipt has the timings");
   Step("workspace", "preparing the workspace on " + job_.base.substr(0, 12));
 
-  int64_t t = sys::MonotonicMillis();
+  int64_t t = clock_.SteadyMillis();
   if (Status prepared = PrepareWorkspace(); !prepared) {
     const Error& e = prepared.error();
     return Finish(JobState::kFailed, e.ToString(),
                   ReceiptError{e.ToString(), "workspace", e.hint(), ""}, kExitWorkspace);
   }
-  receipt_.timings.workspace_ms = sys::MonotonicMillis() - t;
+  receipt_.timings.workspace_ms = clock_.SteadyMillis() - t;
 
-  if (!request_.provider_def.empty() && request_.provider != "command") {
-    nlohmann::json def = nlohmann::json::parse(request_.provider_def, nullptr, false);
-    Result<provider::Provider> p = provider::FromJson(def);
-    if (!p) return Finish(JobState::kFailed, p.error().ToString());
-    provider_ = std::move(*p);
-  }
+  if (request_.provider_def && request_.provider != "command") provider_ = *request_.provider_def;
   Result<sandbox::SandboxSpec> spec = BuildSpec();
   if (!spec) {
     const Error& e = spec.error();
     return Finish(e.cause() == Cause::kUnavailable ? JobState::kUnavailable : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
   }
-  receipt_.sandbox = {{"profile", sandbox::ProfileName(spec->profile)},
-                      {"network", sandbox::NetworkName(spec->network)},
-                      {"grants", spec->ToJson()["grants"]}};
-  if (request_.full_access) Step("access", AccessLine(receipt_.access));
+  receipt_.sandbox =
+      SandboxRecord{sandbox::ProfileName(spec->profile), sandbox::NetworkName(spec->network),
+                    SandboxGrantsOf(spec->grants), std::nullopt};
+  if (request_.full_access) Step("access", AccessLine(AccessJson(request_)));
   if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
   Step("agent", "running " + request_.argv[0] +
                     (request_.full_access ? " with full access" : " in the sandbox"));
@@ -661,27 +609,34 @@ store::JobRecord JobRun::Run() {
   if (!launched) {
     const Error& e = launched.error();
     bool unavailable = e.cause() == Cause::kUnavailable;
-    bool missing = e.message().rfind("cannot run", 0) == 0;
-    return Finish(unavailable ? JobState::kUnavailable : missing ? JobState::kChildFailed
-                                                                 : JobState::kFailed,
+    const sandbox::LaunchFailure failure = sandbox::LaunchFailureOf(e);
+    bool missing = failure == sandbox::LaunchFailure::kCommandNotFound ||
+                   failure == sandbox::LaunchFailure::kCommandNotRunnable;
+    return Finish(unavailable ? JobState::kUnavailable
+                  : missing   ? JobState::kChildFailed
+                              : JobState::kFailed,
                   e.ToString(), ReceiptError{e.ToString(), CauseName(e.cause()), e.hint(), ""});
   }
   const sandbox::LaunchResult& run = *launched;
-  receipt_.sandbox["tier"] = run.tier;
-  receipt_.sandbox["layers"] = run.layers;
-  receipt_.sandbox["limits"] = ReceiptLimits(request_.limits, run.limits);
-  receipt_.sandbox["warnings"] = run.warnings;
-  receipt_.sandbox["denied_sockets"] = nlohmann::json::array();
+  Result<std::vector<LimitRecord>> limits = LimitsFromJson(
+      ReceiptLimits(request_.limits, run.limits), "the job's limits", /*with_source=*/true);
+  CHECK(limits && receipt_.sandbox);  // the sandbox's own list; the spec was built above
+  receipt_.sandbox->launch =
+      SandboxLaunch{run.tier, run.layers, std::move(*limits), run.warnings, {}};
   for (const sandbox::DeniedSocket& d : run.denied_sockets) {
-    receipt_.sandbox["denied_sockets"].push_back({{"path", d.path}, {"count", d.count}});
-    (void)store_.AppendEvent(job_.id, "sandbox",
-                             "denied a connect to the host socket " + d.path + " (" +
-                                 std::to_string(d.count) + (d.count == 1 ? " time)" : " times)"));
+    receipt_.sandbox->launch->denied_sockets.push_back({d.path, d.count});
+    IgnoreError(
+        store_.AppendEvent(job_.id, "sandbox",
+                           "denied a connect to the host socket " + d.path + " (" +
+                               std::to_string(d.count) + (d.count == 1 ? " time)" : " times)")),
+        "the receipt's denied_sockets lists the same connects");
   }
   receipt_.timings.sandbox_ms = run.setup_ms;
   receipt_.timings.agent_ms = run.run_ms;
-  if (run.status.signaled) receipt_.child_signal = run.status.signal;
-  else receipt_.child_exit = run.status.code;
+  if (run.status.signaled)
+    receipt_.child_signal = run.status.signal;
+  else
+    receipt_.child_exit = run.status.code;
 
   Reload();
   if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);
@@ -691,8 +646,8 @@ store::JobRecord JobRun::Run() {
                       "s passed; the agent's process tree was ended; workspace kept");
   if (disk_exceeded_)
     return Finish(JobState::kChildFailed,
-                  "the workspace grew by " + FormatBytes(*disk_exceeded_) + ", past its disk cap of " +
-                      FormatBytes(request_.limits.disk_bytes) +
+                  "the workspace grew by " + FormatBytes(*disk_exceeded_) +
+                      ", past its disk cap of " + FormatBytes(request_.limits.disk_bytes) +
                       "; the agent's process tree was ended; workspace kept",
                   ReceiptError{"the agent wrote more than the disk cap", "disk-limit",
                                "raise disk in the policy's [defaults] or the agent's table", ""});
@@ -703,20 +658,20 @@ store::JobRecord JobRun::Run() {
   if (provider_) {
     if (std::optional<store::JobRecord> ended = JudgeProvider(run)) return *ended;
   } else if (run.status.signaled || run.status.code != 0) {
-    std::string how = run.status.signaled ? "was killed by signal " + std::to_string(run.status.signal)
-                                          : "exited with status " + std::to_string(run.status.code);
-    return Finish(JobState::kChildFailed, "the agent " + how + "; nothing collected, workspace kept",
-                  ReceiptError{"the agent " + how, "child-failed",
-                               "see `berth logs " + job_.id + "`", ""});
+    std::string how = run.status.signaled
+                          ? "was killed by signal " + std::to_string(run.status.signal)
+                          : "exited with status " + std::to_string(run.status.code);
+    return Finish(
+        JobState::kChildFailed, "the agent " + how + "; nothing collected, workspace kept",
+        ReceiptError{"the agent " + how, "child-failed", "see `berth logs " + job_.id + "`", ""});
   }
   if (!Advance(JobState::kCollecting)) return Finish(job_.state, job_.state_reason);
   if (!request_.write) return Finish(JobState::kCompleted, "read agent finished");
   return CollectAndCommit();
 }
 
-}  // namespace
-
-Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id,
+Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
+                                const JobRunSeams& seams, const std::string& job_id,
                                 Progress* progress) {
   // Signals that end a job are read by the launcher's signalfd, never by default actions
   // on whichever thread the kernel picks.
@@ -725,30 +680,31 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, const std::string& job_id
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  std::unique_ptr<store::Store> sqlite = TRY(store::OpenSqliteStore(ctx.db_path));
-  std::optional<store::JobRecord> job = TRY(sqlite->GetJob(job_id));
+  std::optional<store::JobRecord> job = TRY(job_store.GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);
   RunRequest request = TRY(RunRequest::FromJson(job->request_json));
   // Every secret value the job could see is masked in whatever it writes to the store.
-  std::unique_ptr<MaskingStore> store = std::make_unique<MaskingStore>(
-      std::move(sqlite), KnownSecrets(ctx, request.credential_names));
+  std::unique_ptr<MaskingStore> store =
+      std::make_unique<MaskingStore>(job_store, KnownSecrets(ctx, request.credential_names));
   const bool auto_land = request.auto_land;
-  const bool has_required_check =
-      std::any_of(request.checks.begin(), request.checks.end(),
-                  [](const CheckSpec& c) { return c.required; });
-  JobRun run(ctx, *store, std::move(*job), std::move(request), progress);
+  const bool has_required_check = std::any_of(request.checks.begin(), request.checks.end(),
+                                              [](const CheckSpec& c) { return c.required; });
+  JobRun run(ctx, *store, seams, std::move(*job), std::move(request), progress);
   store::JobRecord ended = run.Run();
+  // A completed job promises a receipt: without one its run does not exit 0, and it is not
+  // landed. Other outcomes keep their own exit code.
+  if (!run.receipt_saved()) {
+    if (ended.exit_code.value_or(ExitCodeForState(ended.state)) == kExitCompleted)
+      ended.exit_code = kExitFailed;
+    return ended;
+  }
   // Auto-land only a completed job whose every required check passed, with at least one
   // required check declared (Land itself re-checks the verification).
   if (auto_land && has_required_check && ended.state == JobState::kCompleted && ended.commit) {
-    LandOptions options;
-    options.authorised_by = kAutoLand;
-    Result<LandResult> landed = Land(ctx, *store, ended, options);
-    std::string detail = !landed            ? "auto-land failed: " + landed.error().ToString()
-                         : landed->refused() ? "auto-land refused: " + landed->refused_reason
-                                             : "auto-landed on " + landed->target + " as " +
-                                                   landed->new_commit.substr(0, 12);
-    (void)store->AppendEvent(ended.id, "land", detail);
+    std::string detail = ctx.auto_land ? ctx.auto_land(ctx, *store, ended)
+                                       : "auto-land failed: this runner was given no lander";
+    IgnoreError(store->AppendEvent(ended.id, "land", detail),
+                "the landing itself is in the record and the audit log");
     if (Result<std::optional<store::JobRecord>> fresh = store->GetJob(ended.id); fresh && *fresh)
       ended = **fresh;
   }

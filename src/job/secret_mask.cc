@@ -20,8 +20,10 @@ std::string Upper(std::string_view text) {
 std::vector<std::string> Words(std::string_view name) {
   std::vector<std::string> words(1);
   for (char c : Upper(name)) {
-    if (std::isalnum(static_cast<unsigned char>(c))) words.back().push_back(c);
-    else if (!words.back().empty()) words.emplace_back();
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      words.back().push_back(c);
+    else if (!words.back().empty())
+      words.emplace_back();
   }
   if (words.back().empty()) words.pop_back();
   return words;
@@ -30,12 +32,13 @@ std::vector<std::string> Words(std::string_view name) {
 // Values that occur in ordinary text or configuration often enough that masking them would
 // garble output; a credential variable that holds one of them protects nothing anyway.
 bool IsCommonValue(std::string_view value) {
-  static const char* const kCommon[] = {"password", "changeme", "undefined", "disabled",
-                                        "required", "optional", "anonymous", "localhost",
-                                        "readonly", "readwrite", "username", "0.0.0.0"};
+  static const char* const kCommon[] = {"password", "changeme",  "undefined", "disabled",
+                                        "required", "optional",  "anonymous", "localhost",
+                                        "readonly", "readwrite", "username",  "0.0.0.0"};
   const std::string lower = [&] {
     std::string out;
-    for (char c : value) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    for (char c : value)
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
     return out;
   }();
   for (const char* common : kCommon)

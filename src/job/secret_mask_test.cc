@@ -23,26 +23,26 @@ std::string Stream(const SecretMask& mask, const std::string& text, size_t piece
 
 TEST(SecretNameTest, CredentialShapedNamesAreSecret) {
   for (const char* name :
-       {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN", "DB_PASSWORD", "PGPASSWORD", "MYSQL_PWD_PASSWD", "CLIENT_SECRET",
-        "STRIPE_SECRET_KEY", "SSH_KEY", "DEPLOY_KEYS", "NPM_APIKEY", "GITLAB_PAT", "HTTP_AUTH",
-        "SESSION_COOKIE", "GPG_PASSPHRASE", "azure_credentials", "slack-token",
+       {"GITHUB_TOKEN",          "GH_TOKEN",          "OPENAI_API_KEY",    "ANTHROPIC_AUTH_TOKEN",
+        "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "DB_PASSWORD",       "PGPASSWORD",
+        "MYSQL_PWD_PASSWD",      "CLIENT_SECRET",     "STRIPE_SECRET_KEY", "SSH_KEY",
+        "DEPLOY_KEYS",           "NPM_APIKEY",        "GITLAB_PAT",        "HTTP_AUTH",
+        "SESSION_COOKIE",        "GPG_PASSPHRASE",    "azure_credentials", "slack-token",
         "AWS_ACCESS_KEY_ID"})
     EXPECT_TRUE(IsSecretName(name)) << name;
 }
 
 TEST(SecretNameTest, OrdinaryNamesAndLocationsAreNot) {
-  for (const char* name : {"PATH", "HOME", "AWS_REGION", "GOOGLE_CLOUD_PROJECT", "KEYBOARD",
-                           "MONKEY", "GITHUB_TOKEN_FILE", "AWS_SHARED_CREDENTIALS_FILE",
-                           "SSH_KEY_PATH", "GNUPG_SECRET_DIR", "SSH_AUTH_SOCK", "XAUTHORITY",
-                           "PASSWORD_STORE_DIR", "DBUS_SESSION_BUS_ADDRESS", ""})
+  for (const char* name :
+       {"PATH", "HOME", "AWS_REGION", "GOOGLE_CLOUD_PROJECT", "KEYBOARD", "MONKEY",
+        "GITHUB_TOKEN_FILE", "AWS_SHARED_CREDENTIALS_FILE", "SSH_KEY_PATH", "GNUPG_SECRET_DIR",
+        "SSH_AUTH_SOCK", "XAUTHORITY", "PASSWORD_STORE_DIR", "DBUS_SESSION_BUS_ADDRESS", ""})
     EXPECT_FALSE(IsSecretName(name)) << name;
 }
 
 TEST(SecretMaskTest, MasksEveryOccurrence) {
   SecretMask mask = MaskOf({"sk-live-1234567890"});
-  EXPECT_EQ(mask.Apply("key=sk-live-1234567890, again sk-live-1234567890."),
-            "key=***, again ***.");
+  EXPECT_EQ(mask.Apply("key=sk-live-1234567890, again sk-live-1234567890."), "key=***, again ***.");
   EXPECT_EQ(mask.Apply("nothing here"), "nothing here");
 }
 
@@ -64,20 +64,21 @@ TEST(SecretMaskTest, MultiLineValuesMaskEachLineButNotPemArmour) {
   SecretMask mask = MaskOf({pem});
   EXPECT_EQ(mask.Apply("line b3BlbnNzaC1rZXktdjEAAAAA only"), "line *** only");
   EXPECT_EQ(mask.Apply(pem), "***");
-  EXPECT_EQ(mask.Apply("-----BEGIN OPENSSH PRIVATE KEY-----"), "-----BEGIN OPENSSH PRIVATE KEY-----");
+  EXPECT_EQ(mask.Apply("-----BEGIN OPENSSH PRIVATE KEY-----"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----");
   // The same key printed inside a JSON string.
   EXPECT_EQ(mask.Apply(nlohmann::json(pem).dump()), "\"***\"");
 }
 
 TEST(SecretMaskTest, FromEnvironmentTakesCredentialVariablesAndUrlPasswords) {
-  SecretMask mask = SecretMask::FromEnvironment(
-      {{"PATH", "/usr/local/bin:/usr/bin"},
-       {"GITHUB_TOKEN", "ghp_abcdefghijklmnop"},
-       {"FAKE_CLI_CREDENTIAL_X", "named-by-provider-1"},
-       {"ODD_PROVIDER_VAR", "provider-cred-value"},
-       {"DATABASE_URL", "postgres://app:hunter2hunter2@db:5432/app"},
-       {"HOME", "/home/someone"}},
-      {"ODD_PROVIDER_VAR"});
+  SecretMask mask =
+      SecretMask::FromEnvironment({{"PATH", "/usr/local/bin:/usr/bin"},
+                                   {"GITHUB_TOKEN", "ghp_abcdefghijklmnop"},
+                                   {"FAKE_CLI_CREDENTIAL_X", "named-by-provider-1"},
+                                   {"ODD_PROVIDER_VAR", "provider-cred-value"},
+                                   {"DATABASE_URL", "postgres://app:hunter2hunter2@db:5432/app"},
+                                   {"HOME", "/home/someone"}},
+                                  {"ODD_PROVIDER_VAR"});
   EXPECT_EQ(mask.Apply("ghp_abcdefghijklmnop provider-cred-value named-by-provider-1 "
                        "hunter2hunter2 /usr/local/bin /home/someone"),
             "*** *** *** *** /usr/local/bin /home/someone");

@@ -13,9 +13,8 @@ Status ReapStaleJobs(store::Store& store) {
   const int64_t now = sys::WallMillis();
   for (const store::JobRecord& job : live) {
     std::string reason;
-    if (job.owner.host == host &&
-        !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
-                           static_cast<uint64_t>(job.owner.pid_start))) {
+    if (job.owner.host == host && !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
+                                                     static_cast<uint64_t>(job.owner.pid_start))) {
       reason = "its supervisor (pid " + std::to_string(job.owner.pid) + ") is gone";
     } else if (job.lease_expires_at_ms > 0 && now > job.lease_expires_at_ms) {
       reason = "its lease expired at " + IsoTime(job.lease_expires_at_ms) + " (owner " +
@@ -28,9 +27,12 @@ Status ReapStaleJobs(store::Store& store) {
         job.id, store::StaleJudgement{job.state, job.owner, job.lease_expires_at_ms},
         reason + "; workspace kept at " + job.job_dir, ExitCodeForState(store::JobState::kStale));
     if (!changed || !*changed) continue;
-    (void)store.AppendEvent(job.id, "stale", reason);
+    IgnoreError(store.AppendEvent(job.id, "stale", reason),
+                "events are advisory; the stale mark above is what counts");
     Result<std::optional<store::JobRecord>> now_stale = store.GetJob(job.id);
-    if (now_stale && *now_stale) (void)SaveRecordOnlyReceipt(store, **now_stale);
+    if (now_stale && *now_stale)
+      IgnoreError(SaveRecordOnlyReceipt(store, **now_stale),
+                  "the job is stale in the store either way; a receipt is a convenience");
   }
   return {};
 }

@@ -9,8 +9,8 @@
 #include "job/job_limits.h"
 #include "job/lease.h"
 #include "job/provider_setup.h"
-#include "job/secret_mask.h"
 #include "job/run_request.h"
+#include "job/secret_mask.h"
 #include "policy/policy.h"
 #include "provider/preflight.h"
 #include "store/job_id.h"
@@ -23,6 +23,18 @@ namespace {
 
 Error Denied(std::string message, std::string hint) {
   return Error(Cause::kPolicyDenied, std::move(message), 0, std::move(hint));
+}
+
+workspace::Backend WorkspaceBackendOf(policy::WorkspaceBackend backend) {
+  switch (backend) {
+    case policy::WorkspaceBackend::kAuto:
+      return workspace::Backend::kAuto;
+    case policy::WorkspaceBackend::kOverlay:
+      return workspace::Backend::kOverlay;
+    case policy::WorkspaceBackend::kCopy:
+      return workspace::Backend::kCopy;
+  }
+  return workspace::Backend::kAuto;
 }
 
 // The agent as the policy defines it; without a valid policy every agent is a read agent.
@@ -38,11 +50,11 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   auto it = pol.agents.find(options.agent);
   // Full access first, so that a refused request names what was asked for (invariant 6).
   AccessAsk ask = TRY(FullAccessAsked(options.full_access, ctx.environ));
-  r.full_access = TRY(DecideAccess(AccessFacts{options.agent, ask, loaded ? &*loaded : nullptr,
-                                               loaded ? "" : loaded.error().ToString(),
-                                               options.read_only}));
+  r.full_access =
+      TRY(DecideAccess(AccessFacts{options.agent, ask, loaded ? &*loaded : nullptr,
+                                   loaded ? "" : loaded.error().ToString(), options.read_only}));
   if (r.full_access) {
-    r.access_requested_by = AccessAskName(ask);
+    r.access_requested_by = ask;
     r.access_user = ctx.identity.user;
     r.access_uid = ctx.identity.uid;
   }
@@ -59,9 +71,9 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   } else if (it == pol.agents.end() && !options.read_only) {
     std::string names;
     for (const auto& [name, agent] : pol.agents) names += (names.empty() ? "" : ", ") + name;
-    return Denied("the policy defines no agent '" + options.agent + "'",
-                  names.empty() ? "add an [agents." + options.agent + "] table"
-                                : "agents defined: " + names);
+    return Denied(
+        "the policy defines no agent '" + options.agent + "'",
+        names.empty() ? "add an [agents." + options.agent + "] table" : "agents defined: " + names);
   } else if (it != pol.agents.end()) {
     const policy::Agent& agent = it->second;
     r.write = agent.capability == policy::Capability::kWrite && !options.read_only;
@@ -78,19 +90,19 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     if (it->second.network) choice->network = *it->second.network;
   }
   r.deadline_ms = it != pol.agents.end() && it->second.deadline_ms ? *it->second.deadline_ms
-                                                                    : pol.defaults.deadline_ms;
+                                                                   : pol.defaults.deadline_ms;
   r.output_limit = pol.defaults.output_limit_bytes;
   r.limits = ResolveLimits(it != pol.agents.end() ? it->second.limits : policy::Limits{},
                            pol.defaults.limits, PhysicalMemoryBytes());
   r.max_concurrent = pol.defaults.max_concurrent_jobs;
-  r.backend = policy::BackendName(pol.defaults.workspace);
+  r.backend = WorkspaceBackendOf(pol.defaults.workspace);
   r.env_pass = pol.env.pass;
   r.env_set = pol.env.set;
   r.include_paths = pol.include.paths;
   r.auto_land = pol.landing.auto_land;
   for (const policy::Check& check : pol.verify)
-    r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms,
-                        check.expect_exit, check.grants});
+    r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms, check.expect_exit,
+                        check.grants});
   r.include_secrets = pol.include.secrets;
   // A credential-shaped variable's value is never stored with the request: the supervisor
   // reads it from its own environment when the agent starts (runner.cc), as it does the
@@ -111,21 +123,19 @@ Result<std::string> BaseWithUncommitted(git::Repository& repo, const std::string
                                         const std::string& base) {
   const std::string message = "berth: uncommitted changes of " + repo.workdir();
   std::string head = TRY_CTX(repo.ResolveCommit("HEAD"), "resolving HEAD");
-  std::string working = TRY_CTX(repo.CommitWorkingTree(message, git::Signature{}),
-                                "capturing uncommitted changes");
+  std::string working =
+      TRY_CTX(repo.CommitWorkingTree(message, git::Signature{}), "capturing uncommitted changes");
   if (base == head) return working;
-  git::PickResult pick = TRY_CTX(
-      repo.CherryPick(head, working, base, message + " on " + revision, git::Signature{},
-                      git::PickMode::kWriteCommit),
-      "applying the uncommitted changes to --base " + revision);
+  git::PickResult pick = TRY_CTX(repo.CherryPick(head, working, base, message + " on " + revision,
+                                                 git::Signature{}, git::PickMode::kWriteCommit),
+                                 "applying the uncommitted changes to --base " + revision);
   if (!pick.conflicts.empty()) {
     std::string paths;
     for (const std::string& path : pick.conflicts) paths += (paths.empty() ? "" : ", ") + path;
     return Error(Cause::kInvalidArgument,
                  "the uncommitted changes do not apply to --base " + revision + " (" +
                      base.substr(0, 12) + "): they conflict in " + paths,
-                 0,
-                 "commit or stash the changes to those paths, or choose a --base they apply to");
+                 0, "commit or stash the changes to those paths, or choose a --base they apply to");
   }
   return pick.commit;
 }
@@ -144,14 +154,13 @@ Status CheckNesting(const JobContext& ctx) {
   }
   if (depth <= max_depth) return {};
   std::optional<std::string> parent = provider::EnvValue(ctx.environ, "BERTH_JOB_ID");
-  return Denied("refusing to start a job from inside job " + parent.value_or("?") +
-                    " (depth " + std::to_string(depth) + " > max_depth " +
-                    std::to_string(max_depth) + ")",
+  return Denied("refusing to start a job from inside job " + parent.value_or("?") + " (depth " +
+                    std::to_string(depth) + " > max_depth " + std::to_string(max_depth) + ")",
                 "raise [defaults] max_depth in the policy to allow nested jobs");
 }
 
 Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
-                                const SubmitOptions& options) {
+                                const SubmitOptions& options, RunRequest* accepted) {
   git::InitLibgit2();
   git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
   std::string policy_hash;
@@ -208,9 +217,10 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   job.branch = "berth/" + job.id;
   if (Result<policy::Policy> pol = policy::LoadPolicy(repo.workdir()); pol) {
     std::string branch = pol->defaults.branch_template;
-    for (auto [key, value] : {std::pair<std::string, std::string>{"{id}", job.id},
-                              {"{agent}", options.agent}}) {
-      for (size_t at; (at = branch.find(key)) != std::string::npos;) branch.replace(at, key.size(), value);
+    for (auto [key, value] :
+         {std::pair<std::string, std::string>{"{id}", job.id}, {"{agent}", options.agent}}) {
+      for (size_t at; (at = branch.find(key)) != std::string::npos;)
+        branch.replace(at, key.size(), value);
     }
     job.branch = branch;
   }
@@ -221,10 +231,14 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   job.policy_hash = policy_hash;
   TRY(sys::MakeDirs(job.job_dir, 0700));
   if (request.has_prompt) TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
-  job.request_json = request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  job.request_json =
+      request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   TRY(store.CreateJob(job));
-  (void)store.AppendEvent(job.id, "queued",
-                          "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo);
+  IgnoreError(
+      store.AppendEvent(job.id, "queued",
+                        "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo),
+      "the event is a log line; the job is recorded and will run");
+  if (accepted != nullptr) *accepted = std::move(request);
   return job;
 }
 

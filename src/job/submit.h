@@ -7,6 +7,7 @@
 
 #include "base/result.h"
 #include "job/context.h"
+#include "job/run_request.h"
 #include "store/store.h"
 
 namespace berth::job {
@@ -32,9 +33,11 @@ struct SubmitOptions {
 // environment carries BERTH_JOB_ID and BERTH_JOB_DEPTH). Cheap: called before anything else.
 Status CheckNesting(const JobContext& ctx);
 
-// Creates the job in state `queued` and returns it. Errors carry the cause that maps to the
-// exit code: kPolicyDenied (78), kInvalidArgument (64), kNotFound (64).
+// Creates the job in state `queued` and returns it; `accepted`, when given, receives the
+// request as recorded, so that the caller reads it without parsing the record's JSON again.
+// Errors carry the cause that maps to the exit code: kPolicyDenied (78), kInvalidArgument
+// (64), kNotFound (64).
 Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
-                                const SubmitOptions& options);
+                                const SubmitOptions& options, RunRequest* accepted = nullptr);
 
 }  // namespace berth::job

@@ -1,18 +1,16 @@
 #include "job/verify.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 
+#include "confine/spec_builder.h"
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
+#include "job/json_read.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
 #include "sandbox/launcher.h"
-#include "sandbox/request.h"
 #include "sys/disk.h"
 #include "sys/fs.h"
 #include "sys/overlay.h"
@@ -26,7 +24,8 @@ namespace {
 constexpr size_t kOutputTailBytes = 4096;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The last `bytes` of a file.
@@ -50,13 +49,11 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   const int64_t start = sys::MonotonicMillis();
 
   Result<sys::Pipe> pipe = sys::MakePipe();
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (!pipe || null_fd < 0) {
-    if (null_fd >= 0) ::close(null_fd);
+  Result<sys::UniqueFd> null_in = sys::OpenReadOnly("/dev/null");
+  if (!pipe || !null_in) {
     r.reason = "could not start: no pipe";
     return r;
   }
-  sys::UniqueFd null_in(null_fd);
   Result<std::unique_ptr<OutputCapture>> capture =
       OutputCapture::Start(std::move(pipe->read), log_path, output_limit, &mask);
   if (!capture) {
@@ -64,10 +61,10 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
     return r;
   }
   sandbox::LaunchOptions options;
-  options.stdio[0] = null_in.get();
+  options.stdio[0] = null_in->get();
   options.stdio[1] = pipe->write.get();
   options.stdio[2] = pipe->write.get();
-  Result<sandbox::LaunchResult> launched = sandbox::Launch(spec, "verify", options);
+  Result<sandbox::LaunchResult> launched = sandbox::LaunchAllowingFallback(spec, "verify", options);
   pipe->write.Reset();
   OutputCapture::Stats stats = (*capture)->Finish();
   r.duration_ms = sys::MonotonicMillis() - start;
@@ -76,9 +73,14 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
     r.reason = "could not start: " + launched.error().ToString();
     return r;
   }
-  r.limits = launched->limits;
-  if (launched->status.signaled) r.signal = launched->status.signal;
-  else r.exit = launched->status.code;
+  Result<std::vector<LimitRecord>> limits =
+      LimitsFromJson(launched->limits, "the sandbox's limits", /*with_source=*/false);
+  CHECK(limits);  // the sandbox's own list of strings
+  r.limits = std::move(*limits);
+  if (launched->status.signaled)
+    r.signal = launched->status.signal;
+  else
+    r.exit = launched->status.code;
   r.timed_out = launched->timed_out;
   r.over_output_limit = stats.elided > 0;
   if (r.timed_out) {
@@ -88,8 +90,8 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   } else if (r.over_output_limit) {
     r.reason = "wrote " + std::to_string(stats.bytes) + " bytes, over the output limit";
   } else if (*r.exit != check.expect_exit) {
-    r.reason = "exited " + std::to_string(*r.exit) + ", expected " +
-               std::to_string(check.expect_exit);
+    r.reason =
+        "exited " + std::to_string(*r.exit) + ", expected " + std::to_string(check.expect_exit);
   } else {
     r.passed = true;
     r.reason = "exited " + std::to_string(*r.exit) + " as expected";
@@ -101,17 +103,17 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
 
 bool IsCredentialShaped(const std::string& raw_name, const std::string& value) {
   std::string name;
-  for (char c : raw_name) name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
-  static const char* kSuffixes[] = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS",
-                                    "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
-                                    "SESSION", "COOKIE", "PAT", "AUTH"};
+  for (char c : raw_name)
+    name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  static const char* kSuffixes[] = {"TOKEN",   "TOKENS",   "KEY",    "KEYS",       "SECRET",
+                                    "SECRETS", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
+                                    "SESSION", "COOKIE",   "PAT",    "AUTH"};
   for (const char* suffix : kSuffixes) {
     if (name == suffix || EndsWith(name, std::string("_") + suffix) || EndsWith(name, suffix))
       return true;
   }
-  static const char* kPrefixes[] = {"AWS_",    "AZURE_", "GCP_",   "GOOGLE_",    "GH_",
-                                    "GITHUB_", "GITLAB_", "NPM_",  "ANTHROPIC_", "OPENAI_",
-                                    "XAI_"};
+  static const char* kPrefixes[] = {"AWS_",    "AZURE_", "GCP_",       "GOOGLE_", "GH_", "GITHUB_",
+                                    "GITLAB_", "NPM_",   "ANTHROPIC_", "OPENAI_", "XAI_"};
   for (const char* prefix : kPrefixes)
     if (name.rfind(prefix, 0) == 0) return true;
   // scheme://user:password@host
@@ -140,7 +142,27 @@ nlohmann::json CheckResult::ToJson() const {
           {"passed", passed},
           {"reason", reason},
           {"output_tail", output_tail},
-          {"limits", limits}};
+          {"limits", LimitsToJson(limits, /*with_source=*/false)}};
+}
+
+Result<CheckResult> CheckResult::FromJson(const nlohmann::json& json, const std::string& where) {
+  JsonReader r = TRY(JsonReader::Of(json, where));
+  CheckResult c;
+  TRY(r.Read("name", &c.name));
+  TRY(r.Read("argv", &c.argv));
+  TRY(r.Read("required", &c.required));
+  TRY(r.Read("expect_exit", &c.expect_exit));
+  TRY(r.Read("exit", &c.exit));
+  TRY(r.Read("signal", &c.signal));
+  TRY(r.Read("timed_out", &c.timed_out));
+  TRY(r.Read("over_output_limit", &c.over_output_limit));
+  TRY(r.Read("duration_ms", &c.duration_ms));
+  TRY(r.Read("passed", &c.passed));
+  TRY(r.Read("reason", &c.reason));
+  TRY(r.Read("output_tail", &c.output_tail));
+  if (r.Has("limits"))
+    c.limits = TRY(LimitsFromJson(r.At("limits"), r.Where("limits"), /*with_source=*/false));
+  return c;
 }
 
 nlohmann::json Verification::ToJson() const {
@@ -151,6 +173,17 @@ nlohmann::json Verification::ToJson() const {
           {"policy_sha256", policy_sha256},
           {"required_passed", required_passed},
           {"checks", checks_json}};
+}
+
+Result<Verification> Verification::FromJson(const nlohmann::json& json, const std::string& where) {
+  JsonReader r = TRY(JsonReader::Of(json, where));
+  Verification v;
+  TRY(r.Read("started_at", &v.started_at));
+  TRY(r.Read("commit", &v.commit));
+  TRY(r.Read("policy_sha256", &v.policy_sha256));
+  TRY(r.Read("required_passed", &v.required_passed));
+  TRY(r.ReadList("checks", &v.checks, CheckResult::FromJson));
+  return v;
 }
 
 Result<Verification> RunChecks(
@@ -168,7 +201,10 @@ Result<Verification> RunChecks(
   // verification, however it ends: the receipt keeps each check's output tail.
   struct Scratch {
     std::string dir;
-    ~Scratch() { (void)sys::RemoveTreeForcibly(dir); }
+    ~Scratch() {
+      IgnoreError(sys::RemoveTreeForcibly(dir),
+                  "a scratch directory left in the job directory goes with the job (berth gc)");
+    }
   } scratch{dir};
   TRY(sys::MakeDirs(dir + "/upper", 0700));
   TRY(sys::MakeDirs(dir + "/work", 0700));
@@ -182,21 +218,22 @@ Result<Verification> RunChecks(
 
   for (const CheckSpec& check : request.checks) {
     on_event("verify", "check " + check.name + " started");
-    sandbox::SandboxRequest req;
-    req.profile = "isolated-write";
-    req.workspace = job.repo;
-    req.grants = check.grants;
-    req.argv = check.argv;
+    confine::SpecOptions options;
+    options.workspace = job.repo;
+    options.argv = check.argv;
     // Only what the policy sets or passes, and never anything credential-shaped: the policy
     // cannot re-admit a credential for a check.
     for (const auto& [name, value] : request.env_set)
-      if (!IsCredentialShaped(name, value)) req.setenv.push_back(name + "=" + value);
+      if (!IsCredentialShaped(name, value)) options.env.push_back({name, value, "--setenv"});
     for (const auto& [name, value] : request.env_values)
-      if (!IsCredentialShaped(name, value)) req.setenv.push_back(name + "=" + value);
-    req.setenv.push_back("BERTH_JOB_ID=" + job.id);
-    req.setenv.push_back("BERTH_VERIFY=" + check.name);
+      if (!IsCredentialShaped(name, value)) options.env.push_back({name, value, "--setenv"});
+    options.env.push_back({"BERTH_JOB_ID", job.id, "--setenv"});
+    options.env.push_back({"BERTH_VERIFY", check.name, "--setenv"});
 
-    Result<sandbox::SandboxSpec> built = BuildJobSandbox(ctx, request, job.repo, req);
+    Result<sandbox::SandboxSpec> built = [&]() -> Result<sandbox::SandboxSpec> {
+      options.grants = TRY(confine::ParseGrants(check.grants));
+      return BuildJobSandbox(ctx, request, job.repo, std::move(options));
+    }();
     CheckResult result;
     if (!built) {
       result.name = check.name;
@@ -216,8 +253,8 @@ Result<Verification> RunChecks(
       result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
                       request.output_limit, mask);
     }
-    on_event("verify", "check " + check.name + (result.passed ? " passed: " : " FAILED: ") +
-                           result.reason);
+    on_event("verify",
+             "check " + check.name + (result.passed ? " passed: " : " FAILED: ") + result.reason);
     if (check.required && !result.passed) v.required_passed = false;
     v.checks.push_back(std::move(result));
   }

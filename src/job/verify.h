@@ -8,15 +8,15 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/result.h"
 #include "git/repository.h"
 #include "job/context.h"
+#include "job/limit_record.h"
 #include "job/run_request.h"
 #include "store/job_record.h"
 
@@ -33,11 +33,14 @@ struct CheckResult {
   bool over_output_limit = false;
   int64_t duration_ms = 0;
   bool passed = false;
-  std::string reason;       // why it failed, or "exited 0 as expected"
-  std::string output_tail;  // the last few KiB of its output, secrets masked
-  nlohmann::json limits = nlohmann::json::array();  // the sandbox's AppliedLimit list
+  std::string reason;               // why it failed, or "exited 0 as expected"
+  std::string output_tail;          // the last few KiB of its output, secrets masked
+  std::vector<LimitRecord> limits;  // what the sandbox applied (no `source`)
 
+  // The codec of one entry of a receipt's `verification.checks` (docs/receipt.md).
   nlohmann::json ToJson() const;
+  static Result<CheckResult> FromJson(const nlohmann::json& json, const std::string& where);
+  bool operator==(const CheckResult&) const = default;
 };
 
 struct Verification {
@@ -47,7 +50,10 @@ struct Verification {
   std::string commit;
   std::string policy_sha256;
 
+  // The codec of a receipt's `verification` and of each entry of `verification_history`.
   nlohmann::json ToJson() const;
+  static Result<Verification> FromJson(const nlohmann::json& json, const std::string& where);
+  bool operator==(const Verification&) const = default;
   // "5 check(s) passed", or "3 of 5 check(s) passed; optional check(s) failed: lint, docs".
   std::string Summary() const;
 };
@@ -59,10 +65,9 @@ bool IsCredentialShaped(const std::string& name, const std::string& value);
 
 // Runs `request.checks` on `commit`. `on_event(step, detail)` reports each check starting
 // and ending. Errors only when verification could not be set up at all.
-Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
-                               const store::JobRecord& job, const std::string& commit,
-                               git::Repository& repo,
-                               const std::function<void(const std::string&, const std::string&)>&
-                                   on_event);
+Result<Verification> RunChecks(
+    const JobContext& ctx, const RunRequest& request, const store::JobRecord& job,
+    const std::string& commit, git::Repository& repo,
+    const std::function<void(const std::string&, const std::string&)>& on_event);
 
 }  // namespace berth::job

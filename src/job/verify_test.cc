@@ -6,12 +6,12 @@ namespace berth::job {
 namespace {
 
 TEST(IsCredentialShaped, NamesFromTheBrief) {
-  for (const char* name : {"GITHUB_TOKEN", "NPM_TOKENS", "API_KEY", "SSH_KEYS", "DB_SECRET",
-                           "CLIENT_SECRETS", "PGPASSWORD", "MYSQL_PASSWD", "GIT_CREDENTIAL",
-                           "X_CREDENTIALS", "SESSION", "MY_COOKIE", "GH_PAT", "BASIC_AUTH",
-                           "AWS_REGION", "AZURE_TENANT", "GCP_PROJECT", "GOOGLE_CLOUD",
-                           "GH_HOST", "GITLAB_URL", "NPM_CONFIG_X", "ANTHROPIC_BASE_URL",
-                           "OPENAI_ORG", "XAI_X", "github_token"}) {
+  for (const char* name :
+       {"GITHUB_TOKEN",   "NPM_TOKENS",         "API_KEY",      "SSH_KEYS",       "DB_SECRET",
+        "CLIENT_SECRETS", "PGPASSWORD",         "MYSQL_PASSWD", "GIT_CREDENTIAL", "X_CREDENTIALS",
+        "SESSION",        "MY_COOKIE",          "GH_PAT",       "BASIC_AUTH",     "AWS_REGION",
+        "AZURE_TENANT",   "GCP_PROJECT",        "GOOGLE_CLOUD", "GH_HOST",        "GITLAB_URL",
+        "NPM_CONFIG_X",   "ANTHROPIC_BASE_URL", "OPENAI_ORG",   "XAI_X",          "github_token"}) {
     EXPECT_TRUE(IsCredentialShaped(name, "x")) << name;
   }
   for (const char* name : {"PATH", "HOME", "LANG", "TERM", "CC", "CFLAGS", "GOPATH", "TZ"})

@@ -146,8 +146,9 @@ std::string HostPort(std::string_view host, uint16_t port) {
 
 std::string HostPattern::ToString() const {
   std::string h = kind == Kind::kSubdomains ? "*." + host : host;
-  if (port == kDefaultPort) return h;
-  return HostPort(h, port);
+  if (port != kDefaultPort) return HostPort(h, port);
+  // Brackets even without a port: "net:::1" is no grant a policy accepts, "net:[::1]" is.
+  return h.find(':') == std::string::npos ? h : "[" + h + "]";
 }
 
 std::string GrantFor(std::string_view host, uint16_t port) {
@@ -155,6 +156,13 @@ std::string GrantFor(std::string_view host, uint16_t port) {
   pattern.host = std::string(host);
   pattern.port = port;
   return "net:" + pattern.ToString();
+}
+
+std::vector<std::string> ToStrings(const std::vector<HostPattern>& patterns) {
+  std::vector<std::string> out;
+  out.reserve(patterns.size());
+  for (const HostPattern& pattern : patterns) out.push_back(pattern.ToString());
+  return out;
 }
 
 }  // namespace berth::net

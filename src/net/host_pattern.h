@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/net.h"
@@ -32,11 +33,14 @@ struct HostPattern {
 
   // `host` as NormalizeHost returns it.
   bool Matches(std::string_view host, uint16_t port) const;
-  // The entry in grant syntax: "example.com", "*.example.com:8080", "[::1]:8080" (the port is
-  // left out when it is 443).
+  // The entry in grant syntax: "example.com", "*.example.com:8080", "[::1]:8080", "[::1]"
+  // (the port is left out when it is 443; an IPv6 literal is always bracketed).
   std::string ToString() const;
   bool operator==(const HostPattern& other) const = default;
 };
+
+// Each pattern's ToString, in order: the allowlist as receipts and reports print it.
+std::vector<std::string> ToStrings(const std::vector<HostPattern>& patterns);
 
 // Parses "HOST[:PORT]" (a provider endpoint, or a grant without its "net:").
 Result<HostPattern> ParseHostPattern(std::string_view text);

@@ -32,11 +32,20 @@ TEST(HostPattern, PrintsInGrantSyntax) {
   EXPECT_EQ(P("example.com:443").ToString(), "example.com");
   EXPECT_EQ(P("*.example.com:8080").ToString(), "*.example.com:8080");
   EXPECT_EQ(P("[::1]:8080").ToString(), "[::1]:8080");
+  EXPECT_EQ(P("[::1]").ToString(), "[::1]");
   EXPECT_EQ(GrantFor("evil.test", 443), "net:evil.test");
   EXPECT_EQ(GrantFor("evil.test", 80), "net:evil.test:80");
   EXPECT_EQ(GrantFor("::1", 8080), "net:[::1]:8080");
   for (const char* text : {"example.com", "*.a.example:81", "[::1]:8080", "10.0.0.1:22"})
     EXPECT_EQ(P(P(text).ToString().c_str()), P(text)) << text;
+}
+
+// Found by grant_fuzz: at the default port an IPv6 literal printed bare, so the grant berth
+// suggested for a refused [::1]:443 was "net:::1", which a policy refuses.
+TEST(HostPattern, Ipv6AtTheDefaultPortPrintsAsAGrantRegression) {
+  EXPECT_EQ(P("::1").ToString(), "[::1]");
+  EXPECT_EQ(GrantFor("::1", 443), "net:[::1]");
+  EXPECT_EQ(P(P("[2001:db8::1]").ToString().c_str()), P("2001:db8::1"));
 }
 
 TEST(HostPattern, RejectsBadInput) {

@@ -67,13 +67,13 @@ struct EgressProxy::Shared {
   int stop_fd = -1;
   int slot_freed_fd = -1;
 
-  mutable std::mutex mutex;
-  std::map<std::pair<std::string, uint16_t>, HostStats> stats;  // guarded by mutex
-  std::mutex callback_mutex;                                    // serialises on_decision
+  mutable Mutex mutex;
+  std::map<std::pair<std::string, uint16_t>, HostStats> stats GUARDED_BY(mutex);
+  Mutex callback_mutex;  // serialises on_decision
 
   template <typename F>
   void Update(const std::string& host, uint16_t port, F&& change) {
-    std::lock_guard<std::mutex> lock(mutex);
+    MutexLock lock(mutex);
     HostStats& s = stats[{host, port}];
     s.host = host;
     s.port = port;
@@ -82,7 +82,7 @@ struct EgressProxy::Shared {
 
   void Decided(const std::string& host, uint16_t port, bool allowed, const std::string& reason) {
     if (!config.on_decision) return;
-    std::lock_guard<std::mutex> lock(callback_mutex);
+    MutexLock lock(callback_mutex);
     config.on_decision(ProxyDecision{host, port, allowed, reason});
   }
 };
@@ -253,7 +253,8 @@ class EgressProxy::Connection {
                        reply.message + "\r\nContent-Length: " + std::to_string(body.size()) +
                        "\r\nConnection: close\r\n\r\n" + body;
     if (!sys::WriteAllWithin(client_.get(), text, kReplyTimeoutMs, shared_.stop_fd)) return;
-    (void)sys::Shutdown(client_.get(), sys::ShutdownHow::kWrite);
+    // A failed half-close only means the client is gone; the drain below then ends at once.
+    IgnoreError(sys::Shutdown(client_.get(), sys::ShutdownHow::kWrite), "the client is gone");
     const int64_t deadline = sys::MonotonicMillis() + kLingerMs;
     char sink[4096];
     for (size_t drained = 0; drained < kChunk;) {
@@ -276,11 +277,13 @@ class EgressProxy::Connection {
     down.awaiting_head = rewrite_response;
     RelayEnd end = Pump(up, down);
     if (end == RelayEnd::kBadResponse) {
-      (void)sys::Shutdown(upstream_.get(), sys::ShutdownHow::kBoth);
+      IgnoreError(sys::Shutdown(upstream_.get(), sys::ShutdownHow::kBoth),
+                  "the connection is abandoned either way");
       Fail("the origin's response is not HTTP/1.x");
     } else if (end != RelayEnd::kDone) {
-      (void)sys::Shutdown(client_.get(), sys::ShutdownHow::kBoth);
-      (void)sys::Shutdown(upstream_.get(), sys::ShutdownHow::kBoth);
+      // Both ends are closed when the connection ends; shutting down only wakes the peers.
+      IgnoreError(sys::Shutdown(client_.get(), sys::ShutdownHow::kBoth), "closed next anyway");
+      IgnoreError(sys::Shutdown(upstream_.get(), sys::ShutdownHow::kBoth), "closed next anyway");
     }
     shared_.Update(host_, port_, [&](HostStats& s) {
       s.bytes_out += up.bytes;
@@ -312,7 +315,8 @@ class EgressProxy::Connection {
         return RelayEnd::kBroken;
       for (Flow* flow : {&up, &down}) {
         if (flow->eof && flow->pending() == 0 && !flow->awaiting_head && !flow->closed) {
-          (void)sys::Shutdown(flow->to, sys::ShutdownHow::kWrite);
+          IgnoreError(sys::Shutdown(flow->to, sys::ShutdownHow::kWrite),
+                      "a peer that is gone ends the relay on the next poll");
           flow->closed = true;
         }
       }
@@ -404,7 +408,7 @@ EgressProxy::~EgressProxy() { Stop(); }
 
 void EgressProxy::Stop() {
   {
-    std::lock_guard<std::mutex> lock(stop_mutex_);
+    MutexLock lock(stop_mutex_);
     if (stopped_) return;
     stopped_ = true;
   }
@@ -440,7 +444,8 @@ void EgressProxy::AcceptLoop() {
     if (!ready || entries[0].readable) return;
     if (entries[1].readable) {
       uint64_t count;
-      (void)sys::ReadSome(slot_freed_.get(), &count, sizeof count);
+      IgnoreError(sys::ReadSome(slot_freed_.get(), &count, sizeof count),
+                  "the eventfd only wakes the loop, which reaps whatever finished");
       continue;
     }
     if (!entries[2].readable) continue;
@@ -463,7 +468,7 @@ void EgressProxy::AcceptLoop() {
 }
 
 std::vector<HostStats> EgressProxy::Stats() const {
-  std::lock_guard<std::mutex> lock(shared_->mutex);
+  MutexLock lock(shared_->mutex);
   std::vector<HostStats> out;
   for (const auto& [key, stats] : shared_->stats) out.push_back(stats);
   return out;

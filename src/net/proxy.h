@@ -27,12 +27,12 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/result.h"
 #include "net/host_map.h"
 #include "net/host_pattern.h"
@@ -113,8 +113,8 @@ class EgressProxy {
   std::shared_ptr<Shared> shared_;
   std::thread accept_thread_;
   std::list<Worker> workers_;  // touched by the accept thread, then by Stop() after joining it
-  std::mutex stop_mutex_;
-  bool stopped_ = false;
+  Mutex stop_mutex_;
+  bool stopped_ GUARDED_BY(stop_mutex_) = false;
 };
 
 }  // namespace berth::net

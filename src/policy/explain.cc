@@ -64,10 +64,11 @@ void ExplainLimits(const Limits& own, const Limits& defaults, int indent, std::s
     return set_here ? "" : set_in_defaults ? " (default)" : " (built-in default)";
   };
   std::optional<MemoryLimit> memory = own.memory ? own.memory : defaults.memory;
-  std::string text = !memory                ? std::to_string(kDefaultMemoryPercent) + "% of physical memory"
-                     : memory->unlimited()  ? "unlimited"
-                     : memory->percent > 0  ? std::to_string(memory->percent) + "% of physical memory"
-                                            : FormatBytes(memory->bytes);
+  std::string text = !memory ? std::to_string(kDefaultMemoryPercent) + "% of physical memory"
+                     : memory->unlimited() ? "unlimited"
+                     : memory->percent > 0
+                         ? std::to_string(memory->percent) + "% of physical memory"
+                         : FormatBytes(memory->bytes);
   Line(out, indent, "memory", text + source(own.memory.has_value(), defaults.memory.has_value()));
   std::optional<uint64_t> pids = own.pids ? own.pids : defaults.pids;
   uint64_t pid_count = pids.value_or(kDefaultPids);
@@ -76,9 +77,11 @@ void ExplainLimits(const Limits& own, const Limits& defaults, int indent, std::s
            source(own.pids.has_value(), defaults.pids.has_value()));
   std::optional<double> cpus = own.cpus ? own.cpus : defaults.cpus;
   std::string cores = cpus && *cpus > 0 ? std::to_string(*cpus) : "";
-  while (cores.find('.') != std::string::npos && (cores.back() == '0' || cores.back() == '.')) cores.pop_back();
+  while (cores.find('.') != std::string::npos && (cores.back() == '0' || cores.back() == '.'))
+    cores.pop_back();
   Line(out, indent, "cpus",
-       (cores.empty() ? "unlimited" : cores) + source(own.cpus.has_value(), defaults.cpus.has_value()));
+       (cores.empty() ? "unlimited" : cores) +
+           source(own.cpus.has_value(), defaults.cpus.has_value()));
   std::optional<uint64_t> disk = own.disk_bytes ? own.disk_bytes : defaults.disk_bytes;
   Line(out, indent, "disk",
        (disk && *disk > 0 ? FormatBytes(*disk) + " of workspace growth" : "unlimited") +

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "base/toml_noexcept.h"
 #include "policy/sha256.h"
 #include "policy/syntax.h"
-#include "base/toml_noexcept.h"
 #include "sys/fs.h"
 
 namespace berth::policy {
@@ -284,9 +284,9 @@ Result<std::vector<std::string>> Grants(const Reader& reader, const toml::node& 
   for (size_t i = 0; i < grants.size(); ++i) {
     const toml::node& item = *node.as_array()->get(i);
     if (for_checks && StartsWith(grants[i], "net:"))
-      return reader.Fail(item, Index(path, i),
-                         "checks run with no network: net: grants are for agents, got " +
-                             Quote(grants[i]));
+      return reader.Fail(
+          item, Index(path, i),
+          "checks run with no network: net: grants are for agents, got " + Quote(grants[i]));
     std::string problem = GrantProblem(grants[i]);
     if (!problem.empty()) return reader.Fail(item, Index(path, i), problem);
   }
@@ -337,9 +337,7 @@ Result<uint64_t> LimitSize(const Reader& reader, const toml::node& node, const s
   std::string text = TRY(reader.String(node, path));
   if (text == "unlimited") return uint64_t{0};
   Result<uint64_t> bytes = ParseSize(text);
-  if (!bytes)
-    return reader.Fail(node, path,
-                       "expected " + expected + ", got " + Quote(text));
+  if (!bytes) return reader.Fail(node, path, "expected " + expected + ", got " + Quote(text));
   if (*bytes < minimum)
     return reader.Fail(node, path,
                        "expected at least " + FormatBytes(minimum) + ", got " + Quote(text));
@@ -358,9 +356,9 @@ Result<bool> ParseLimit(const Reader& reader, std::string_view key, const toml::
                      digits.find_first_not_of("0123456789") == std::string::npos;
       memory.percent = numeric ? std::atoi(digits.c_str()) : 0;
       if (memory.percent < 1 || memory.percent > 100)
-        return reader.Fail(value, key_path,
-                           "expected a percentage of physical memory from 1% to 100%, got " +
-                               Quote(text));
+        return reader.Fail(
+            value, key_path,
+            "expected a percentage of physical memory from 1% to 100%, got " + Quote(text));
     } else {
       memory.bytes = TRY(LimitSize(reader, value, key_path, kMinMemory,
                                    "a size such as \"4GiB\", a percentage of physical memory "
@@ -368,11 +366,13 @@ Result<bool> ParseLimit(const Reader& reader, std::string_view key, const toml::
     }
     limits->memory = memory;
   } else if (key == "pids") {
-    if (const toml::value<std::string>* text = value.as_string(); text && text->get() == "unlimited")
+    if (const toml::value<std::string>* text = value.as_string();
+        text && text->get() == "unlimited")
       limits->pids = 0;
     else if (value.is_string())
-      return reader.Fail(value, key_path,
-                         "expected an integer or \"unlimited\", got " + Quote(value.as_string()->get()));
+      return reader.Fail(
+          value, key_path,
+          "expected an integer or \"unlimited\", got " + Quote(value.as_string()->get()));
     else
       limits->pids = static_cast<uint64_t>(
           TRY(reader.Integer(value, key_path, 1, static_cast<int64_t>(kMaxPids))));
@@ -386,16 +386,16 @@ Result<bool> ParseLimit(const Reader& reader, std::string_view key, const toml::
     } else if (const toml::value<double>* number = value.as_floating_point()) {
       cpus = number->get();
       if (!(cpus > 0 && cpus <= kMaxCpus))
-        return reader.Fail(value, key_path,
-                           "expected a number of cores above 0 and at most 1024, got " +
-                               std::to_string(cpus));
+        return reader.Fail(
+            value, key_path,
+            "expected a number of cores above 0 and at most 1024, got " + std::to_string(cpus));
     } else {
       cpus = static_cast<double>(TRY(reader.Integer(value, key_path, 1, 1024)));
     }
     limits->cpus = cpus;
   } else if (key == "disk") {
-    limits->disk_bytes = TRY(LimitSize(reader, value, key_path, kMinDisk,
-                                            "a size such as \"20GiB\" or \"unlimited\""));
+    limits->disk_bytes = TRY(
+        LimitSize(reader, value, key_path, kMinDisk, "a size such as \"20GiB\" or \"unlimited\""));
   } else {
     return false;
   }
@@ -433,8 +433,7 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
     } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &out->limits))) {
       return reader.Unknown(value, key_path,
                             {"max_concurrent_jobs", "deadline", "output_limit", "network",
-                             "workspace", "branch", "max_depth", "memory", "pids", "cpus",
-                             "disk"});
+                             "workspace", "branch", "max_depth", "memory", "pids", "cpus", "disk"});
     }
   }
   return {};
@@ -508,10 +507,10 @@ Result<Agent> ParseAgent(const Reader& reader, const std::string& name, const to
     } else if (key == "network") {
       agent.network = TRY(reader.Choice(value, key_path, kNetworkModes));
     } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &agent.limits))) {
-      return reader.Unknown(value, key_path,
-                            {"capability", "provider", "model", "effort", "argv", "writable",
-                             "grants", "access", "deadline", "network", "memory", "pids", "cpus",
-                             "disk"});
+      return reader.Unknown(
+          value, key_path,
+          {"capability", "provider", "model", "effort", "argv", "writable", "grants", "access",
+           "deadline", "network", "memory", "pids", "cpus", "disk"});
     }
   }
   if (write && writable == nullptr)

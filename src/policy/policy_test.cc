@@ -269,8 +269,9 @@ TEST(ParsePolicy, ResourceLimitsInDefaults) {
   EXPECT_EQ(limits.cpus, 1.5);
   EXPECT_EQ(limits.disk_bytes, 10ull << 30);
 
-  policy = Parse("version = 1\n[defaults]\nmemory = \"25%\"\npids = \"unlimited\"\ncpus = 2\n"
-                 "disk = \"unlimited\"\n");
+  policy = Parse(
+      "version = 1\n[defaults]\nmemory = \"25%\"\npids = \"unlimited\"\ncpus = 2\n"
+      "disk = \"unlimited\"\n");
   ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
   EXPECT_EQ(policy->defaults.limits.memory->percent, 25);
   EXPECT_EQ(policy->defaults.limits.pids, 0u);
@@ -305,7 +306,8 @@ TEST(ParsePolicy, ResourceLimitErrorsNameTheLine) {
   ExpectFails(defaults("memory = \"150%\""), 3, "defaults.memory", "got \"150%\"");
   ExpectFails(defaults("memory = \"x%\""), 3, "defaults.memory", "got \"x%\"");
   ExpectFails(defaults("memory = 4096"), 3, "defaults.memory", "expected a string, got an integer");
-  ExpectFails(defaults("pids = 0"), 3, "defaults.pids", "expected an integer from 1 to 4194304, got 0");
+  ExpectFails(defaults("pids = 0"), 3, "defaults.pids",
+              "expected an integer from 1 to 4194304, got 0");
   ExpectFails(defaults("pids = \"many\""), 3, "defaults.pids",
               "expected an integer or \"unlimited\", got \"many\"");
   ExpectFails(defaults("pids = 1.5"), 3, "defaults.pids", "got a floating-point number");

@@ -1,103 +1,27 @@
 #include "policy/sha256.h"
 
-#include <algorithm>
-#include <cstring>
+#include <mbedtls/sha256.h>
+
+#include "base/check.h"
 
 namespace berth::policy {
 
-namespace {
-
-constexpr std::array<uint32_t, 64> kRound = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-}  // namespace
-
-Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
-      buffer_{} {}
-
-void Sha256::Block(const uint8_t* block) {
-  std::array<uint32_t, 64> w;
-  for (int i = 0; i < 16; ++i) {
-    w[i] = static_cast<uint32_t>(block[4 * i]) << 24 |
-           static_cast<uint32_t>(block[4 * i + 1]) << 16 |
-           static_cast<uint32_t>(block[4 * i + 2]) << 8 | static_cast<uint32_t>(block[4 * i + 3]);
-  }
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
-    uint32_t choose = (e & f) ^ (~e & g);
-    uint32_t t1 = h + s1 + choose + kRound[i] + w[i];
-    uint32_t s0 = Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22);
-    uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
-    uint32_t t2 = s0 + majority;
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
+// mbedtls's software SHA-256 fails only for bad arguments, so a non-zero return is a bug.
+Sha256::Sha256() : context_(std::make_unique<mbedtls_sha256_context>()) {
+  mbedtls_sha256_init(context_.get());
+  CHECK(mbedtls_sha256_starts_ret(context_.get(), /*is224=*/0) == 0);
 }
 
+Sha256::~Sha256() { mbedtls_sha256_free(context_.get()); }
+
 void Sha256::Update(std::string_view data) {
-  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
-  size_t size = data.size();
-  total_bytes_ += size;
-  if (buffered_ > 0) {
-    size_t take = std::min(size, buffer_.size() - buffered_);
-    std::memcpy(buffer_.data() + buffered_, bytes, take);
-    buffered_ += take;
-    bytes += take;
-    size -= take;
-    if (buffered_ < buffer_.size()) return;
-    Block(buffer_.data());
-    buffered_ = 0;
-  }
-  for (; size >= 64; bytes += 64, size -= 64) Block(bytes);
-  std::memcpy(buffer_.data(), bytes, size);
-  buffered_ = size;
+  CHECK(mbedtls_sha256_update_ret(
+            context_.get(), reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 0);
 }
 
 std::array<uint8_t, 32> Sha256::Finish() {
-  uint64_t bit_length = total_bytes_ * 8;
-  // Padding: 0x80, zeros up to 56 mod 64, then the big-endian bit length.
-  static constexpr uint8_t kPad[64] = {0x80};
-  size_t pad = buffered_ < 56 ? 56 - buffered_ : 120 - buffered_;
-  Update(std::string_view(reinterpret_cast<const char*>(kPad), pad));
-  char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(bit_length >> (56 - 8 * i));
-  Update(std::string_view(length, sizeof length));
   std::array<uint8_t, 32> digest;
-  for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < 4; ++j) digest[4 * i + j] = static_cast<uint8_t>(state_[i] >> (24 - 8 * j));
-  }
+  CHECK(mbedtls_sha256_finish_ret(context_.get(), digest.data()) == 0);
   return digest;
 }
 

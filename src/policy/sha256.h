@@ -1,14 +1,16 @@
 // SHA-256 (FIPS 180-4) of a byte string, for recording which policy a job ran under.
 //
-// A small self-contained implementation: the project links no crypto library, and the policy
-// module must not depend on git to hash a file.
+// A thin wrapper over mbedtls's SHA-256, which berth already links statically as libgit2's
+// crypto library: the policy module gets a digest without depending on git.
 #pragma once
 
 #include <array>
-#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct mbedtls_sha256_context;
 
 namespace berth::policy {
 
@@ -16,17 +18,16 @@ namespace berth::policy {
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
   void Update(std::string_view data);
   // The digest; the hasher must not be updated afterwards.
   std::array<uint8_t, 32> Finish();
 
  private:
-  void Block(const uint8_t* block);
-
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_;
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  std::unique_ptr<mbedtls_sha256_context> context_;
 };
 
 // Lower-case hex digest of `data`.

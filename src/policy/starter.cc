@@ -189,11 +189,14 @@ std::string HeaderAndDefaults() {
       std::to_string(d.max_depth) +
       "\n"
       "# Resource limits of every job (agents may override them). Unset, berth applies\n"
-      "# memory = \"" + std::to_string(kDefaultMemoryPercent) + "%\" and pids = " +
-      std::to_string(kDefaultPids) + " where the host offers a mechanism; a limit written here\n"
+      "# memory = \"" +
+      std::to_string(kDefaultMemoryPercent) + "%\" and pids = " + std::to_string(kDefaultPids) +
+      " where the host offers a mechanism; a limit written here\n"
       "# is required, and a job whose limit the host cannot enforce is refused.\n"
       "# memory = \"8GiB\"\n"
-      "# pids = " + std::to_string(kDefaultPids) + "\n"
+      "# pids = " +
+      std::to_string(kDefaultPids) +
+      "\n"
       "# cpus = 2\n"
       "# disk = \"20GiB\"\n";
   return out;

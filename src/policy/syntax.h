@@ -2,7 +2,7 @@
 // names. Each returns "" when the text is acceptable, otherwise a sentence saying why not.
 //
 // Grants are re-validated here on purpose instead of asking the sandbox library: policy sits
-// below sandbox in the dependency graph. The grant kinds mirror sandbox/request.cc.
+// below sandbox in the dependency graph. The grant kinds mirror confine/grant.cc.
 #pragma once
 
 #include <string>

@@ -35,7 +35,8 @@ AgentOutput ParseCodex(std::string_view text) {
     if (type == "thread.started") {
       out.session_id = StringAt(line, "thread_id");
     } else if (type == "item.completed") {
-      if (StringAt(line, "item.type") == "agent_message") out.final_text = StringAt(line, "item.text");
+      if (StringAt(line, "item.type") == "agent_message")
+        out.final_text = StringAt(line, "item.text");
     } else if (type == "turn.completed") {
       completed = true;
       // Usage is per turn; a resumed thread reports each turn, so they add up.
@@ -52,8 +53,10 @@ AgentOutput ParseCodex(std::string_view text) {
       last_error = StringAt(line, "message");
     }
   });
-  if (!turn_failure.empty()) out.failure = Unwrap(turn_failure);
-  else if (!completed && !last_error.empty()) out.failure = Unwrap(last_error);
+  if (!turn_failure.empty())
+    out.failure = Unwrap(turn_failure);
+  else if (!completed && !last_error.empty())
+    out.failure = Unwrap(last_error);
   out.has_final = completed && turn_failure.empty();
   return out;
 }

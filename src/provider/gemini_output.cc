@@ -40,7 +40,8 @@ AgentOutput ParseGemini(std::string_view text) {
       out.usage.cached_input_tokens = IntAt(line, "stats.cached");
       out.usage.output_tokens = IntAt(line, "stats.output_tokens");
       // The answering model: the one -m named if it answered, else the only one.
-      if (const nlohmann::json* models = AtPath(line, "stats.models"); models && models->is_object()) {
+      if (const nlohmann::json* models = AtPath(line, "stats.models");
+          models && models->is_object()) {
         for (auto it = models->begin(); it != models->end(); ++it) {
           if (it.key() == requested || models->size() == 1) out.model = it.key();
         }

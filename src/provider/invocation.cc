@@ -71,10 +71,10 @@ Result<Invocation> BuildInvocation(const Provider& provider, const InvocationReq
   }
   Invocation inv;
   inv.argv.push_back(provider.executable);
-  const std::vector<std::string>& capability =
-      !request.write                                         ? provider.read_args
-      : request.full_access && !provider.full_args.empty() ? provider.full_args
-                                                             : provider.write_args;
+  const std::vector<std::string>& capability = !request.write ? provider.read_args
+                                               : request.full_access && !provider.full_args.empty()
+                                                   ? provider.full_args
+                                                   : provider.write_args;
   TRY(Append(capability, request, base_url, &inv.argv));
   if (!request.model.empty()) TRY(Append(provider.model_args, request, base_url, &inv.argv));
   if (!request.effort.empty()) TRY(Append(provider.effort_args, request, base_url, &inv.argv));

@@ -16,11 +16,11 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 struct InvocationRequest {
   bool write = false;
   bool full_access = false;  // a full-access job: full_args (or write_args) instead
-  std::string model;        // "" : the CLI's default
-  std::string effort;       // "" : the CLI's default
-  std::string prompt_text;  // for PromptChannel::kArgument
-  std::string prompt_path;  // the prompt's path inside the sandbox, for {prompt_file}
-  EnvLookup getenv;         // the job's environment, for args_when_set; may be empty
+  std::string model;         // "" : the CLI's default
+  std::string effort;        // "" : the CLI's default
+  std::string prompt_text;   // for PromptChannel::kArgument
+  std::string prompt_path;   // the prompt's path inside the sandbox, for {prompt_file}
+  EnvLookup getenv;          // the job's environment, for args_when_set; may be empty
 };
 
 struct Invocation {
@@ -29,8 +29,9 @@ struct Invocation {
 };
 
 // The argv for `request`: executable, capability args, model args (when a model is asked
-// for), effort args (when an effort is), args_when_set whose variable is set, prompt args. A placeholder whose value is missing
-// is an error naming it (e.g. a template using {model} with no model requested).
+// for), effort args (when an effort is), args_when_set whose variable is set, prompt args. A
+// placeholder whose value is missing is an error naming it (e.g. a template using {model} with no
+// model requested).
 Result<Invocation> BuildInvocation(const Provider& provider, const InvocationRequest& request);
 
 // The hosts the provider may reach, as HOST:PORT or *.DOMAIN:PORT: its built-in endpoints,

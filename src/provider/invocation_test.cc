@@ -35,12 +35,20 @@ using V = std::vector<std::string>;
 
 // The exact argv of every built-in per capability; docs/providers.md shows the same lines.
 TEST(Invocation, CodexArgv) {
-  const V base = {"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color",
-                  "never", "--dangerously-bypass-approvals-and-sandbox",
-                  "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
-                  "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
-                  "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
-                  "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot"};
+  const V base = {"codex",       "exec",
+                  "--json",      "--skip-git-repo-check",
+                  "--ephemeral", "--color",
+                  "never",       "--dangerously-bypass-approvals-and-sandbox",
+                  "-c",          "analytics.enabled=false",
+                  "-c",          "check_for_update_on_startup=false",
+                  "-c",          "web_search=\"disabled\"",
+                  "-c",          "history.persistence=\"none\"",
+                  "--disable",   "plugins",
+                  "--disable",   "apps",
+                  "--disable",   "multi_agent",
+                  "--disable",   "hooks",
+                  "--disable",   "memories",
+                  "--disable",   "shell_snapshot"};
   V write = base;
   write.insert(write.end(), {"-m", "gpt-5.5", "-c", "model_reasoning_effort=\"high\"", "-"});
   EXPECT_EQ(Argv("codex", true, "gpt-5.5", "high"), write);
@@ -52,17 +60,45 @@ TEST(Invocation, CodexArgv) {
 // A full-access job has no berth sandbox around it: the CLI's own sandbox is in its
 // full-access mode by name (docs/providers.md "Full access").
 TEST(Invocation, CodexFullAccessArgvUsesDangerFullAccess) {
-  const V full = {"codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--color",
-                  "never", "--sandbox", "danger-full-access", "-c", "approval_policy=\"never\"",
-                  "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
-                  "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
-                  "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
-                  "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot",
-                  "-m", "gpt-5.5", "-"};
+  const V full = {"codex",
+                  "exec",
+                  "--json",
+                  "--skip-git-repo-check",
+                  "--ephemeral",
+                  "--color",
+                  "never",
+                  "--sandbox",
+                  "danger-full-access",
+                  "-c",
+                  "approval_policy=\"never\"",
+                  "-c",
+                  "analytics.enabled=false",
+                  "-c",
+                  "check_for_update_on_startup=false",
+                  "-c",
+                  "web_search=\"disabled\"",
+                  "-c",
+                  "history.persistence=\"none\"",
+                  "--disable",
+                  "plugins",
+                  "--disable",
+                  "apps",
+                  "--disable",
+                  "multi_agent",
+                  "--disable",
+                  "hooks",
+                  "--disable",
+                  "memories",
+                  "--disable",
+                  "shell_snapshot",
+                  "-m",
+                  "gpt-5.5",
+                  "-"};
   EXPECT_EQ(Argv("codex", true, "gpt-5.5", "", /*full_access=*/true), full);
   V write = Argv("codex", true, "gpt-5.5");
   EXPECT_EQ(std::count(write.begin(), write.end(), "danger-full-access"), 0);
-  EXPECT_EQ(std::count(write.begin(), write.end(), "--dangerously-bypass-approvals-and-sandbox"), 1);
+  EXPECT_EQ(std::count(write.begin(), write.end(), "--dangerously-bypass-approvals-and-sandbox"),
+            1);
 }
 
 TEST(Invocation, FullAccessArgvOfTheOtherBuiltins) {
@@ -91,10 +127,11 @@ TEST(Invocation, CodexUsesOpenAiKeyThroughItsOwnProviderEntry) {
     V argv = BuildInvocation(Builtin("codex"), r)->argv;
     return V(argv.end() - 5, argv.end());
   };
-  EXPECT_EQ(tail(), (V{"-c", "model_provider=\"berth\"", "-c",
-                       "model_providers.berth={name=\"berth\",base_url=\"https://api.openai.com/v1\","
-                       "env_key=\"OPENAI_API_KEY\",wire_api=\"responses\"}",
-                       "-"}));
+  EXPECT_EQ(tail(),
+            (V{"-c", "model_provider=\"berth\"", "-c",
+               "model_providers.berth={name=\"berth\",base_url=\"https://api.openai.com/v1\","
+               "env_key=\"OPENAI_API_KEY\",wire_api=\"responses\"}",
+               "-"}));
   env["OPENAI_BASE_URL"] = "http://model.test:8080/v1";
   EXPECT_NE(tail()[3].find("base_url=\"http://model.test:8080/v1\""), std::string::npos);
   env.clear();
@@ -103,13 +140,33 @@ TEST(Invocation, CodexUsesOpenAiKeyThroughItsOwnProviderEntry) {
 }
 
 TEST(Invocation, ClaudeArgv) {
-  V write = {"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
-             "bypassPermissions", "--tools", "Bash,Edit,Read,Write,Glob,Grep",
-             "--strict-mcp-config", "--no-session-persistence", "--model", "sonnet"};
+  V write = {"claude",
+             "-p",
+             "--output-format",
+             "stream-json",
+             "--verbose",
+             "--permission-mode",
+             "bypassPermissions",
+             "--tools",
+             "Bash,Edit,Read,Write,Glob,Grep",
+             "--strict-mcp-config",
+             "--no-session-persistence",
+             "--model",
+             "sonnet"};
   EXPECT_EQ(Argv("claude", true, "sonnet"), write);
-  V read = {"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
-            "dontAsk", "--tools", "Bash,Read,Glob,Grep", "--allowedTools", "Bash,Read,Glob,Grep",
-            "--strict-mcp-config", "--no-session-persistence"};
+  V read = {"claude",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "dontAsk",
+            "--tools",
+            "Bash,Read,Glob,Grep",
+            "--allowedTools",
+            "Bash,Read,Glob,Grep",
+            "--strict-mcp-config",
+            "--no-session-persistence"};
   EXPECT_EQ(Argv("claude", false), read);
 }
 
@@ -117,8 +174,8 @@ TEST(Invocation, GeminiArgv) {
   EXPECT_EQ(Argv("gemini", true, "gemini-2.5-pro"),
             (V{"gemini", "--skip-trust", "--approval-mode", "yolo", "-e", "none", "-o",
                "stream-json", "-m", "gemini-2.5-pro"}));
-  EXPECT_EQ(Argv("gemini", false), (V{"gemini", "--skip-trust", "--approval-mode", "default",
-                                      "-e", "none", "-o", "stream-json"}));
+  EXPECT_EQ(Argv("gemini", false), (V{"gemini", "--skip-trust", "--approval-mode", "default", "-e",
+                                      "none", "-o", "stream-json"}));
 }
 
 TEST(Invocation, GrokArgv) {

@@ -5,7 +5,8 @@
 
 namespace berth::provider {
 
-// Where berth places the preload inside a job, and the text of the ES module.
+// Where berth places the preload inside a job, and the text of the ES module: node_proxy.mjs,
+// embedded at build time (src/provider/CMakeLists.txt).
 inline constexpr const char* kNodeProxyPath = "/run/berth/node-proxy.mjs";
 extern const char kNodeProxyModule[];
 

@@ -107,8 +107,8 @@ TEST(RealOutput, Codex) {
 }
 
 TEST(RealOutput, CodexTransientErrorsDoNotFailACompletedTurn) {
-  AgentOutput o = ParseCodex(
-      "{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n" + Fixture("codex/success.jsonl"));
+  AgentOutput o = ParseCodex("{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n" +
+                             Fixture("codex/success.jsonl"));
   EXPECT_TRUE(o.has_final);
   EXPECT_EQ(o.failure, "");
 }
@@ -194,11 +194,21 @@ TEST(RealOutput, MutatedOutputsNeverCrash) {
     for (int e = 0; e < edits && !text.empty(); ++e) {
       size_t at = rng() % text.size();
       switch (rng() % 5) {
-        case 0: text[at] = static_cast<char>(rng() % 256); break;
-        case 1: text.erase(at, rng() % 64); break;
-        case 2: text.insert(at, text.substr(rng() % text.size(), rng() % 128)); break;
-        case 3: text.resize(at); break;
-        default: text.insert(at, "\n{\"type\":\"result\",\"is_error\":[],\"usage\":{\"input_tokens\":1e400}}\n");
+        case 0:
+          text[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          text.erase(at, rng() % 64);
+          break;
+        case 2:
+          text.insert(at, text.substr(rng() % text.size(), rng() % 128));
+          break;
+        case 3:
+          text.resize(at);
+          break;
+        default:
+          text.insert(
+              at, "\n{\"type\":\"result\",\"is_error\":[],\"usage\":{\"input_tokens\":1e400}}\n");
       }
     }
     finals += ParseCodex(text).has_final + ParseClaude(text).has_final +

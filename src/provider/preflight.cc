@@ -90,7 +90,8 @@ Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
     return (*it)["version"].get<std::string>();
   std::string version = TRY(AskVersion(provider, cli, environ, home, timeout_ms));
   cache[cli] = {{"key", key}, {"version", version}};
-  (void)sys::WriteFileAtomic(cache_file, cache.dump(1) + "\n", 0600);
+  IgnoreError(sys::WriteFileAtomic(cache_file, cache.dump(1) + "\n", 0600),
+              "a cache: without it the next run asks the CLI again");
   return version;
 }
 

@@ -34,9 +34,9 @@ struct FieldPaths {
 // Settings berth merges into the job's copy of a CLI's JSON settings file (never the user's):
 // the CLI's telemetry, update checks and nested agents off, and what a base URL needs.
 struct SettingsPatch {
-  std::string file;       // "~/.gemini/settings.json"; must lie in one of the state_dirs
-  std::string json;       // an object, merged key by key over the user's settings
-  std::string when_set;   // applied only when this credential variable is passed; "" always
+  std::string file;      // "~/.gemini/settings.json"; must lie in one of the state_dirs
+  std::string json;      // an object, merged key by key over the user's settings
+  std::string when_set;  // applied only when this credential variable is passed; "" always
 };
 
 // Arguments added when a variable is set in the job's environment, e.g. Codex's custom model
@@ -60,9 +60,9 @@ struct Provider {
   // For a full-access job (docs/policy.md "Full access"): the write args with the CLI's own
   // sandbox in its full-access mode (Codex: --sandbox danger-full-access). Empty: write_args.
   std::vector<std::string> full_args;
-  std::vector<std::string> model_args;   // appended when a model is requested
-  std::vector<std::string> effort_args;  // appended when an effort is requested
-  std::vector<std::string> prompt_args;  // appended last: "-" or {"-p", "{prompt}"}
+  std::vector<std::string> model_args;     // appended when a model is requested
+  std::vector<std::string> effort_args;    // appended when an effort is requested
+  std::vector<std::string> prompt_args;    // appended last: "-" or {"-p", "{prompt}"}
   std::vector<ArgsWhenSet> args_when_set;  // built-ins only; before the prompt args
   std::string default_base_url;            // for {base_url}
   PromptChannel prompt = PromptChannel::kStdin;
@@ -75,7 +75,7 @@ struct Provider {
   std::vector<std::string> endpoints;    // HOST[:PORT] (443 by default) or *.DOMAIN
   std::vector<std::string> state_dirs;   // "~/.codex": copy-on-write inside the job
   std::vector<std::string> state_files;  // "~/.claude.json": a job-private copy
-  std::vector<SettingsPatch> settings;     // built-ins only
+  std::vector<SettingsPatch> settings;   // built-ins only
   // Files the CLI writes into the workspace for itself on every run (Grok's
   // .grok/settings.json), as globs: never committed, never a refusal (built-ins only).
   std::vector<std::string> workspace_artifacts;

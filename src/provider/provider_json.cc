@@ -135,7 +135,8 @@ Result<Provider> FromJson(const nlohmann::json& j) {
   }
   if (auto it = j.find("args_when_set"); it != j.end() && it->is_array()) {
     for (const nlohmann::json& a : *it) {
-      if (!a.is_object() || !a.contains("args") || !a["args"].is_array()) return bad("args_when_set");
+      if (!a.is_object() || !a.contains("args") || !a["args"].is_array())
+        return bad("args_when_set");
       ArgsWhenSet entry{a.value("variable", ""), {}};
       for (const nlohmann::json& arg : a["args"])
         if (arg.is_string()) entry.args.push_back(arg.get<std::string>());

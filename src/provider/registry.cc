@@ -19,14 +19,19 @@ Provider Codex() {
   // capabilities (a read job's workspace is read-only in berth's sandbox). Its update check,
   // analytics, web search, plugins, apps, nested agents, hooks and memories are off.
   auto args = [](std::vector<std::string> sandbox) {
-    std::vector<std::string> argv = {"exec", "--json", "--skip-git-repo-check", "--ephemeral",
-                                     "--color", "never"};
+    std::vector<std::string> argv = {"exec",        "--json",  "--skip-git-repo-check",
+                                     "--ephemeral", "--color", "never"};
     argv.insert(argv.end(), sandbox.begin(), sandbox.end());
-    argv.insert(argv.end(),
-                {"-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
-                 "-c", "web_search=\"disabled\"", "-c", "history.persistence=\"none\"",
-                 "--disable", "plugins", "--disable", "apps", "--disable", "multi_agent",
-                 "--disable", "hooks", "--disable", "memories", "--disable", "shell_snapshot"});
+    argv.insert(argv.end(), {"-c",        "analytics.enabled=false",
+                             "-c",        "check_for_update_on_startup=false",
+                             "-c",        "web_search=\"disabled\"",
+                             "-c",        "history.persistence=\"none\"",
+                             "--disable", "plugins",
+                             "--disable", "apps",
+                             "--disable", "multi_agent",
+                             "--disable", "hooks",
+                             "--disable", "memories",
+                             "--disable", "shell_snapshot"});
     return argv;
   };
   p.read_args = args({"--dangerously-bypass-approvals-and-sandbox"});
@@ -66,14 +71,28 @@ Provider Claude() {
   p.version_args = {"--version"};
   // --tools leaves out the nested-agent, scheduling and web tools; no MCP servers, no
   // session files. Read jobs get no editing tools and no permission prompts.
-  p.write_args = {"-p", "--output-format", "stream-json", "--verbose",
-                  "--permission-mode", "bypassPermissions",
-                  "--tools", "Bash,Edit,Read,Write,Glob,Grep",
-                  "--strict-mcp-config", "--no-session-persistence"};
-  p.read_args = {"-p", "--output-format", "stream-json", "--verbose",
-                 "--permission-mode", "dontAsk",
-                 "--tools", "Bash,Read,Glob,Grep", "--allowedTools", "Bash,Read,Glob,Grep",
-                 "--strict-mcp-config", "--no-session-persistence"};
+  p.write_args = {"-p",
+                  "--output-format",
+                  "stream-json",
+                  "--verbose",
+                  "--permission-mode",
+                  "bypassPermissions",
+                  "--tools",
+                  "Bash,Edit,Read,Write,Glob,Grep",
+                  "--strict-mcp-config",
+                  "--no-session-persistence"};
+  p.read_args = {"-p",
+                 "--output-format",
+                 "stream-json",
+                 "--verbose",
+                 "--permission-mode",
+                 "dontAsk",
+                 "--tools",
+                 "Bash,Read,Glob,Grep",
+                 "--allowedTools",
+                 "Bash,Read,Glob,Grep",
+                 "--strict-mcp-config",
+                 "--no-session-persistence"};
   // Full access: no permission checks, and Claude Code's own Bash sandbox (sandbox.enabled in
   // its settings, which --settings overrides) off, so that commands reach the host as the user.
   p.full_args = p.write_args;
@@ -84,9 +103,13 @@ Provider Claude() {
   p.credentials = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"};
   // IS_SANDBOX: Claude Code refuses to skip permissions as uid 0 unless it is told it runs
   // in a sandbox, which it does.
-  p.set_env = {"IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-               "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-               "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"};
+  p.set_env = {"IS_SANDBOX=1",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+               "DISABLE_AUTOUPDATER=1",
+               "DISABLE_TELEMETRY=1",
+               "DISABLE_ERROR_REPORTING=1",
+               "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+               "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"};
   p.base_url_env = {"ANTHROPIC_BASE_URL"};
   p.endpoints = {"api.anthropic.com"};
   p.state_dirs = {"~/.claude"};

@@ -49,9 +49,8 @@ model = "model"
   EXPECT_EQ(aider->output, OutputFormat::kJsonLines);
   EXPECT_EQ(aider->fields.text, "result.text");
   EXPECT_TRUE(aider->reports_model);
-  EXPECT_EQ(aider->full_args,
-            (std::vector<std::string>{"--yes-always", "--no-sandbox", "--message-file",
-                                      "{prompt_file}"}));
+  EXPECT_EQ(aider->full_args, (std::vector<std::string>{"--yes-always", "--no-sandbox",
+                                                        "--message-file", "{prompt_file}"}));
 }
 
 TEST(Registry, UnknownNameListsTheKnownOnes) {

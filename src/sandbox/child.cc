@@ -12,6 +12,10 @@ namespace berth::sandbox {
 
 namespace k = sys::kernel;
 
+// The `(void)` casts below drop plain errno codes of sys::kernel calls (no Result: nothing here
+// may allocate). They run after clone, in the init or the command, where a failed close or
+// signal has nobody to be reported to: the step that matters reports itself on the error pipe.
+
 namespace {
 
 constexpr int kSetupFailedExit = 125;
@@ -25,24 +29,54 @@ constexpr int kSetupFailedExit = 125;
 int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
   int rc = 0;
   switch (step.kind) {
-    case StepKind::kParentDeathSignal: rc = k::SetParentDeathSignal(step.number); break;
-    case StepKind::kMakeMountsPrivate: rc = k::MakeMountsPrivate(); break;
-    case StepKind::kMountTmpfs: rc = k::MountTmpfs(step.a, step.b, step.flags); break;
-    case StepKind::kMakeDir: rc = k::MakeDir(step.a, static_cast<mode_t>(step.value)); break;
+    case StepKind::kParentDeathSignal:
+      rc = k::SetParentDeathSignal(step.number);
+      break;
+    case StepKind::kMakeMountsPrivate:
+      rc = k::MakeMountsPrivate();
+      break;
+    case StepKind::kMountTmpfs:
+      rc = k::MountTmpfs(step.a, step.b, step.flags);
+      break;
+    case StepKind::kMakeDir:
+      rc = k::MakeDir(step.a, static_cast<mode_t>(step.value));
+      break;
     case StepKind::kMakeEmptyFile:
       rc = k::MakeEmptyFile(step.a, static_cast<mode_t>(step.value));
       break;
-    case StepKind::kSymlink: rc = k::MakeSymlink(step.a, step.b); break;
-    case StepKind::kPivotToBase: rc = k::PivotRoot(step.a, step.b); break;
-    case StepKind::kChangeDir: rc = k::ChangeDir(step.a); break;
-    case StepKind::kBind: rc = k::BindMount(step.a, step.b, step.recursive); break;
-    case StepKind::kReadOnly: rc = k::MakeReadOnly(step.a, step.recursive); break;
-    case StepKind::kMountProc: rc = k::MountProc(step.a); break;
-    case StepKind::kMountOverlay: rc = k::MountOverlay(step.a, step.b); break;
-    case StepKind::kMountDevpts: rc = k::MountDevpts(step.a); break;
-    case StepKind::kEnterRoot: rc = k::EnterRoot(step.a); break;
-    case StepKind::kSetHostname: rc = k::SetHostname(step.a); break;
-    case StepKind::kLoopbackUp: rc = k::BringUpLoopback(); break;
+    case StepKind::kSymlink:
+      rc = k::MakeSymlink(step.a, step.b);
+      break;
+    case StepKind::kPivotToBase:
+      rc = k::PivotRoot(step.a, step.b);
+      break;
+    case StepKind::kChangeDir:
+      rc = k::ChangeDir(step.a);
+      break;
+    case StepKind::kBind:
+      rc = k::BindMount(step.a, step.b, step.recursive);
+      break;
+    case StepKind::kReadOnly:
+      rc = k::MakeReadOnly(step.a, step.recursive);
+      break;
+    case StepKind::kMountProc:
+      rc = k::MountProc(step.a);
+      break;
+    case StepKind::kMountOverlay:
+      rc = k::MountOverlay(step.a, step.b);
+      break;
+    case StepKind::kMountDevpts:
+      rc = k::MountDevpts(step.a);
+      break;
+    case StepKind::kEnterRoot:
+      rc = k::EnterRoot(step.a);
+      break;
+    case StepKind::kSetHostname:
+      rc = k::SetHostname(step.a);
+      break;
+    case StepKind::kLoopbackUp:
+      rc = k::BringUpLoopback();
+      break;
     case StepKind::kProxyListener: {
       // The socket is made here, inside the job's network namespace, and served outside it:
       // no helper process runs in the sandbox. The launcher answers once the proxy is up.
@@ -61,8 +95,12 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
     case StepKind::kSetRlimit:
       rc = k::SetResourceLimit(step.number, static_cast<rlim_t>(step.value));
       break;
-    case StepKind::kNoNewPrivs: rc = k::SetNoNewPrivs(); break;
-    case StepKind::kDropCapabilities: rc = k::DropAllCapabilities(); break;
+    case StepKind::kNoNewPrivs:
+      rc = k::SetNoNewPrivs();
+      break;
+    case StepKind::kDropCapabilities:
+      rc = k::DropAllCapabilities();
+      break;
     case StepKind::kLandlockCreate:
       rc = k::LandlockCreateRuleset(plan.landlock.handled_fs, plan.landlock.handled_net,
                                     plan.landlock.scoped, landlock_fd);
@@ -94,7 +132,9 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
       (void)k::CloseFd(plan.seccomp_notify_socket);
       break;
     }
-    case StepKind::kSubreaper: rc = k::SetChildSubreaper(); break;
+    case StepKind::kSubreaper:
+      rc = k::SetChildSubreaper();
+      break;
   }
   if (rc == ENOENT && step.optional) return 0;
   return rc;

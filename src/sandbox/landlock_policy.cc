@@ -1,6 +1,5 @@
 #include "sandbox/landlock_policy.h"
 
-
 #include <algorithm>
 
 #include "sys/fs.h"
@@ -10,15 +9,11 @@ namespace berth::sandbox {
 
 namespace ll = sys::landlock;
 
-uint64_t LandlockReadAccess() {
-  return ll::kFsExecute | ll::kFsReadFile | ll::kFsReadDir;
-}
+uint64_t LandlockReadAccess() { return ll::kFsExecute | ll::kFsReadFile | ll::kFsReadDir; }
 
 uint64_t LandlockWriteAccess(int abi) {
-  uint64_t access = ll::kFsWriteFile | ll::kFsRemoveDir |
-                    ll::kFsRemoveFile | ll::kFsMakeDir |
-                    ll::kFsMakeReg | ll::kFsMakeSock |
-                    ll::kFsMakeFifo | ll::kFsMakeSym;
+  uint64_t access = ll::kFsWriteFile | ll::kFsRemoveDir | ll::kFsRemoveFile | ll::kFsMakeDir |
+                    ll::kFsMakeReg | ll::kFsMakeSock | ll::kFsMakeFifo | ll::kFsMakeSym;
   if (abi >= 2) access |= ll::kFsRefer;
   if (abi >= 3) access |= ll::kFsTruncate;
   return access;
@@ -27,12 +22,10 @@ uint64_t LandlockWriteAccess(int abi) {
 namespace {
 
 // Device nodes every program expects to write.
-constexpr const char* kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
-                                            "/dev/ptmx", "/dev/pts"};
+constexpr const char* kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full",
+                                            "/dev/tty",  "/dev/ptmx", "/dev/pts"};
 
-uint64_t DeviceWriteAccess(int abi) {
-  return ll::kFsWriteFile | (abi >= 3 ? ll::kFsTruncate : 0);
-}
+uint64_t DeviceWriteAccess(int abi) { return ll::kFsWriteFile | (abi >= 3 ? ll::kFsTruncate : 0); }
 
 }  // namespace
 
@@ -85,8 +78,8 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
       for (const PathGrant& grant : spec.paths) {
         if (grant.access != PathGrant::Access::kSocket && sys::IsWithin(hidden, grant.path))
           return Error(Cause::kUnavailable,
-                       "the landlock tier cannot hide " + hidden + " inside " + grant.path +
-                           " (" + grant.origin + ")",
+                       "the landlock tier cannot hide " + hidden + " inside " + grant.path + " (" +
+                           grant.origin + ")",
                        0, "use the namespaces tier, or a workspace that does not contain it");
       }
     }
@@ -99,7 +92,8 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
       plan.rules.push_back({std::move(root), read, true});
   }
   if (spec.overlay) plan.rules.push_back({spec.overlay->target, read | write, false});
-  for (const OverlayWorkspace& o : spec.state_overlays) plan.rules.push_back({o.target, read | write, false});
+  for (const OverlayWorkspace& o : spec.state_overlays)
+    plan.rules.push_back({o.target, read | write, false});
   for (const PathGrant& grant : spec.paths) {
     if (grant.access == PathGrant::Access::kReadWrite)
       plan.rules.push_back({grant.path, read | write, false});

@@ -20,7 +20,7 @@ struct LandlockRule {
 struct LandlockPlan {
   int abi = 0;
   uint64_t handled_fs = 0;
-  uint64_t handled_net = 0;  // TCP bind/connect denied when set, except connect_ports
+  uint64_t handled_net = 0;             // TCP bind/connect denied when set, except connect_ports
   std::vector<uint16_t> connect_ports;  // TCP connect allowed (the proxy in the landlock tier)
   uint64_t scoped = 0;
   std::vector<LandlockRule> rules;

@@ -15,7 +15,9 @@ TEST(ReadableRoots, AllowsSiblingsAlongTheHiddenPath) {
   ASSERT_TRUE(sys::MakeDirs(root + "/home/src", 0700).has_value());
   ASSERT_TRUE(sys::MakeDirs(root + "/other", 0700).has_value());
   std::vector<std::string> roots = ReadableRoots({root + "/home/.ssh"}).value();
-  auto has = [&](const std::string& p) { return std::find(roots.begin(), roots.end(), p) != roots.end(); };
+  auto has = [&](const std::string& p) {
+    return std::find(roots.begin(), roots.end(), p) != roots.end();
+  };
   EXPECT_TRUE(has(root + "/home/src"));
   EXPECT_TRUE(has(root + "/other"));
   EXPECT_FALSE(has(root + "/home/.ssh"));

@@ -1,18 +1,20 @@
 // Launcher: applies a SandboxSpec and runs its command to completion.
 //
-// The launcher makes no policy decisions: it resolves the tier the spec allows on this
+// The launcher makes no policy decisions: it resolves the tier the spec asks for on this
 // host, compiles the spec into a Plan, clones the job's init, writes its id maps, joins its
 // cgroups and waits, forwarding SIGINT, SIGTERM and SIGHUP and enforcing the timeout
-// (SIGTERM to the tree, then SIGKILL after the grace period). Not thread-safe: one launch
-// per thread, and it owns SIGINT/SIGTERM/SIGHUP of that thread while it runs.
+// (SIGTERM to the tree, then SIGKILL after the grace period). It does not fall back to a
+// weaker tier by itself: a namespaces tier the host refuses at clone time is reported as
+// LaunchFailure::kTierUnavailable, and the caller decides (LaunchAllowingFallback is the one
+// decision berth takes). Not thread-safe: one launch per thread, and it owns
+// SIGINT/SIGTERM/SIGHUP of that thread while it runs.
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 #include "sandbox/socket_watch.h"
@@ -37,18 +39,18 @@ Result<TierChoice> ResolveTier(const SandboxSpec& spec, Probe probe = Probe::kYe
 struct LaunchResult {
   sys::ExitStatus status;  // the command's
   bool timed_out = false;
-  bool stopped = false;    // ended through stop_fd, SIGTERM or SIGHUP
-  std::string tier;        // "namespaces", "landlock" or "none (full access)"
+  bool stopped = false;  // ended through stop_fd, SIGTERM or SIGHUP
+  std::string tier;      // "namespaces", "landlock" or "none (full access)"
   std::vector<std::string> layers;
-  nlohmann::json limits;   // AppliedLimit list
+  nlohmann::json limits;  // AppliedLimit list
   std::vector<std::string> warnings;
   // Times the command tried to create a user namespace and was refused (no `browser` grant).
   int denied_user_namespaces = 0;
   // Connects to host Unix sockets that the sandbox masks (no socket: grant), by path inside the
   // job's view, sorted; each failed (the mask decides) and was counted (namespaces tier only).
   std::vector<DeniedSocket> denied_sockets;
-  int64_t setup_ms = 0;    // from launch until the command's execve
-  int64_t run_ms = 0;      // from execve until the command's tree ended
+  int64_t setup_ms = 0;  // from launch until the command's execve
+  int64_t run_ms = 0;    // from execve until the command's tree ended
   // Network proxy: where the job reaches the proxy, e.g. "127.0.0.1:3128 (the job's own
   // network namespace)" or "127.0.0.1:41234 (the host's loopback)".
   std::string proxy_address;
@@ -72,11 +74,33 @@ struct LaunchOptions {
   std::function<Status(sys::UniqueFd listener)> on_proxy_listener;
 };
 
-// Failures before the command runs carry the step that failed in their message; their
-// cause is kUnavailable when the host lacks the confinement, kNotFound/kPermissionDenied
-// when the command could not be executed.
+// What went wrong when a launch failed, for callers to switch on (states, exit codes); the
+// Error's message is for people. Carried as the Error's detail: read it with LaunchFailureOf.
+enum class LaunchFailure {
+  kOther = 0,           // anything else; the Error's Cause says what kind
+  kTierUnavailable,     // the host cannot give the tier asked for (user namespaces refused,
+                        // no Landlock); Cause kUnavailable
+  kSandboxStep,         // the host refused one confinement step inside the sandbox (a mount,
+                        // a Landlock rule, seccomp); Cause kUnavailable, errno set
+  kCommandNotFound,     // the command does not exist inside the sandbox (a shell's 127)
+  kCommandNotRunnable,  // it exists but could not be executed (a shell's 126), errno set
+};
+LaunchFailure LaunchFailureOf(const Error& error);
+
+// Failures before the command runs name the step that failed in their message and carry a
+// LaunchFailure; their cause is kUnavailable when the host lacks the confinement,
+// kNotFound/kPermissionDenied when the command could not be executed.
 // SIGINT is forwarded to the command; SIGTERM and SIGHUP end its tree like `stop_fd`.
 Result<LaunchResult> Launch(const SandboxSpec& spec, const std::string& job_name,
                             const LaunchOptions& options = {});
+
+// The spec to try next after `failure`: the landlock tier when the namespaces tier turned out
+// unavailable at launch and the spec lets berth choose (tier auto with --allow-weaker);
+// nullopt when the failure stands.
+std::optional<SandboxSpec> FallbackSpec(const SandboxSpec& spec, const Error& failure);
+
+// Launch, then once more with FallbackSpec when it applies: how berth's commands launch.
+Result<LaunchResult> LaunchAllowingFallback(const SandboxSpec& spec, const std::string& job_name,
+                                            const LaunchOptions& options = {});
 
 }  // namespace berth::sandbox

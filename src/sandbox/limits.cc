@@ -20,12 +20,11 @@ std::string OwnCgroupPath(const std::string& cgroup_file, const std::string& con
   for (const std::string& line : Split(cgroup_file, '\n')) {
     std::vector<std::string> fields = Split(line, ':');
     if (fields.size() < 3) continue;
-    if (controller.empty() ? fields[0] == "0" && fields[1].empty()
-                           : [&] {
-                               for (const std::string& c : Split(fields[1], ','))
-                                 if (c == controller) return true;
-                               return false;
-                             }())
+    if (controller.empty() ? fields[0] == "0" && fields[1].empty() : [&] {
+          for (const std::string& c : Split(fields[1], ','))
+            if (c == controller) return true;
+          return false;
+        }())
       return fields[2];
   }
   return {};
@@ -74,7 +73,8 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
       bool used = false;
       if (limits.memory_bytes && has("memory") &&
           sys::WriteExisting(dir + "/memory.max", std::to_string(*limits.memory_bytes))) {
-        (void)sys::WriteExisting(dir + "/memory.swap.max", "0");
+        IgnoreError(sys::WriteExisting(dir + "/memory.swap.max", "0"),
+                    "without swap accounting memory.max alone is the limit");
         memory_done = used = true;
         out.applied_.push_back({"memory", FormatBytes(*limits.memory_bytes), "cgroup v2"});
       }
@@ -93,7 +93,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
         out.cgroup_dirs_.push_back(dir);
         out.cgroup_v2_ = true;
       } else {
-        (void)sys::RemoveDir(dir);
+        IgnoreError(sys::RemoveDir(dir), "an empty leftover cgroup holds no process and no limit");
       }
     }
   }
@@ -107,7 +107,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
     std::string dir = sys::NormalizePath(base + own + "/" + leaf);
     if (!sys::MakeDirs(dir, 0755)) return false;
     if (!sys::WriteExisting(dir + "/" + file, value)) {
-      (void)sys::RemoveDir(dir);
+      IgnoreError(sys::RemoveDir(dir), "an empty leftover cgroup holds no process and no limit");
       return false;
     }
     out.cgroup_dirs_.push_back(dir);
@@ -119,17 +119,20 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                      "memory", FormatBytes(*limits.memory_bytes));
     if (memory_done) {
       std::string dir = out.cgroup_dirs_.back();
-      (void)sys::WriteExisting(dir + "/memory.memsw.limit_in_bytes",
-                               std::to_string(*limits.memory_bytes));
+      IgnoreError(sys::WriteExisting(dir + "/memory.memsw.limit_in_bytes",
+                                     std::to_string(*limits.memory_bytes)),
+                  "without swap accounting memory.limit_in_bytes alone is the limit");
     }
   }
   if (limits.pids && !pids_done)
-    pids_done = v1("pids", "pids.max", std::to_string(*limits.pids), "pids",
-                   std::to_string(*limits.pids));
+    pids_done =
+        v1("pids", "pids.max", std::to_string(*limits.pids), "pids", std::to_string(*limits.pids));
   if (limits.cpus && !cpu_done) {
     cpu_done = v1("cpu", "cpu.cfs_quota_us", std::to_string(std::lround(*limits.cpus * 100000)),
                   "cpu", Cores(*limits.cpus));
-    if (cpu_done) (void)sys::WriteExisting(out.cgroup_dirs_.back() + "/cpu.cfs_period_us", "100000");
+    if (cpu_done)
+      IgnoreError(sys::WriteExisting(out.cgroup_dirs_.back() + "/cpu.cfs_period_us", "100000"),
+                  "100000 us is the kernel's default period already");
   }
 
   // rlimits for the rest. RLIMIT_DATA (Linux 4.7+ counts every private writable mapping) and
@@ -138,8 +141,8 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   // so inside the job's own user namespace it bounds the job; the kernel never applies it to
   // real root.
   auto may_skip = [&](const char* name) {
-    return allow_weaker || std::find(limits.best_effort.begin(), limits.best_effort.end(),
-                                     name) != limits.best_effort.end();
+    return allow_weaker || std::find(limits.best_effort.begin(), limits.best_effort.end(), name) !=
+                               limits.best_effort.end();
   };
   if (limits.memory_bytes && !memory_done) {
     out.rlimits_.push_back({RLIMIT_DATA, *limits.memory_bytes});
@@ -149,23 +152,25 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   if (limits.pids && !pids_done) {
     if (::getuid() == 0 && !may_skip("pids"))
       return Error(Cause::kUnavailable,
-                   "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root",
-                   0, "run berth where it can create a cgroup, or pass --allow-weaker");
+                   "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root", 0,
+                   "run berth where it can create a cgroup, or pass --allow-weaker");
     out.rlimits_.push_back({RLIMIT_NPROC, *limits.pids});
-    out.applied_.push_back({"pids", std::to_string(*limits.pids),
-                            ::getuid() == 0 ? "none (RLIMIT_NPROC does not bind root)"
-                                            : "rlimit RLIMIT_NPROC"});
+    out.applied_.push_back(
+        {"pids", std::to_string(*limits.pids),
+         ::getuid() == 0 ? "none (RLIMIT_NPROC does not bind root)" : "rlimit RLIMIT_NPROC"});
   }
   if (limits.cpus && !cpu_done) {
     if (!may_skip("cpu"))
-      return Error(Cause::kUnavailable, "cannot limit cpu: no writable cgroup with the cpu controller",
-                   0, "run berth where it can create a cgroup, or pass --allow-weaker");
+      return Error(Cause::kUnavailable,
+                   "cannot limit cpu: no writable cgroup with the cpu controller", 0,
+                   "run berth where it can create a cgroup, or pass --allow-weaker");
     out.applied_.push_back({"cpu", Cores(*limits.cpus), "none (needs a cgroup)"});
   }
   // No cgroup bounds a file's size; RLIMIT_FSIZE makes a write past it fail (SIGXFSZ).
   if (limits.file_size_bytes) {
     out.rlimits_.push_back({RLIMIT_FSIZE, *limits.file_size_bytes});
-    out.applied_.push_back({"file size", FormatBytes(*limits.file_size_bytes), "rlimit RLIMIT_FSIZE"});
+    out.applied_.push_back(
+        {"file size", FormatBytes(*limits.file_size_bytes), "rlimit RLIMIT_FSIZE"});
   }
   return out;
 }
@@ -178,7 +183,9 @@ Status ResourceLimits::Attach(pid_t pid) const {
 
 void ResourceLimits::Release() {
   for (const std::string& dir : cgroup_dirs_) {
-    if (cgroup_v2_) (void)sys::WriteExisting(dir + "/cgroup.kill", "1");
+    if (cgroup_v2_)
+      IgnoreError(sys::WriteExisting(dir + "/cgroup.kill", "1"),
+                  "before Linux 5.14 there is no cgroup.kill; the init already ended the tree");
     // Processes leave a cgroup asynchronously after they are reaped; retry briefly.
     for (int attempt = 0; attempt < 200; ++attempt) {
       if (sys::RemoveDir(dir)) break;

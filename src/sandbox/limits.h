@@ -4,11 +4,10 @@
 
 #include <sys/types.h>
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "base/result.h"
 #include "sandbox/spec.h"

@@ -26,7 +26,15 @@ constexpr const char* kEmptyFile = "/empty";
 // One mount placed over the read-only host view.
 struct Overlay {
   enum class Kind {
-    kTmpfs, kDev, kProc, kOverlay, kBindWrite, kBindRead, kSocket, kHideDir, kHideFile,
+    kTmpfs,
+    kDev,
+    kProc,
+    kOverlay,
+    kBindWrite,
+    kBindRead,
+    kSocket,
+    kHideDir,
+    kHideFile,
     kMaskSocket
   };
   Kind kind;
@@ -34,7 +42,7 @@ struct Overlay {
   std::string source;      // host path, when it differs from `path`
   std::string tmpfs_mode;  // kTmpfs
   std::string origin;
-  std::string options{};   // kOverlay: the overlayfs mount options
+  std::string options{};  // kOverlay: the overlayfs mount options
 };
 
 int Depth(const std::string& path) {
@@ -105,8 +113,12 @@ class PlanBuilder {
         MakeMountPoint(o.path, false);
         Tmpfs(target, "mode=" + o.tmpfs_mode, 0, o.origin + " " + o.path);
         break;
-      case Overlay::Kind::kDev: EmitDev(); break;
-      case Overlay::Kind::kProc: EmitProc(); break;
+      case Overlay::Kind::kDev:
+        EmitDev();
+        break;
+      case Overlay::Kind::kProc:
+        EmitProc();
+        break;
       case Overlay::Kind::kBindWrite:
       case Overlay::Kind::kBindRead:
         // A file is bound onto a file, a directory onto a directory.
@@ -167,9 +179,8 @@ class PlanBuilder {
     shm.value = 01777;
     Tmpfs(dev + "/shm", "mode=1777", 0, "private /dev/shm");
     const std::pair<const char*, const char*> links[] = {
-        {"pts/ptmx", "ptmx"},          {"/proc/self/fd", "fd"},
-        {"/proc/self/fd/0", "stdin"},  {"/proc/self/fd/1", "stdout"},
-        {"/proc/self/fd/2", "stderr"},
+        {"pts/ptmx", "ptmx"},          {"/proc/self/fd", "fd"},       {"/proc/self/fd/0", "stdin"},
+        {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"},
     };
     for (const auto& [to, name] : links) {
       Step& l = Add(StepKind::kSymlink, std::string("create /dev/") + name);
@@ -241,14 +252,16 @@ std::vector<std::string> VisibleAt(const std::vector<Overlay>& sorted, const std
   return at;
 }
 
-std::vector<Overlay> Overlays(const SandboxSpec& spec, const std::vector<std::string>& host_sockets) {
+std::vector<Overlay> Overlays(const SandboxSpec& spec,
+                              const std::vector<std::string>& host_sockets) {
   std::vector<Overlay> overlays;
   // Host directories replaced by the job's own (see PrivateDirs); /dev/shm comes with /dev.
   for (const std::string& dir : PrivateDirs()) {
     // /tmp is always there (the scratch root is mounted on it); the others may be missing.
     if (dir == "/dev/shm" || (dir != "/tmp" && sys::TypeOf(dir) != sys::FileType::kDirectory))
       continue;
-    overlays.push_back({Overlay::Kind::kTmpfs, dir, "", dir == "/run" ? "0755" : "1777", "private"});
+    overlays.push_back(
+        {Overlay::Kind::kTmpfs, dir, "", dir == "/run" ? "0755" : "1777", "private"});
   }
   overlays.push_back({Overlay::Kind::kDev, "/dev", "", "", ""});
   overlays.push_back({Overlay::Kind::kProc, "/proc", "", "", ""});
@@ -266,7 +279,7 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec, const std::vector<std::st
   for (const OverlayWorkspace& o : spec.state_overlays) overlay(o, "provider state");
   std::vector<std::string> granted_sockets;
   for (const PathGrant& grant : spec.paths) {
-    Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite ? Overlay::Kind::kBindWrite
+    Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite  ? Overlay::Kind::kBindWrite
                          : grant.access == PathGrant::Access::kReadOnly ? Overlay::Kind::kBindRead
                                                                         : Overlay::Kind::kSocket;
     if (kind == Overlay::Kind::kSocket) granted_sockets.push_back(grant.host_path());
@@ -284,9 +297,9 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec, const std::vector<std::st
     if (type == sys::FileType::kMissing) continue;
     const Overlay* covering = Covering(overlays, hidden);
     if (covering != nullptr && !ShowsHost(covering->kind)) continue;
-    Overlay mask{type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir
-                                                   : Overlay::Kind::kHideFile,
-                 hidden, "", "000", "hidden"};
+    Overlay mask{
+        type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir : Overlay::Kind::kHideFile,
+        hidden, "", "000", "hidden"};
     // berth's own mounts inside (a cache in the hidden state directory) must stay reachable
     // by path for the job, which has no capability to pass a mode-000 directory.
     if (mask.kind == Overlay::Kind::kHideDir &&
@@ -347,9 +360,8 @@ void BuildNamespaceSetup(const SandboxSpec& spec, const PlanInputs& inputs, Plan
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
   b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
   if (spec.network == Network::kProxy) {
-    b.Add(StepKind::kProxyListener, "open the egress proxy's socket on " +
-                                        std::string(kProxyHost) + ":" +
-                                        std::to_string(kProxyPort))
+    b.Add(StepKind::kProxyListener, "open the egress proxy's socket on " + std::string(kProxyHost) +
+                                        ":" + std::to_string(kProxyPort))
         .number = kProxyPort;
   }
   b.Add(StepKind::kEnterRoot, "pivot into the sandbox root").a = kNewRoot;
@@ -413,10 +425,10 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
   const bool full = spec.profile == Profile::kFull;
   plan.use_namespaces = !full && inputs.tier == Tier::kNamespaces;
   if (plan.use_namespaces) {
-    plan.clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                       CLONE_NEWUTS;
-    plan.layers = {"user namespace", "mount namespace", "pid namespace", "network namespace",
-                   "ipc namespace", "uts namespace"};
+    plan.clone_flags =
+        CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+    plan.layers = {"user namespace",    "mount namespace", "pid namespace",
+                   "network namespace", "ipc namespace",   "uts namespace"};
     BuildNamespaceSetup(spec, inputs, &plan);
   } else {
     // Without a mount namespace nothing can be placed where the command looks for it: a
@@ -426,8 +438,7 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
     // reads what the host path shows anyway.)
     if (!full) {
       bool remapped = std::any_of(spec.paths.begin(), spec.paths.end(), [](const PathGrant& p) {
-        return p.access != PathGrant::Access::kReadOnly && !p.source.empty() &&
-               p.source != p.path;
+        return p.access != PathGrant::Access::kReadOnly && !p.source.empty() && p.source != p.path;
       });
       if (spec.overlay || !spec.state_overlays.empty() || remapped)
         return Error(Cause::kUnavailable,

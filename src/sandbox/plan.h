@@ -22,29 +22,29 @@ namespace berth::sandbox {
 enum class StepKind {
   kParentDeathSignal,
   kMakeMountsPrivate,
-  kMountTmpfs,       // a=target b=options flags=mount flags
-  kMakeDir,          // a=path mode
-  kMakeEmptyFile,    // a=path mode
-  kSymlink,          // a=target b=link
-  kPivotToBase,      // a=new root b=put old
-  kChangeDir,        // a=path
-  kBind,             // a=source b=target recursive
-  kReadOnly,         // a=target recursive; optional
-  kMountProc,        // a=target
-  kMountOverlay,     // a=target b=options
-  kMountDevpts,      // a=target
-  kEnterRoot,        // a=new root
-  kSetHostname,      // a=name
+  kMountTmpfs,     // a=target b=options flags=mount flags
+  kMakeDir,        // a=path mode
+  kMakeEmptyFile,  // a=path mode
+  kSymlink,        // a=target b=link
+  kPivotToBase,    // a=new root b=put old
+  kChangeDir,      // a=path
+  kBind,           // a=source b=target recursive
+  kReadOnly,       // a=target recursive; optional
+  kMountProc,      // a=target
+  kMountOverlay,   // a=target b=options
+  kMountDevpts,    // a=target
+  kEnterRoot,      // a=new root
+  kSetHostname,    // a=name
   kLoopbackUp,
-  kProxyListener,    // number=port: listen on 127.0.0.1:port, hand the socket to the launcher
-  kSetRlimit,        // number=resource value
+  kProxyListener,  // number=port: listen on 127.0.0.1:port, hand the socket to the launcher
+  kSetRlimit,      // number=resource value
   kNoNewPrivs,
   kDropCapabilities,
-  kLandlockCreate,   // uses Plan::landlock
-  kLandlockPath,     // a=path value=access; optional
-  kLandlockPort,     // value=port number=access (TCP connect)
+  kLandlockCreate,  // uses Plan::landlock
+  kLandlockPath,    // a=path value=access; optional
+  kLandlockPort,    // value=port number=access (TCP connect)
   kLandlockRestrict,
-  kSeccomp,          // uses Plan::seccomp
+  kSeccomp,  // uses Plan::seccomp
   kSubreaper,
 };
 
@@ -94,8 +94,8 @@ struct Plan {
 };
 
 struct PlanInputs {
-  Tier tier;            // resolved: kNamespaces or kLandlock
-  int landlock_abi;     // 0 when Landlock is unavailable
+  Tier tier;                // resolved: kNamespaces or kLandlock
+  int landlock_abi;         // 0 when Landlock is unavailable
   std::string private_tmp;  // landlock tier: the job's host temporary directory
   std::vector<std::pair<int, unsigned long>> rlimits;
   int stdio[3] = {-1, -1, -1};

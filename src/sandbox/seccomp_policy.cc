@@ -1,9 +1,9 @@
 #include "sandbox/seccomp_policy.h"
 
 #include <linux/sched.h>
+#include <netinet/in.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -32,20 +32,52 @@ Error SeccompError(const std::string& what, int rc) {
 const std::vector<const char*>& DeniedSyscalls() {
   static const std::vector<const char*> kDenied = {
       // Kernel code and kernel state.
-      "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "bpf",
-      "perf_event_open", "reboot", "swapon", "swapoff", "acct", "syslog", "quotactl",
-      "lookup_dcookie", "uselib", "vhangup", "iopl", "ioperm",
+      "init_module",
+      "finit_module",
+      "delete_module",
+      "kexec_load",
+      "kexec_file_load",
+      "bpf",
+      "perf_event_open",
+      "reboot",
+      "swapon",
+      "swapoff",
+      "acct",
+      "syslog",
+      "quotactl",
+      "lookup_dcookie",
+      "uselib",
+      "vhangup",
+      "iopl",
+      "ioperm",
       // Time is global.
-      "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+      "settimeofday",
+      "clock_settime",
+      "clock_adjtime",
+      "adjtimex",
       // Mounts: the job's namespace is built before the filter and never changes after.
-      "mount", "umount2", "pivot_root", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
-      "open_tree", "mount_setattr",
+      "mount",
+      "umount2",
+      "pivot_root",
+      "move_mount",
+      "fsopen",
+      "fsconfig",
+      "fsmount",
+      "fspick",
+      "open_tree",
+      "mount_setattr",
       // io_uring bypasses seccomp for the operations it performs.
-      "io_uring_setup", "io_uring_enter", "io_uring_register",
+      "io_uring_setup",
+      "io_uring_enter",
+      "io_uring_register",
       // The kernel keyring is not namespaced.
-      "keyctl", "add_key", "request_key",
+      "keyctl",
+      "add_key",
+      "request_key",
       // File handles escape bind mounts; userfaultfd is an exploitation primitive.
-      "open_by_handle_at", "name_to_handle_at", "userfaultfd",
+      "open_by_handle_at",
+      "name_to_handle_at",
+      "userfaultfd",
   };
   return kDenied;
 }
@@ -87,10 +119,13 @@ Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& opt
     static_assert(sizeof(struct sockaddr_in) == 16 && sizeof(struct sockaddr_in6) == 28 &&
                   sizeof(struct sockaddr_un) <= 127);
     constexpr scmp_datum_t kAll = ~scmp_datum_t{0};
-    const struct { scmp_datum_t mask, value; } kLengths[] = {
-        {kAll & ~scmp_datum_t{15}, 0}, {kAll, 17}, {kAll & ~scmp_datum_t{1}, 18},
-        {kAll & ~scmp_datum_t{3}, 20}, {kAll & ~scmp_datum_t{3}, 24}, {kAll, 29},
-        {kAll & ~scmp_datum_t{1}, 30}, {kAll & ~scmp_datum_t{31}, 32},
+    const struct {
+      scmp_datum_t mask, value;
+    } kLengths[] = {
+        {kAll & ~scmp_datum_t{15}, 0},  {kAll, 17},
+        {kAll & ~scmp_datum_t{1}, 18},  {kAll & ~scmp_datum_t{3}, 20},
+        {kAll & ~scmp_datum_t{3}, 24},  {kAll, 29},
+        {kAll & ~scmp_datum_t{1}, 30},  {kAll & ~scmp_datum_t{31}, 32},
         {kAll & ~scmp_datum_t{63}, 64},
     };
     for (const auto& length : kLengths) {
@@ -99,22 +134,23 @@ Result<std::vector<struct sock_filter>> CompileSeccomp(const SeccompOptions& opt
         return SeccompError("connect notification", rc);
     }
   }
-  // Raw and packet sockets: no job needs to forge packets.
+  // Raw and packet sockets: no job needs to forge packets. (SCMP_CMP_EQ ignores the second
+  // datum; it is written out because clang warns about the field the macro leaves out.)
   const scmp_datum_t type_mask = 0xf;  // SOCK_CLOEXEC and SOCK_NONBLOCK live above it
-  if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET))) < 0)
+  if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET, 0))) < 0)
     return SeccompError("socket(AF_PACKET)", rc);
   for (scmp_datum_t family : {scmp_datum_t{AF_INET}, scmp_datum_t{AF_INET6}}) {
-    if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family),
+    if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family, 0),
                                SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask, SOCK_RAW))) < 0)
       return SeccompError("socket(SOCK_RAW)", rc);
     if (options.deny_inet_datagrams &&
-        (rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family),
+        (rc = seccomp_rule_add(c, deny, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, family, 0),
                                SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask, SOCK_DGRAM))) < 0)
       return SeccompError("socket(SOCK_DGRAM)", rc);
   }
   // TIOCSTI and TIOCLINUX push input into a terminal the job may share with the user.
-  for (unsigned long request : {static_cast<unsigned long>(TIOCSTI),
-                                static_cast<unsigned long>(TIOCLINUX)}) {
+  for (unsigned long request :
+       {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX)}) {
     if ((rc = seccomp_rule_add(c, deny, SCMP_SYS(ioctl), 1,
                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, request))) < 0)
       return SeccompError("ioctl", rc);

@@ -48,7 +48,8 @@ void SocketWatch::OnConnect(int listener, const sys::Notification& n) {
     // Only if the thread is still the one that notified was it its memory that was read.
     if (target && sys::NotificationPending(listener, n.id)) ++counts_[*target];
   }
-  (void)sys::ContinueNotification(listener, n.id);
+  IgnoreError(sys::ContinueNotification(listener, n.id),
+              "it fails only when the thread that connected is gone, and then nothing waits");
 }
 
 std::vector<DeniedSocket> SocketWatch::Denied() const {

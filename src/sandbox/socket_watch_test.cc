@@ -1,12 +1,11 @@
 #include "sandbox/socket_watch.h"
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <cstddef>
 #include <cstring>
-
-#include <gtest/gtest.h>
 
 namespace berth::sandbox {
 namespace {

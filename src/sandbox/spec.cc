@@ -21,27 +21,36 @@ bool IsInPrivateDir(const std::string& path) {
 
 const char* TierName(Tier tier) {
   switch (tier) {
-    case Tier::kAuto: return "auto";
-    case Tier::kNamespaces: return "namespaces";
-    case Tier::kLandlock: return "landlock";
+    case Tier::kAuto:
+      return "auto";
+    case Tier::kNamespaces:
+      return "namespaces";
+    case Tier::kLandlock:
+      return "landlock";
   }
   return "auto";
 }
 
 const char* ProfileName(Profile profile) {
   switch (profile) {
-    case Profile::kReadOnly: return "read-only";
-    case Profile::kIsolatedWrite: return "isolated-write";
-    case Profile::kFull: return "full";
+    case Profile::kReadOnly:
+      return "read-only";
+    case Profile::kIsolatedWrite:
+      return "isolated-write";
+    case Profile::kFull:
+      return "full";
   }
   return "isolated-write";
 }
 
 const char* NetworkName(Network network) {
   switch (network) {
-    case Network::kNone: return "none";
-    case Network::kProxy: return "proxy";
-    case Network::kOpen: return "open";
+    case Network::kNone:
+      return "none";
+    case Network::kProxy:
+      return "proxy";
+    case Network::kOpen:
+      return "open";
   }
   return "none";
 }
@@ -89,20 +98,24 @@ Status SandboxSpec::Validate() const {
     return invalid("net: grants need --network proxy",
                    "drop --network " + std::string(NetworkName(network)) + ", or the net: grants");
   if (overlay) {
-    for (const std::string* p : {&overlay->lower, &overlay->upper, &overlay->work, &overlay->target})
+    for (const std::string* p :
+         {&overlay->lower, &overlay->upper, &overlay->work, &overlay->target})
       if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
-    if (overlay->target != workspace) return invalid("the overlay must be mounted at the workspace");
+    if (overlay->target != workspace)
+      return invalid("the overlay must be mounted at the workspace");
   }
-  if (!private_home.empty() &&
-      (private_home[0] != '/' || private_home == "/" || sys::NormalizePath(private_home) != private_home))
-    return invalid("the private home '" + private_home + "' must be an absolute, normal path below /");
+  if (!private_home.empty() && (private_home[0] != '/' || private_home == "/" ||
+                                sys::NormalizePath(private_home) != private_home))
+    return invalid("the private home '" + private_home +
+                   "' must be an absolute, normal path below /");
   for (const OverlayWorkspace& o : state_overlays)
     for (const std::string* p : {&o.lower, &o.upper, &o.work, &o.target})
       if (p->empty() || (*p)[0] != '/' || sys::NormalizePath(*p) != *p)
         return invalid("state overlay path '" + *p + "' must be absolute and normal");
   for (const PathGrant& grant : paths) {
     if (grant.path.empty() || grant.path[0] != '/' || sys::NormalizePath(grant.path) != grant.path)
-      return invalid("path '" + grant.path + "' (" + grant.origin + ") must be absolute and normal");
+      return invalid("path '" + grant.path + "' (" + grant.origin +
+                     ") must be absolute and normal");
     if (grant.access == PathGrant::Access::kReadWrite && grant.path == "/")
       return invalid("refusing to make / writable (" + grant.origin + ")",
                      "use --profile full --full-access for host-level access");
@@ -129,7 +142,7 @@ nlohmann::json SandboxSpec::ToJson() const {
   j["network"] = NetworkName(network);
   if (network == Network::kProxy) {
     j["proxy"] = std::string(kProxyHost) + ":" + std::to_string(kProxyPort);
-    j["net_allow"] = net_allow;
+    j["net_allow"] = net::ToStrings(net_allow);
   }
   j["allow_weaker"] = allow_weaker;
   j["full_access"] = full_access;
@@ -158,7 +171,9 @@ nlohmann::json SandboxSpec::ToJson() const {
         {{"lower", o.lower}, {"upper", o.upper}, {"work", o.work}, {"target", o.target}});
   }
   if (overlay) {
-    j["overlay"] = {{"lower", overlay->lower}, {"upper", overlay->upper}, {"work", overlay->work},
+    j["overlay"] = {{"lower", overlay->lower},
+                    {"upper", overlay->upper},
+                    {"work", overlay->work},
                     {"target", overlay->target}};
   }
   j["hidden_paths"] = hidden_paths;
@@ -166,7 +181,8 @@ nlohmann::json SandboxSpec::ToJson() const {
   j["allow_user_namespaces"] = allow_user_namespaces;
   nlohmann::json grants_json = nlohmann::json::array();
   for (const GrantRecord& g : grants) {
-    nlohmann::json e = {{"grant", g.text}, {"kind", g.kind}, {"root_equivalent", g.root_equivalent}};
+    nlohmann::json e = {
+        {"grant", g.text}, {"kind", g.kind}, {"root_equivalent", g.root_equivalent}};
     if (!g.path.empty()) e["path"] = g.path;
     grants_json.push_back(std::move(e));
   }

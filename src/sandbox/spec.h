@@ -1,18 +1,18 @@
 // SandboxSpec: the complete, plain-data description of one sandbox.
 //
-// A spec is built by the caller (BuildSpec in request.h from command-line style options, or
-// a job from its policy), validated, printable as JSON, and then applied by the launcher
+// A spec is built by confine/spec_builder.h (for `berth sandbox` from its command line, for a
+// job from its request), validated, printable as JSON, and then applied by the launcher
 // without further decisions: mechanism, not policy.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "base/result.h"
+#include "net/host_pattern.h"
 
 namespace berth::sandbox {
 
@@ -48,7 +48,7 @@ struct PathGrant {
   std::string path;    // absolute path inside the sandbox
   std::string origin;  // what asked for it: "workspace", "write:/x", "cache:npm", "docker"
   bool create_if_missing = false;  // berth-managed directories (caches) are made on demand
-  std::string source{};  // host path mounted there; empty: the same as `path`
+  std::string source{};            // host path mounted there; empty: the same as `path`
   const std::string& host_path() const { return source.empty() ? path : source; }
 };
 
@@ -61,7 +61,6 @@ struct OverlayWorkspace {
   std::string target;
 };
 
-
 struct EnvVar {
   std::string name;
   std::string value;
@@ -70,9 +69,9 @@ struct EnvVar {
 
 // A grant as the user wrote it, with what it means; kept for reports and receipts.
 struct GrantRecord {
-  std::string text;   // "docker", "cache:npm", "write:/srv/data", "net:example.com"
-  std::string kind;   // "write", "read", "socket", "cache", "browser", "net"
-  std::string path;   // the host path it concerns, if any
+  std::string text;  // "docker", "cache:npm", "write:/srv/data", "net:example.com"
+  std::string kind;  // "write", "read", "socket", "cache", "browser", "net"
+  std::string path;  // the host path it concerns, if any
   bool root_equivalent = false;
 };
 
@@ -98,7 +97,7 @@ struct SandboxSpec {
   std::vector<std::string> argv;
   std::vector<EnvVar> env;  // exactly the child's environment
 
-  std::vector<PathGrant> paths;           // workspace, write grants, caches, sockets
+  std::vector<PathGrant> paths;             // workspace, write grants, caches, sockets
   std::optional<OverlayWorkspace> overlay;  // when set, mounted at `workspace` before `paths`
   // A provider's state directories, copy-on-write: reads see the user's, writes stay in
   // the job's upper directory (namespaces tier only).
@@ -108,11 +107,11 @@ struct SandboxSpec {
   // `paths` placed on top (the home allowlist, grants, provider state) show the real one.
   // Empty: the home is shown like the rest of the host (it is the workspace or contains it).
   std::string private_home;
-  bool allow_user_namespaces = false;     // the `browser` grant
+  bool allow_user_namespaces = false;  // the `browser` grant
   std::vector<GrantRecord> grants;
-  // Network::kProxy: the hosts the proxy lets the job reach, in grant syntax without "net:"
-  // ("api.example.com", "*.example.com:8080"), from net: grants and provider endpoints.
-  std::vector<std::string> net_allow;
+  // Network::kProxy: the hosts the proxy lets the job reach, from net: grants and provider
+  // endpoints; printed in grant syntax without "net:" ("api.example.com", "*.example.com:8080").
+  std::vector<net::HostPattern> net_allow;
 
   Limits limits;
   int64_t timeout_ms = 0;  // 0: none

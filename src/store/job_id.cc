@@ -1,11 +1,9 @@
 #include "store/job_id.h"
 
-#include <sys/random.h>
-
 #include <chrono>
 
 #include "base/check.h"
-#include "sys/retry.h"
+#include "sys/random_bits.h"
 
 namespace berth::store {
 
@@ -20,9 +18,7 @@ constexpr int kRandomChars = 4;
 // initialised or when a filter denies it; the clock is then the fallback, which only makes a
 // collision within one second likelier (CreateJob refuses a duplicate id).
 uint32_t RandomBits() {
-  uint32_t bits = 0;
-  ssize_t n = sys::RetryEintr([&] { return ::getrandom(&bits, sizeof bits, GRND_NONBLOCK); });
-  if (n == static_cast<ssize_t>(sizeof bits)) return bits & 0xfffff;
+  if (std::optional<uint64_t> bits = sys::RandomBits64()) return *bits & 0xfffff;
   auto now = std::chrono::steady_clock::now().time_since_epoch();
   uint64_t nanos = static_cast<uint64_t>(std::chrono::nanoseconds(now).count());
   return static_cast<uint32_t>((nanos ^ (nanos >> 17) ^ (nanos >> 34)) & 0xfffff);

@@ -36,24 +36,24 @@ const std::vector<JobState>& LiveStates();
 // Who runs a job: the supervisor process, identified so that a reused pid is not mistaken
 // for a live owner.
 struct Owner {
-  std::string host;        // host id (/etc/machine-id, else the hostname)
+  std::string host;  // host id (/etc/machine-id, else the hostname)
   int64_t pid = 0;
-  int64_t pid_start = 0;   // start time of pid in clock ticks since boot
+  int64_t pid_start = 0;  // start time of pid in clock ticks since boot
 };
 
 struct JobRecord {
   std::string id;
-  std::string repo;        // absolute path of the repository's working tree
+  std::string repo;  // absolute path of the repository's working tree
   std::string agent;
   std::string provider;
   JobState state = JobState::kQueued;
-  std::string state_reason;  // why the job is in its state (stale, failed, refused...)
-  std::string base;          // base commit id (40 hex)
-  std::string branch;        // job branch name, e.g. berth/<id>
+  std::string state_reason;           // why the job is in its state (stale, failed, refused...)
+  std::string base;                   // base commit id (40 hex)
+  std::string branch;                 // job branch name, e.g. berth/<id>
   std::optional<std::string> commit;  // job commit id, when one was made
   std::optional<int> exit_code;       // berth's exit code for the job, once terminal
   Owner owner;
-  int64_t lease_expires_at_ms = 0;    // wall clock, ms since the epoch
+  int64_t lease_expires_at_ms = 0;  // wall clock, ms since the epoch
   int64_t created_at_ms = 0;
   std::optional<int64_t> started_at_ms;
   std::optional<int64_t> ended_at_ms;
@@ -79,7 +79,7 @@ struct AuditEntry {
   int64_t seq = 0;
   int64_t at_ms = 0;
   std::string job_id;
-  std::string action;       // "land", "discard", ...
+  std::string action;  // "land", "discard", ...
   std::string detail_json;
 };
 

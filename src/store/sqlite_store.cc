@@ -1,14 +1,12 @@
 #include "store/sqlite_store.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <utility>
 
 #include "store/job_id.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_schema.h"
+#include "sys/file_io.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "sys/retry.h"
@@ -90,10 +88,7 @@ std::string LikePrefixPattern(const std::string& prefix) {
 // -shm files SQLite creates later copy the database file's mode. An existing file is left as
 // it is.
 Status CreateDatabaseFile(const std::string& path) {
-  sys::UniqueFd fd(sys::RetryEintr([&] {
-    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  }));
-  if (!fd.valid() && errno != EEXIST) return Error::FromErrno("create " + path, errno);
+  TRY(sys::CreateFileIfMissing(path, 0600));
   return {};
 }
 
@@ -470,13 +465,13 @@ Result<std::vector<Event>> SqliteStore::ListEvents(const std::string& job_id, in
   return events;
 }
 
-Result<bool> SqliteStore::MarkLanded(const std::string& job_id,
-                                     const std::string& landed_commit, int64_t landed_at_ms) {
+Result<bool> SqliteStore::MarkLanded(const std::string& job_id, const std::string& landed_commit,
+                                     int64_t landed_at_ms) {
   // The landing columns are not part of a terminal job's outcome, so the
   // jobs_terminal_is_final trigger lets them change; the WHERE clause makes it happen once.
-  SqliteStatement update = TRY(
-      db_.Prepare("UPDATE jobs SET landed_at_ms = ?2, landed_commit = ?3 WHERE id = ?1 AND "
-                  "landed_at_ms IS NULL AND state = 'completed'"));
+  SqliteStatement update =
+      TRY(db_.Prepare("UPDATE jobs SET landed_at_ms = ?2, landed_commit = ?3 WHERE id = ?1 AND "
+                      "landed_at_ms IS NULL AND state = 'completed'"));
   update.BindText(1, job_id).BindInt(2, landed_at_ms).BindText(3, landed_commit);
   TRY(update.Run());
   if (db_.Changes() == 1) return true;

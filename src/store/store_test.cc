@@ -383,8 +383,7 @@ TEST_F(StoreTest, MarkStaleMovesTheJobItJudgedAndRecordsTheEnd) {
   EXPECT_FALSE(*store_->MarkStale("j1", StaleJudgement{JobState::kStale, owner, 1000}, "x", 1));
   EXPECT_FALSE(*store_->MarkStale("j1", StaleJudgement{JobState::kQueued, owner, 1000}, "x", 1));
   EXPECT_EQ(Get("j1").state_reason, "gone");
-  EXPECT_EQ(store_->MarkStale("nope", StaleJudgement{}, "x", 1).error().cause(),
-            Cause::kNotFound);
+  EXPECT_EQ(store_->MarkStale("nope", StaleJudgement{}, "x", 1).error().cause(), Cause::kNotFound);
 }
 
 // The sweep of `berth ls` read a detached job while its submitter still owned it; the

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <random>
 
 #include "sys/fs.h"
 #include "sys/retry.h"
@@ -23,6 +24,30 @@ Status WriteAllTo(int fd, const std::string& data, const std::string& path) {
     done += static_cast<size_t>(n);
   }
   return {};
+}
+
+// A name in `path`'s directory that no other writer picks (pid and a random number).
+std::string TempNameBeside(const std::string& path) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  return Dirname(path) + "/.berth-tmp-" + std::to_string(::getpid()) + "-" +
+         std::to_string(random());
+}
+
+Status FsyncDir(const std::string& dir) {
+  UniqueFd fd(RetryEintr([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+  if (!fd.valid()) return Error::FromErrno("open " + dir, errno);
+  if (::fsync(fd.get()) != 0) return Error::FromErrno("fsync " + dir, errno);
+  return {};
+}
+
+// Renames `temp` over `path` and makes the rename durable; `temp` is removed on failure.
+Status RenameDurably(const std::string& temp, const std::string& path) {
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temp.c_str());
+    return Error::FromErrno("rename " + temp + " to " + path, saved);
+  }
+  return FsyncDir(Dirname(path));
 }
 
 }  // namespace
@@ -47,6 +72,30 @@ Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t 
   UniqueFd dir(::open(Dirname(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.valid()) (void)::fsync(dir.get());
   return {};
+}
+
+Status WriteCheckoutFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
+  std::string temp = TempNameBeside(path);
+  {
+    UniqueFd fd(RetryEintr([&] {
+      return ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    }));
+    if (!fd.valid()) return Error::FromErrno("create " + temp, errno);
+    Status written = WriteAllTo(fd.get(), data, temp);
+    if (written && ::fsync(fd.get()) != 0) written = Error::FromErrno("fsync " + temp, errno);
+    if (!written) {
+      ::unlink(temp.c_str());
+      return written;
+    }
+  }
+  return RenameDurably(temp, path);
+}
+
+Status WriteSymlinkAtomic(const std::string& path, const std::string& target) {
+  std::string temp = TempNameBeside(path);
+  if (::symlink(target.c_str(), temp.c_str()) != 0)
+    return Error::FromErrno("symlink " + temp, errno);
+  return RenameDurably(temp, path);
 }
 
 Status AppendFile(const std::string& path, const std::string& data) {

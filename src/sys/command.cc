@@ -4,12 +4,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "sys/fs.h"
+#include "sys/spawn.h"
 
 namespace berth::sys {
 
@@ -46,40 +46,38 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::string& cwd, int timeout_ms, size_t max_output) {
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
     return Error(Cause::kInvalidArgument, "RunCommand needs an absolute program path");
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
   Pipe out = TRY(MakePipe());
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return Error::FromErrno("open /dev/null", errno);
-  UniqueFd null_in(null_fd);
+  SpawnOptions options;
+  options.argv = argv;
+  for (const auto& [name, value] : env) options.env.push_back(name + "=" + value);
+  options.cwd = cwd;
+  options.stdio[0] = kDevNull;
+  options.stdio[1] = out.write.get();
+  options.stdio[2] = out.write.get();
+  options.group = ProcessGroup::kNewGroup;
   const int64_t start = MonotonicMillis();
-  pid_t pid = ::fork();
-  if (pid < 0) return Error::FromErrno("fork", errno);
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(null_in.get(), 0);
-    ::dup2(out.write.get(), 1);
-    ::dup2(out.write.get(), 2);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execve(args[0], args.data(), envp.data());
-    ::_exit(127);
-  }
-  out.write.Reset();
+  Result<Process> spawned = Spawn(options);
   CommandResult result;
+  if (!spawned) {
+    // A program that cannot be started (missing, not executable, a directory it may not
+    // enter) is reported like a shell would, 127 or 126, with the reason as its output:
+    // callers judge the command's status, not the mechanics of starting it.
+    const int err = spawned.error().sys_errno();
+    if (err == 0 || err == EAGAIN || err == ENOMEM) return std::move(spawned).error();
+    result.status.code = err == ENOENT ? 127 : 126;
+    result.output = spawned.error().ToString().substr(0, max_output);
+    return result;
+  }
+  Process process = std::move(*spawned);
+  out.write.Reset();
   char buffer[4096];
   while (true) {
     int64_t left = timeout_ms - (MonotonicMillis() - start);
     if (left <= 0) {
       result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
+      IgnoreError(process.SignalGroup(SIGKILL),
+                  "the group may be gone already; the signal to the leader below still counts");
+      TRY(process.Signal(SIGKILL));
       break;
     }
     struct pollfd fd = {out.read.get(), POLLIN, 0};
@@ -92,11 +90,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
     size_t room = max_output > result.output.size() ? max_output - result.output.size() : 0;
     result.output.append(buffer, std::min(room, static_cast<size_t>(n)));
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return Error::FromErrno("waitpid", errno);
-  }
-  result.status = ExitStatus::FromWaitStatus(status);
+  result.status = TRY(process.Wait());
   return result;
 }
 

@@ -23,7 +23,9 @@ struct CommandResult {
 };
 
 // Runs `argv` (argv[0] an absolute path) with exactly `env`, stdin from /dev/null, in
-// `cwd`; kills it (SIGKILL to its process group) after `timeout_ms`.
+// `cwd`; kills it (SIGKILL to its process group) after `timeout_ms`. A program that cannot be
+// started (missing, not executable, `cwd` not enterable) yields status 127 or 126 and the reason
+// as its output, as a shell would.
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::vector<std::pair<std::string, std::string>>& env,
                                  const std::string& cwd, int timeout_ms,

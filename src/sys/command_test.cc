@@ -41,5 +41,15 @@ TEST(RunCommand, OutputIsBounded) {
   EXPECT_EQ(r->status.code, 0);
 }
 
+TEST(RunCommand, AProgramThatCannotStartReportsAShellStatusAndWhyRegression) {
+  Result<CommandResult> missing = RunCommand({"/nonexistent-berth-program"}, {}, "/", 5000);
+  ASSERT_TRUE(missing.has_value()) << missing.error().ToString();
+  EXPECT_EQ(missing->status.code, 127);
+  EXPECT_NE(missing->output.find("/nonexistent-berth-program"), std::string::npos);
+  Result<CommandResult> bad_dir = RunCommand({"/bin/true"}, {}, "/nonexistent-berth-dir", 5000);
+  ASSERT_TRUE(bad_dir.has_value());
+  EXPECT_NE(bad_dir->status.code, 0);
+}
+
 }  // namespace
 }  // namespace berth::sys

@@ -118,7 +118,8 @@ Status RemoveTreeForcibly(const std::string& path) {
   UniqueFd fd = OpenDirAt(AT_FDCWD, path);
   if (!fd.valid()) return Error::FromErrno("open " + path, errno);
   TRY(EmptyDir(fd.get(), st.st_dev, path));
-  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return Error::FromErrno("rmdir " + path, errno);
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
+    return Error::FromErrno("rmdir " + path, errno);
   return {};
 }
 

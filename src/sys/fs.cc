@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -10,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <ftw.h>
 
 #include "base/strings.h"
 #include "sys/retry.h"
@@ -77,8 +77,7 @@ Status WriteExisting(const std::string& path, const std::string& data) {
   if (!fd.valid()) return Error::FromErrno("open " + path, errno);
   ssize_t n = RetryEintr([&] { return ::write(fd.get(), data.data(), data.size()); });
   if (n < 0) return Error::FromErrno("write " + path, errno);
-  if (static_cast<size_t>(n) != data.size())
-    return Error(Cause::kSystem, "short write to " + path);
+  if (static_cast<size_t>(n) != data.size()) return Error(Cause::kSystem, "short write to " + path);
   return {};
 }
 
@@ -137,6 +136,12 @@ Status RemoveTree(const std::string& path) {
 Status RemoveDir(const std::string& path) {
   if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
     return Error::FromErrno("rmdir " + path, errno);
+  return {};
+}
+
+Status RemoveFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return Error::FromErrno("remove " + path, errno);
   return {};
 }
 

@@ -36,6 +36,8 @@ Result<std::string> MakeTempDir(const std::string& parent, const std::string& pr
 // rm -rf without following symlinks; missing is fine.
 Status RemoveTree(const std::string& path);
 Status RemoveDir(const std::string& path);
+// unlink(2) of a file or symlink; missing is fine.
+Status RemoveFile(const std::string& path);
 Result<Pipe> MakePipe();
 Result<UniqueFd> OpenMemFd(const char* name);
 // Whether this process may create and remove entries in the directory `path` (access(2)).

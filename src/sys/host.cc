@@ -29,8 +29,7 @@ Capability ProbeUserNamespaces() {
     if (Result<std::string> v = ReadFile("/proc/sys/kernel/unprivileged_userns_clone");
         v && StartsWith(*v, "0"))
       cap.reason += " (kernel.unprivileged_userns_clone = 0)";
-    if (Result<std::string> v =
-            ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    if (Result<std::string> v = ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
         v && StartsWith(*v, "1"))
       cap.reason += " (AppArmor restricts unprivileged user namespaces)";
     if (Result<std::string> v = ReadFile("/proc/sys/user/max_user_namespaces");
@@ -39,7 +38,7 @@ Capability ProbeUserNamespaces() {
     return cap;
   }
   if (child->pid == 0) ::_exit(0);
-  (void)Reap(child->pid);
+  IgnoreError(Reap(child->pid), "the child exits at once; the clone succeeding is the answer");
   return Capability{true, ""};
 }
 

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
-#include <linux/securebits.h>
 #include <linux/seccomp.h>
+#include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -31,7 +31,9 @@ int Errno(int result) { return result == 0 ? 0 : errno; }
 
 }  // namespace
 
-int MakeMountsPrivate() { return Errno(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr)); }
+int MakeMountsPrivate() {
+  return Errno(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr));
+}
 
 int MountTmpfs(const char* target, const char* options, unsigned long flags) {
   return Errno(::mount("tmpfs", target, "tmpfs", flags | MS_NOSUID | MS_NODEV, options));
@@ -61,8 +63,8 @@ int MakeReadOnly(const char* target, bool recursive) {
   std::memset(&attr, 0, sizeof attr);
   attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
   unsigned int flags = recursive ? AT_RECURSIVE : 0;
-  return Errno(static_cast<int>(
-      ::syscall(SYS_mount_setattr, AT_FDCWD, target, flags, &attr, sizeof attr)));
+  return Errno(
+      static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, target, flags, &attr, sizeof attr)));
 }
 
 int PivotRoot(const char* new_root, const char* put_old) {
@@ -211,8 +213,8 @@ int InstallSeccomp(const struct sock_fprog* program) {
 }
 
 int InstallSeccompWithListener(const struct sock_fprog* program, int* fd) {
-  long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                      program);
+  long rc =
+      ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, program);
   if (rc < 0) return errno;
   *fd = static_cast<int>(rc);
   return 0;

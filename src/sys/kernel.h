@@ -13,7 +13,7 @@
 
 namespace berth::sys::kernel {
 
-int MakeMountsPrivate();                                   // mount --make-rprivate /
+int MakeMountsPrivate();  // mount --make-rprivate /
 int MountTmpfs(const char* target, const char* options, unsigned long flags);
 int MountProc(const char* target);
 int MountOverlay(const char* target, const char* options);
@@ -24,9 +24,9 @@ int MakeReadOnly(const char* target, bool recursive);
 int PivotRoot(const char* new_root, const char* put_old);
 // pivot_root(".", ".") at `new_root`, then detaches the old root stacked above it.
 int EnterRoot(const char* new_root);
-int MakeDir(const char* path, mode_t mode);               // EEXIST is success
-int MakeEmptyFile(const char* path, mode_t mode);         // existing is success
-int MakeSymlink(const char* target, const char* link);    // EEXIST is success
+int MakeDir(const char* path, mode_t mode);             // EEXIST is success
+int MakeEmptyFile(const char* path, mode_t mode);       // existing is success
+int MakeSymlink(const char* target, const char* link);  // EEXIST is success
 int ChangeDir(const char* path);
 int SetHostname(const char* name);
 int BringUpLoopback();

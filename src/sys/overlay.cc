@@ -93,6 +93,7 @@ struct ProbePaths {
 [[noreturn]] void RunProbeChild(const ProbePaths& paths, const SelfIdMaps& maps, int report_fd) {
   auto fail = [&](int step, int error) {
     ProbeReport report{step, error};
+    // After fork: nothing is left to tell if the report pipe fails; the parent sees the exit.
     (void)kernel::WriteAll(report_fd, &report, sizeof report);
     kernel::ExitNow(1);
   };
@@ -145,8 +146,8 @@ Capability ProbeOverlay(const std::string& scratch_dir) {
   Result<std::string> dir = MakeTempDir(scratch_dir, "overlay-probe-");
   if (!dir) return Capability{false, dir.error().ToString()};
   Capability result = RunProbe(*dir);
-  (void)MakeOverlayWorkRemovable(*dir + "/work");
-  (void)RemoveTree(*dir);
+  IgnoreError(MakeOverlayWorkRemovable(*dir + "/work"), "RemoveTree below reports nothing either");
+  IgnoreError(RemoveTree(*dir), "a leftover probe directory only costs space; the answer stands");
   return result;
 }
 

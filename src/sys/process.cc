@@ -1,5 +1,6 @@
 #include "sys/process.h"
 
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pwd.h>
@@ -9,11 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "base/check.h"
 #include "base/strings.h"
@@ -57,6 +57,71 @@ ExitStatus ExitStatus::FromWaitStatus(int status) {
     s.code = WEXITSTATUS(status);
   }
   return s;
+}
+
+Process::Process(Process&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      pidfd_(std::move(other.pidfd_)),
+      start_time_(std::exchange(other.start_time_, 0)) {}
+
+Process& Process::operator=(Process&& other) noexcept {
+  if (this != &other) {
+    KillAndReap();
+    pid_ = std::exchange(other.pid_, -1);
+    pidfd_ = std::move(other.pidfd_);
+    start_time_ = std::exchange(other.start_time_, 0);
+  }
+  return *this;
+}
+
+Process::~Process() { KillAndReap(); }
+
+void Process::KillAndReap() {
+  if (pid_ <= 0) return;
+  IgnoreError(Signal(SIGKILL), "the process may have ended already; the reap below collects it");
+  IgnoreError(Reap(pid_), "nothing is left to do for a child that cannot be reaped");
+  pid_ = -1;
+  pidfd_.Reset();
+}
+
+Result<ExitStatus> Process::Wait() {
+  CHECK(valid());
+  ExitStatus status = TRY(Reap(pid_));
+  pid_ = -1;
+  pidfd_.Reset();
+  return status;
+}
+
+Result<std::optional<ExitStatus>> Process::TryWait() {
+  CHECK(valid());
+  int status = 0;
+  pid_t got = RetryEintr([&] { return ::waitpid(pid_, &status, WNOHANG); });
+  if (got < 0) return Error::FromErrno("waitpid " + std::to_string(pid_), errno);
+  if (got == 0) return std::optional<ExitStatus>();
+  pid_ = -1;
+  pidfd_.Reset();
+  return std::optional<ExitStatus>(ExitStatus::FromWaitStatus(status));
+}
+
+Status Process::Signal(int signal) const {
+  CHECK(valid());
+  if (pidfd_.valid()) return SendSignal(pidfd_.get(), signal);
+  // No pidfd (pidfd_open refused): the pid is still ours, unreaped, so it cannot be reused.
+  if (::kill(pid_, signal) != 0 && errno != ESRCH) return Error::FromErrno("kill", errno);
+  return {};
+}
+
+Status Process::SignalGroup(int signal) const {
+  CHECK(valid());
+  if (::kill(-pid_, signal) != 0 && errno != ESRCH)
+    return Error::FromErrno("kill process group " + std::to_string(pid_), errno);
+  return {};
+}
+
+pid_t Process::Release() {
+  pidfd_.Reset();
+  start_time_ = 0;
+  return std::exchange(pid_, -1);
 }
 
 Result<Cloned> Clone(uint64_t flags) {
@@ -170,45 +235,6 @@ Result<std::string> SelfExecutable() {
   ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
   if (n < 0) return Error::FromErrno("readlink /proc/self/exe", errno);
   return std::string(buffer, static_cast<size_t>(n));
-}
-
-Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log_fd < 0) return Error::FromErrno("open " + log_path, errno);
-  UniqueFd log(log_fd);
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return Error::FromErrno("open /dev/null", errno);
-  UniqueFd null_in(null_fd);
-  Result<Pipe> report = MakePipe();  // grandchild pid, then exec errno if exec fails
-  if (!report) return std::move(report).error();
-  pid_t child = ::fork();
-  if (child < 0) return Error::FromErrno("fork", errno);
-  if (child == 0) {
-    ::setsid();
-    pid_t grandchild = ::fork();
-    if (grandchild != 0) ::_exit(grandchild < 0 ? 1 : 0);
-    pid_t self = ::getpid();
-    (void)::write(report->write.get(), &self, sizeof self);
-    ::dup2(null_in.get(), 0);
-    ::dup2(log.get(), 1);
-    ::dup2(log.get(), 2);
-    ::execv(args[0], args.data());
-    int err = errno;
-    (void)::write(report->write.get(), &err, sizeof err);
-    ::_exit(127);
-  }
-  report->write.Reset();
-  (void)Reap(child);
-  pid_t pid = 0;
-  if (::read(report->read.get(), &pid, sizeof pid) != sizeof pid)
-    return Error(Cause::kSystem, "the detached process did not start");
-  int err = 0;
-  if (::read(report->read.get(), &err, sizeof err) == sizeof err)
-    return Error::FromErrno("exec " + argv[0], err);
-  return pid;
 }
 
 int64_t MonotonicMillis() {

@@ -1,4 +1,5 @@
-// Processes: identity of the caller, clone3 with a pidfd, waiting, signalling.
+// Processes: identity of the caller, an owned child (Process), clone3 with a pidfd, waiting,
+// signalling.
 #pragma once
 
 #include <signal.h>
@@ -17,8 +18,8 @@ namespace berth::sys {
 struct Identity {
   uid_t uid;
   gid_t gid;
-  std::string user;   // from the password database, or the numeric uid
-  std::string home;   // $HOME, else the password database
+  std::string user;  // from the password database, or the numeric uid
+  std::string home;  // $HOME, else the password database
 };
 Identity CurrentIdentity();
 
@@ -30,6 +31,47 @@ struct ExitStatus {
   // Shell convention: the code, or 128 + signal.
   int ShellCode() const { return signaled ? 128 + signal : code; }
   static ExitStatus FromWaitStatus(int status);
+};
+
+// A child process this one owns, held by a pidfd (so a signal can never reach a process that
+// merely reuses its pid) with its start time. Move-only. Unless it was waited for or
+// released, the destructor kills it (SIGKILL) and reaps it: no early return leaves a child
+// running or a zombie behind.
+class Process {
+ public:
+  Process() = default;
+  // Takes `pid`, a child of this process not yet reaped, and its pidfd.
+  Process(pid_t pid, UniqueFd pidfd, uint64_t start_time)
+      : pid_(pid), pidfd_(std::move(pidfd)), start_time_(start_time) {}
+  Process(Process&& other) noexcept;
+  Process& operator=(Process&& other) noexcept;
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process();
+
+  bool valid() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  int pidfd() const { return pidfd_.get(); }
+  uint64_t start_time() const { return start_time_; }
+
+  // Blocks until the process ends and reaps it.
+  Result<ExitStatus> Wait();
+  // Reaps the process if it has ended; nullopt while it runs.
+  Result<std::optional<ExitStatus>> TryWait();
+  // Sends `signal` through the pidfd; a process that already ended is no error.
+  Status Signal(int signal) const;
+  // Sends `signal` to the process group the process leads (spawned with kNewGroup or
+  // kNewSession). Safe while it is unreaped: its pid, hence its group id, cannot be reused.
+  Status SignalGroup(int signal) const;
+  // Gives the process up: it goes on running, and this object no longer kills or reaps it
+  // (a detached supervisor). Returns its pid.
+  pid_t Release();
+
+ private:
+  void KillAndReap();
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+  uint64_t start_time_ = 0;
 };
 
 // Result of clone3 on the parent side.
@@ -66,10 +108,6 @@ std::string Hostname();
 // Whether `pid` runs and is the same process that had `start_time` (not a reused pid).
 bool ProcessAlive(pid_t pid, uint64_t start_time);
 
-// Starts `argv` detached from this process: a new session, stdin from /dev/null, stdout and
-// stderr appended to `log_path`, reparented to init (double fork). Returns once the
-// grandchild has exec'd (or failed to), with its pid.
-Result<pid_t> SpawnDetached(const std::vector<std::string>& argv, const std::string& log_path);
 // Path of the running executable.
 Result<std::string> SelfExecutable();
 

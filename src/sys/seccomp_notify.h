@@ -26,13 +26,14 @@ struct Notification {
 };
 
 enum class ListenerState {
-  kPending,  // a notification waits: ReceiveNotification will not block
-  kIdle,     // nothing waits
-  kOrphaned, // nothing waits and no process uses the filter any more
+  kPending,   // a notification waits: ReceiveNotification will not block
+  kIdle,      // nothing waits
+  kOrphaned,  // nothing waits and no process uses the filter any more
 };
 ListenerState PollListener(int listener);
 
-// Reads one pending notification from `listener` (blocks while none is: PollListener first); nullopt when it went away meanwhile.
+// Reads one pending notification from `listener` (blocks while none is: PollListener first);
+// nullopt when it went away meanwhile.
 Result<std::optional<Notification>> ReceiveNotification(int listener);
 // Fails the notified syscall with `error` (a positive errno).
 Status DenyNotification(int listener, uint64_t id, int error);

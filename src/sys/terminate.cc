@@ -24,17 +24,32 @@ Result<bool> ExitsWithin(int pidfd, int timeout_ms) {
   }
 }
 
-}  // namespace
-
-Result<Termination> TerminateProcess(pid_t pid, uint64_t start_time, int grace_ms) {
-  if (pid <= 0) return Termination::kNotRunning;
+// A pidfd on `pid` if it is the process that had `start_time`; an invalid one if no such
+// process runs.
+Result<UniqueFd> OpenIfSame(pid_t pid, uint64_t start_time) {
+  if (pid <= 0) return UniqueFd();
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   if (!pidfd.valid()) {
-    if (errno == ESRCH) return Termination::kNotRunning;
+    if (errno == ESRCH) return UniqueFd();
     return Error::FromErrno("pidfd_open " + std::to_string(pid), errno);
   }
   // Checked after the pidfd exists: from here on the pid cannot be reused under us.
-  if (!ProcessAlive(pid, start_time)) return Termination::kNotRunning;
+  if (!ProcessAlive(pid, start_time)) return UniqueFd();
+  return pidfd;
+}
+
+}  // namespace
+
+Result<bool> SignalProcess(pid_t pid, uint64_t start_time, int signal) {
+  UniqueFd pidfd = TRY(OpenIfSame(pid, start_time));
+  if (!pidfd.valid()) return false;
+  TRY(SendSignal(pidfd.get(), signal));
+  return true;
+}
+
+Result<Termination> TerminateProcess(pid_t pid, uint64_t start_time, int grace_ms) {
+  UniqueFd pidfd = TRY(OpenIfSame(pid, start_time));
+  if (!pidfd.valid()) return Termination::kNotRunning;
   TRY(SendSignal(pidfd.get(), SIGTERM));
   if (TRY(ExitsWithin(pidfd.get(), grace_ms))) return Termination::kTerminated;
   TRY(SendSignal(pidfd.get(), SIGKILL));

@@ -1,5 +1,5 @@
-// Ending a process that is not our child (a leftover supervisor found by `berth gc`),
-// without ever signalling a process that merely reuses its pid.
+// Signalling and ending a process that is not our child (a job's supervisor, found by
+// `berth cancel` or `berth gc`), without ever signalling a process that merely reuses its pid.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +15,11 @@ enum class Termination {
   kTerminated,  // it ended after SIGTERM
   kKilled,      // it ignored SIGTERM for the grace period and got SIGKILL
 };
+
+// Sends `signal` to `pid` only if it still is the process that had `start_time`: a pidfd is
+// opened first and the start time checked after, so that the signal goes through a handle on
+// the process we mean. Returns whether the signal was sent (false: no such process).
+Result<bool> SignalProcess(pid_t pid, uint64_t start_time, int signal);
 
 // Opens a pidfd for `pid` and, only if the process still has `start_time` (so the pidfd
 // refers to the process we mean), sends SIGTERM, waits up to `grace_ms` for it to exit by

@@ -254,9 +254,11 @@ Result<JobWorkspace> CreateWorkspace(git::Repository& repo, const Snapshot& snap
   if (Status populated = Populate(repo, snapshot, job_id, options, *job, workspace); !populated) {
     // Nothing of the job's work can be lost here: the agent has not started. The job
     // directory itself stays for the receipt.
-    (void)sys::MakeOverlayWorkRemovable(job_dir + "/work");
+    IgnoreError(sys::MakeOverlayWorkRemovable(job_dir + "/work"),
+                "the removal below fails on what stays, and that fails only cleanup too");
     for (const char* part : {"upper", "work", "copy", "git"})
-      (void)sys::RemoveTree(job_dir + "/" + part);
+      IgnoreError(sys::RemoveTree(job_dir + "/" + part),
+                  "the population error is what the caller must see; berth gc takes leftovers");
     return std::move(populated).error().AddContext("create the workspace of job " + job_id);
   }
   return workspace;

@@ -35,7 +35,8 @@ bool OverlayAvailable(const std::string& state_dir) {
   sys::Capability probe = sys::ProbeOverlay(state_dir);
   std::string record =
       std::string(probe.available ? "yes " : "no ") + release + "\n" + probe.reason + "\n";
-  (void)sys::WriteFileAtomic(cache, record, 0600);  // a cache: failing to write it is harmless
+  IgnoreError(sys::WriteFileAtomic(cache, record, 0600),
+              "a cache: failing to write it is harmless");
   return probe.available;
 }
 

@@ -58,10 +58,10 @@ std::string WithoutHfsIgnorables(std::string_view name) {
       auto b0 = static_cast<unsigned char>(name[i]);
       auto b1 = static_cast<unsigned char>(name[i + 1]);
       auto b2 = static_cast<unsigned char>(name[i + 2]);
-      bool ignorable =
-          (b0 == 0xe2 && b1 == 0x80 && ((b2 >= 0x8c && b2 <= 0x8f) || (b2 >= 0xaa && b2 <= 0xae))) ||
-          (b0 == 0xe2 && b1 == 0x81 && b2 >= 0xaa && b2 <= 0xaf) ||
-          (b0 == 0xef && b1 == 0xbb && b2 == 0xbf);
+      bool ignorable = (b0 == 0xe2 && b1 == 0x80 &&
+                        ((b2 >= 0x8c && b2 <= 0x8f) || (b2 >= 0xaa && b2 <= 0xae))) ||
+                       (b0 == 0xe2 && b1 == 0x81 && b2 >= 0xaa && b2 <= 0xaf) ||
+                       (b0 == 0xef && b1 == 0xbb && b2 == 0xbf);
       if (ignorable) {
         i += 3;
         continue;

@@ -42,9 +42,9 @@ TEST(ProtectedReason, GitAnywhereAndTopLevelBerth) {
 // A `.GIT` directory (any case) ended the job `failed` with libgit2's tree error: every name
 // git treats as `.git` is protected.
 TEST(ProtectedReason, NamesGitTreatsAsDotGitRegression) {
-  for (const char* name : {".git", ".GIT", ".Git", ".gIT", ".git.", ".git ", ".git. .",
-                           ".git::$INDEX_ALLOCATION", "git~1", "GIT~1", "Git~2.",
-                           ".g\xe2\x80\x8cit", "\xef\xbb\xbf.GIT"}) {
+  for (const char* name :
+       {".git", ".GIT", ".Git", ".gIT", ".git.", ".git ", ".git. .", ".git::$INDEX_ALLOCATION",
+        "git~1", "GIT~1", "Git~2.", ".g\xe2\x80\x8cit", "\xef\xbb\xbf.GIT"}) {
     EXPECT_TRUE(IsGitName(name)) << name;
     EXPECT_NE(ProtectedReason(std::string("src/") + name + "/HEAD"), "") << name;
   }

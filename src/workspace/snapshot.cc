@@ -63,7 +63,8 @@ Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_
   TRY(RemoveAbandonedBuilds(snapshots_dir, commit));
   std::string build_dir = TRY(sys::MakeTempDir(snapshots_dir, commit + ".tmp-"));
   if (Status built = Build(repo, commit, build_dir); !built) {
-    (void)sys::RemoveTree(build_dir);
+    IgnoreError(sys::RemoveTree(build_dir),
+                "RemoveAbandonedBuilds takes a leftover build on the next attempt");
     return std::move(built).error().AddContext("create the snapshot of " + commit);
   }
   TRY(sys::Rename(build_dir, snapshot.dir));

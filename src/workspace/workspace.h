@@ -60,7 +60,7 @@ struct JobWorkspace {
   std::string copy;     // copy: the job's full tree
   std::string git_dir;  // the private git dir
   GitDirPlace git_place = GitDirPlace::kJobDir;
-  std::string target;   // where the agent sees the workspace: the repository's own path
+  std::string target;  // where the agent sees the workspace: the repository's own path
   std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths
 };
 

@@ -89,8 +89,7 @@ TEST_F(CliTest, FileNamesWithTerminalEscapesAreQuotedRegression) {
   EXPECT_TRUE(Contains(stat.out, " " + kBadQuoted + " ")) << stat.out;
   EXPECT_TRUE(Contains(stat.out, "3 files changed")) << stat.out;
 
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"ls"}, {"logs", id}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"ls"}, {"logs", id}}) {
     RunResult r = Berth(args);
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
     EXPECT_TRUE(NoTerminalControls(r));
@@ -118,9 +117,11 @@ TEST_F(CliTest, RefusedNamesWithTerminalEscapesAreQuotedRegression) {
   EXPECT_TRUE(NoTerminalControls(run));
   EXPECT_TRUE(Contains(run.out, "refused  " + kTopQuoted + ": ")) << run.out;
   const std::string id = NewestJobId();
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"show", id}, {"diff", id}, {"diff", id, "--stat"}, {"ls"},
-        {"logs", id}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"show", id},
+                                               {"diff", id},
+                                               {"diff", id, "--stat"},
+                                               {"ls"},
+                                               {"logs", id}}) {
     RunResult r = Berth(args);
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
     EXPECT_TRUE(NoTerminalControls(r));
@@ -150,8 +151,7 @@ TEST_F(CliTest, BaseWithUncommittedAppliesTheChangesOnTheBaseRegression) {
   ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 7; }\n"));
   ASSERT_TRUE(WriteText(ws() + "/src/untracked.c", "untracked\n"));
 
-  RunResult run =
-      Berth(RunArgs({"--base", base(), "--with-uncommitted"}, "implement", "noop.sh"));
+  RunResult run = Berth(RunArgs({"--base", base(), "--with-uncommitted"}, "implement", "noop.sh"));
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   json job = ShowJson(NewestJobId());
   const std::string start = GetStr(job, "base");
@@ -170,8 +170,7 @@ TEST_F(CliTest, BaseWithConflictingUncommittedChangesIsRefusedRegression) {
   ASSERT_TRUE(WriteText(ws() + "/README.md", "second\n"));
   ASSERT_EQ(Git({"commit", "-q", "-am", "second"}).exit_code, 0);
   ASSERT_TRUE(WriteText(ws() + "/README.md", "third\n"));
-  RunResult run =
-      Berth(RunArgs({"--base", base(), "--with-uncommitted"}, "implement", "noop.sh"));
+  RunResult run = Berth(RunArgs({"--base", base(), "--with-uncommitted"}, "implement", "noop.sh"));
   EXPECT_EQ(run.exit_code, 64) << run.Describe();
   EXPECT_TRUE(Contains(run.err, "conflict in README.md")) << run.err;
   EXPECT_TRUE(Contains(run.err, "hint:")) << run.err;
@@ -247,8 +246,8 @@ TEST_F(CliTest, QueuePositionIsShownWhileAJobWaitsRegression) {
 
   RunResult done = waiting.Wait();
   EXPECT_EQ(done.exit_code, 0) << done.Describe();
-  EXPECT_TRUE(Contains(done.err, "job " + queued +
-                                     " is waiting for a free slot: position 1 in the queue"))
+  EXPECT_TRUE(
+      Contains(done.err, "job " + queued + " is waiting for a free slot: position 1 in the queue"))
       << done.Describe();
   EXPECT_TRUE(Get(ShowJson(queued), "queue_position").is_null());
 }

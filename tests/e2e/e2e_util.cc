@@ -7,7 +7,6 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,6 +26,7 @@
 
 #include "sys/fs.h"
 #include "sys/retry.h"
+#include "sys/spawn.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -66,13 +66,6 @@ std::vector<std::string> EnvironmentStrings(const EnvVars& env) {
     if (last[env[i].first] == i) strings.push_back(env[i].first + "=" + env[i].second);
   }
   return strings;
-}
-
-std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
 }
 
 // Appends what `fd` has to `out`; closes it at end of file. Returns false when it would block.
@@ -179,25 +172,20 @@ RunningProgram StartProgram(const std::vector<std::string>& argv, const EnvVars&
     ADD_FAILURE() << "pipe: " << std::strerror(errno);
     return program;
   }
-  std::vector<std::string> argv_strings = argv;
-  std::vector<std::string> env_strings = EnvironmentStrings(env);
-  std::vector<char*> argv_pointers = NullTerminated(argv_strings);
-  std::vector<char*> env_pointers = NullTerminated(env_strings);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out->write.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err->write.get(), STDERR_FILENO);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv_pointers[0], &actions, nullptr, argv_pointers.data(),
-                       env_pointers.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    ADD_FAILURE() << "posix_spawn " << program.command_ << ": " << std::strerror(rc);
+  sys::SpawnOptions options;
+  options.argv = argv;
+  options.env = EnvironmentStrings(env);
+  options.cwd = cwd;
+  options.stdio[0] = sys::kDevNull;
+  options.stdio[1] = out->write.get();
+  options.stdio[2] = err->write.get();
+  Result<sys::Process> spawned = sys::Spawn(options);
+  if (!spawned) {
+    ADD_FAILURE() << program.command_ << ": " << spawned.error().ToString();
     return program;
   }
+  // RunningProgram kills and reaps it itself (KillAndReap, CollectOutput).
+  pid_t pid = spawned->Release();
   program.pid_ = pid;
   program.out_ = std::move(out->read);
   program.err_ = std::move(err->read);

@@ -260,12 +260,13 @@ TEST_F(FullAccessTest, ChecksOfAFullAccessJobStayInBerthsSandbox) {
   ASSERT_TRUE(WriteText(PolicyPath(), std::string(kFullPolicy) + R"(
 [[verify]]
 name = "no-host-writes"
-argv = [")" + SANDBOX_PROBE + R"(", "write", ")" + check_file + R"("]
+argv = [")" + SANDBOX_PROBE + R"(", "write", ")" +
+                                          check_file + R"("]
 expect_exit = 1
 [[verify]]
 name = "no-network"
 argv = [")" + SANDBOX_PROBE + R"(", "tcp-connect", "127.0.0.1", ")" +
-                                               std::to_string(server_.port) + R"("]
+                                          std::to_string(server_.port) + R"("]
 expect_exit = 1
 )"));
   ASSERT_EQ(Git({"commit", "-q", "-am", "checks"}).exit_code, 0);
@@ -306,13 +307,16 @@ struct FullCli {
 };
 
 const FullCli kFullClis[] = {
-    {"codex", "gpt-5.5",
+    {"codex",
+     "gpt-5.5",
      {{"OPENAI_API_KEY", "sk-berth-test"}, {"OPENAI_BASE_URL", "http://127.0.0.1:{port}/v1"}},
      "danger-full-access"},
-    {"claude", "claude-sonnet-4-5",
+    {"claude",
+     "claude-sonnet-4-5",
      {{"ANTHROPIC_API_KEY", "sk-berth-test"}, {"ANTHROPIC_BASE_URL", "http://127.0.0.1:{port}"}},
      R"({"sandbox":{"enabled":false}})"},
-    {"gemini", "gemini-2.5-flash",
+    {"gemini",
+     "gemini-2.5-flash",
      {{"GEMINI_API_KEY", "berth-test-key"}, {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:{port}"}},
      "--sandbox=false",
      // With GOOGLE_GEMINI_BASE_URL the CLI picks an auth type it then refuses, unless told.

@@ -46,9 +46,9 @@ writable = ["src/**"]
 )";
 
 const std::set<std::string> kTerminalStates = {
-    "completed",        "verification-failed", "refused",         "child-failed",
-    "malformed-output", "unavailable",         "unauthenticated", "timed-out",
-    "cancelled",        "stale",               "failed"};
+    "completed",   "verification-failed", "refused",   "child-failed", "malformed-output",
+    "unavailable", "unauthenticated",     "timed-out", "cancelled",    "stale",
+    "failed"};
 
 std::string TrimRight(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -173,8 +173,8 @@ class GcTest : public SandboxTest {
   // with `until` = "running", until it runs). Returns the id.
   std::string RunJob(const std::string& script, const std::vector<std::string>& script_args = {},
                      const std::string& until = "") {
-    std::vector<std::string> args = {"run", "--detach", "--json", "implement", "--", "sh",
-                                     Agent(script)};
+    std::vector<std::string> args = {"run", "--detach", "--json",     "implement",
+                                     "--",  "sh",       Agent(script)};
     args.insert(args.end(), script_args.begin(), script_args.end());
     RunResult result = Berth(args);
     EXPECT_EQ(result.exit_code, 0) << result.Describe();
@@ -218,10 +218,9 @@ class GcTest : public SandboxTest {
   }
 
   void MarkLanded(const std::string& id, const std::string& commit) {
-    std::string error = ExecSql(Db(), "UPDATE jobs SET landed_at_ms = " +
-                                          std::to_string(std::time(nullptr) * 1000LL) +
-                                          ", landed_commit = '" + commit + "' WHERE id = '" +
-                                          id + "'");
+    std::string error = ExecSql(
+        Db(), "UPDATE jobs SET landed_at_ms = " + std::to_string(std::time(nullptr) * 1000LL) +
+                  ", landed_commit = '" + commit + "' WHERE id = '" + id + "'");
     ASSERT_EQ(error, "") << "marking a finished job landed in the store";
   }
 
@@ -247,8 +246,8 @@ TEST_F(GcTest, NeverRemovesTheWorkspaceOrBranchOfAnUnlandedUndiscardedJob) {
   const std::string failed = RunJob("fail.sh");
   const std::string cancelled = RunJob("sleep.sh", {Token()}, "running");
   ASSERT_EQ(Berth({"cancel", cancelled}).exit_code, 0);
-  ASSERT_TRUE(WaitUntil([&] { return Str(ShowJson(cancelled), "state") == "cancelled"; },
-                        kStateWait));
+  ASSERT_TRUE(
+      WaitUntil([&] { return Str(ShowJson(cancelled), "state") == "cancelled"; }, kStateWait));
   const std::string stale = RunJob("sleep.sh", {Token()}, "running");
   json owner = ShowJson(stale)["owner"];
   ASSERT_TRUE(owner.is_object() && owner["pid"].is_number_integer());

@@ -74,9 +74,9 @@ class HomeTest : public ::testing::TestWithParam<std::string> {
     ws_ = root_ + "/ws";
     home_ = root_ + "/home";
     state_ = root_ + "/state";
-    for (const std::string& dir : {ws_ + "/src", home_ + "/.ssh", home_ + "/.cargo/bin",
-                                   home_ + "/notes", home_ + "/.config/berth",
-                                   root_ + "/dotfiles", state_})
+    for (const std::string& dir :
+         {ws_ + "/src", home_ + "/.ssh", home_ + "/.cargo/bin", home_ + "/notes",
+          home_ + "/.config/berth", root_ + "/dotfiles", state_})
       ASSERT_TRUE(sys::MakeDirs(dir, 0755)) << dir;
     ASSERT_TRUE(WriteText(home_ + "/.ssh/id_rsa", "SECRET-KEY\n", 0600));
     ASSERT_TRUE(WriteText(home_ + "/notes/secret.txt", "NOTES\n"));
@@ -103,7 +103,9 @@ class HomeTest : public ::testing::TestWithParam<std::string> {
   }
 
   EnvVars Env() const {
-    return {{"PATH", kPath}, {"HOME", home_}, {"BERTH_STATE_DIR", state_},
+    return {{"PATH", kPath},
+            {"HOME", home_},
+            {"BERTH_STATE_DIR", state_},
             {"GIT_CONFIG_NOSYSTEM", "1"}};
   }
   RunResult Berth(const std::vector<std::string>& args, EnvVars extra = {}) const {
@@ -140,10 +142,12 @@ class HomeTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(sys::MakeDirs(ws_ + "/.berth", 0755));
     ASSERT_TRUE(WriteText(ws_ + "/.berth/policy.toml", std::string(kPolicy) + extra));
     ASSERT_TRUE(WriteText(ws_ + "/src/main.c", "int main(void) { return 0; }\n"));
-    for (std::vector<std::string> args :
-         {std::vector<std::string>{"init", "-q"}, {"config", "user.name", "e2e"},
-          {"config", "user.email", "e2e@berth.invalid"}, {"config", "commit.gpgsign", "false"},
-          {"add", "-A"}, {"commit", "-q", "-m", "base"}})
+    for (std::vector<std::string> args : {std::vector<std::string>{"init", "-q"},
+                                          {"config", "user.name", "e2e"},
+                                          {"config", "user.email", "e2e@berth.invalid"},
+                                          {"config", "commit.gpgsign", "false"},
+                                          {"add", "-A"},
+                                          {"commit", "-q", "-m", "base"}})
       ASSERT_EQ(Git(args).exit_code, 0) << Git(args).Describe();
   }
   // `berth run --json implement -- ARGV...`, and the job's receipt.
@@ -171,8 +175,8 @@ class HomeTest : public ::testing::TestWithParam<std::string> {
     struct passwd* pw = getpwuid(getuid());
     std::string base = pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
     if (base.empty() || base == "/" || Contains(base, "/tmp") || access(base.c_str(), W_OK) != 0) {
-      RequireFeature(false, "no writable home directory outside /tmp for uid " +
-                                std::to_string(getuid()));
+      RequireFeature(false,
+                     "no writable home directory outside /tmp for uid " + std::to_string(getuid()));
       return "";
     }
     Result<std::string> dir = sys::MakeTempDir(base, ".berth-home-e2e-");
@@ -200,8 +204,9 @@ INSTANTIATE_TEST_SUITE_P(Roots, HomeTest, ::testing::Values("/var/tmp", "/tmp"),
 TEST_P(HomeTest, CacheGrantWorksInJobsRegression) {
   ASSERT_NO_FATAL_FAILURE(MakeRepository());
   RunResult run;
-  json receipt = RunJob({"sh", "-c", "echo cached > \"$npm_config_cache/f\" && echo ok > src/c.txt"},
-                        {"--grant", "cache:npm"}, &run);
+  json receipt =
+      RunJob({"sh", "-c", "echo cached > \"$npm_config_cache/f\" && echo ok > src/c.txt"},
+             {"--grant", "cache:npm"}, &run);
   EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
   EXPECT_EQ(ReadText(state_ + "/caches/npm/f"), "cached\n");
 }
@@ -215,17 +220,18 @@ TEST_P(HomeTest, CacheGrantWorksWithAHiddenStateDirRegression) {
   ASSERT_TRUE(sys::MakeDirs(state_, 0755));
   ASSERT_NO_FATAL_FAILURE(MakeRepository());
   RunResult run;
-  json receipt = RunJob(
-      {"sh", "-c", "echo cached > \"$npm_config_cache/f\" && ! ls " + state_ + " && true"},
-      {"--grant", "cache:npm"}, &run);
+  json receipt =
+      RunJob({"sh", "-c", "echo cached > \"$npm_config_cache/f\" && ! ls " + state_ + " && true"},
+             {"--grant", "cache:npm"}, &run);
   EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
   EXPECT_EQ(ReadText(state_ + "/caches/npm/f"), "cached\n");
 }
 
 TEST_P(HomeTest, CacheGrantWorksInChecksRegression) {
-  ASSERT_NO_FATAL_FAILURE(MakeRepository(
-      "[[verify]]\nname = \"go cache\"\ngrants = [\"cache:go\"]\n"
-      "argv = [\"sh\", \"-c\", \"mkdir -p \\\"$GOCACHE\\\" && echo built > \\\"$GOCACHE/f\\\"\"]\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      MakeRepository("[[verify]]\nname = \"go cache\"\ngrants = [\"cache:go\"]\n"
+                     "argv = [\"sh\", \"-c\", \"mkdir -p \\\"$GOCACHE\\\" && echo built > "
+                     "\\\"$GOCACHE/f\\\"\"]\n"));
   RunResult run;
   json receipt = RunJob({"sh", "-c", "echo 'int x;' > src/x.c"}, {}, &run);
   EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
@@ -252,26 +258,29 @@ TEST_P(HomeTest, SocketGrantOutsideRunRegression) {
   Result<BoundSocket> listener = ListenUnix(path);
   ASSERT_TRUE(listener) << listener.error().ToString();
   ASSERT_TRUE(Reports(ProbeOutside({"unix-connect", path}), "unix-connect ok"));
-  EXPECT_TRUE(Reports(Probe({"unix-connect", path}, {"--grant", "socket:" + path}),
-                      "unix-connect ok"));
+  EXPECT_TRUE(
+      Reports(Probe({"unix-connect", path}, {"--grant", "socket:" + path}), "unix-connect ok"));
 }
 
 TEST_P(HomeTest, ProviderStateFileIsAPrivateCopyRegression) {
   // As Claude Code's ~/.claude.json: a state file the CLI reads and rewrites. It used to be
   // bound over the read-only view ("create mount point ~/.claude.json: Read-only file system").
   ASSERT_TRUE(WriteText(home_ + "/.statecli.json", "{\"user\": true}\n"));
-  ASSERT_TRUE(WriteText(home_ + "/.config/berth/config.toml",
-                        "[providers.statecli]\nexecutable = \"/bin/sh\"\n"
-                        "write_args = [\"-c\", \"cat \\\"$HOME/.statecli.json\\\" > src/seen.txt && "
-                        "echo job > \\\"$HOME/.statecli.json\\\" && echo done\"]\n"
-                        "state_files = [\"~/.statecli.json\"]\noutput = \"plain\"\n"));
-  ASSERT_NO_FATAL_FAILURE(MakeRepository(
-      "[agents.state]\ncapability = \"write\"\nprovider = \"statecli\"\nwritable = [\"src/**\"]\n"));
+  ASSERT_TRUE(
+      WriteText(home_ + "/.config/berth/config.toml",
+                "[providers.statecli]\nexecutable = \"/bin/sh\"\n"
+                "write_args = [\"-c\", \"cat \\\"$HOME/.statecli.json\\\" > src/seen.txt && "
+                "echo job > \\\"$HOME/.statecli.json\\\" && echo done\"]\n"
+                "state_files = [\"~/.statecli.json\"]\noutput = \"plain\"\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      MakeRepository("[agents.state]\ncapability = \"write\"\nprovider = \"statecli\"\nwritable = "
+                     "[\"src/**\"]\n"));
   RunResult run = Berth({"run", "state", "-p", "go"});
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
   RunResult branches = Git({"branch", "--list", "berth/*", "--format=%(refname:short)"});
   std::string branch = FirstLine(branches.out);
-  EXPECT_EQ(Git({"show", branch + ":src/seen.txt"}).out, "{\"user\": true}\n") << branches.Describe();
+  EXPECT_EQ(Git({"show", branch + ":src/seen.txt"}).out, "{\"user\": true}\n")
+      << branches.Describe();
   EXPECT_EQ(ReadText(home_ + "/.statecli.json"), "{\"user\": true}\n") << "the job's write leaked";
 }
 
@@ -289,7 +298,8 @@ TEST_P(HomeTest, SandboxAndJobsWorkWithEverythingUnderThisRootRegression) {
   RunResult run;
   json receipt = RunJob({"sh", "-c",
                          "echo j > src/j.c && git status --short >/dev/null && "
-                         "echo g > " + root_ + "/granted/f"},
+                         "echo g > " +
+                             root_ + "/granted/f"},
                         {"--grant", "write:" + root_ + "/granted"}, &run);
   EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
   EXPECT_EQ(ReadText(root_ + "/granted/f"), "g\n");
@@ -316,20 +326,20 @@ TEST_P(HomeTest, HomeAllowInTheUserConfigAndReadGrantsShowMore) {
                       "read ok bytes=6"));
   EXPECT_TRUE(Reports(Probe({"write", home_ + "/notes/new"}, {"--grant", "read:~/notes"}),
                       "write errno=30 EROFS"));
-  ASSERT_TRUE(WriteText(home_ + "/.config/berth/config.toml",
-                        "[sandbox]\nhome_allow = [\"~/notes\"]\n"));
+  ASSERT_TRUE(
+      WriteText(home_ + "/.config/berth/config.toml", "[sandbox]\nhome_allow = [\"~/notes\"]\n"));
   EXPECT_TRUE(Reports(Probe({"read", home_ + "/notes/secret.txt"}), "read ok bytes=6"));
 }
 
 TEST_P(HomeTest, WriteAndSocketGrantsUnderTheHomeShowThroughThePrivateHome) {
-  EXPECT_TRUE(Reports(Probe({"write", home_ + "/notes/new"}, {"--grant", "write:~/notes"}),
-                      "write ok"));
+  EXPECT_TRUE(
+      Reports(Probe({"write", home_ + "/notes/new"}, {"--grant", "write:~/notes"}), "write ok"));
   EXPECT_EQ(ReadText(home_ + "/notes/new"), "probe\n");
   Result<BoundSocket> listener = ListenUnix(home_ + "/agent.sock");
   ASSERT_TRUE(listener) << listener.error().ToString();
-  EXPECT_TRUE(Reports(Probe({"unix-connect", home_ + "/agent.sock"},
-                            {"--grant", "socket:~/agent.sock"}),
-                      "unix-connect ok"));
+  EXPECT_TRUE(
+      Reports(Probe({"unix-connect", home_ + "/agent.sock"}, {"--grant", "socket:~/agent.sock"}),
+              "unix-connect ok"));
 }
 
 TEST_P(HomeTest, JobAgentsAndChecksSeeOnlyTheAllowlist) {
@@ -352,8 +362,8 @@ TEST_P(HomeTest, JobAgentsAndChecksSeeOnlyTheAllowlist) {
 TEST_P(HomeTest, LandlockTierKeepsTheHomeUnreadableExceptTheAllowlist) {
   const std::vector<std::string> landlock = {"--tier", "landlock", "--allow-weaker"};
   REQUIRE_FEATURE(LandlockAbi() > 0, "Landlock is unavailable");
-  EXPECT_TRUE(Reports(Probe({"read", home_ + "/notes/secret.txt"}, landlock),
-                      "read errno=13 EACCES"));
+  EXPECT_TRUE(
+      Reports(Probe({"read", home_ + "/notes/secret.txt"}, landlock), "read errno=13 EACCES"));
   EXPECT_TRUE(Reports(Probe({"ls", home_}, landlock), "ls errno=13 EACCES"));
   EXPECT_TRUE(Reports(Probe({"read", home_ + "/.gitconfig"}, landlock), "read ok bytes=24"));
   EXPECT_TRUE(Reports(Probe({"read", home_ + "/.cargo/bin/tool"}, landlock), "read ok bytes=20"));
@@ -392,14 +402,13 @@ TEST_P(HomeTest, HostUnixSocketsAreUnreachableWithoutAGrant) {
         << path;
   }
   // A granted one is reachable, the others stay masked.
-  EXPECT_TRUE(Reports(Probe({"unix-connect", ws_ + "/dev.sock"},
-                            {"--grant", "socket:" + ws_ + "/dev.sock"}),
-                      "unix-connect ok"));
+  EXPECT_TRUE(Reports(
+      Probe({"unix-connect", ws_ + "/dev.sock"}, {"--grant", "socket:" + ws_ + "/dev.sock"}),
+      "unix-connect ok"));
   if (!outside.empty()) {
-    EXPECT_TRUE(ReportsOneOf(Probe({"unix-connect", outside + "/host.sock"},
-                                   {"--grant", "socket:" + ws_ + "/dev.sock"}),
-                             {"unix-connect errno=111 ECONNREFUSED",
-                              "unix-connect errno=13 EACCES"}));
+    EXPECT_TRUE(ReportsOneOf(
+        Probe({"unix-connect", outside + "/host.sock"}, {"--grant", "socket:" + ws_ + "/dev.sock"}),
+        {"unix-connect errno=111 ECONNREFUSED", "unix-connect errno=13 EACCES"}));
   }
 }
 
@@ -410,20 +419,20 @@ TEST_P(HomeTest, ConnectsToMaskedHostSocketsAreCountedWithTheirPath) {
   ASSERT_TRUE(Reports(ProbeOutside({"unix-connect", path}), "unix-connect ok"));
   // Twice by its absolute path: refused by the mask, counted twice.
   RunResult twice = Probe({"unix-connect", path, "2"}, {"-v"});
-  EXPECT_TRUE(ReportsOneOf(twice, {"unix-connect errno=111 ECONNREFUSED",
-                                   "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(
+      ReportsOneOf(twice, {"unix-connect errno=111 ECONNREFUSED", "unix-connect errno=13 EACCES"}));
   EXPECT_TRUE(Contains(twice.err, "denied a connect to the host socket " + path + " (2 times)"))
       << twice.Describe();
   // Relative to the working directory (the workspace), three times.
   RunResult relative = Probe({"unix-connect", "dev.sock", "3"}, {"-v"});
-  EXPECT_TRUE(ReportsOneOf(relative, {"unix-connect errno=111 ECONNREFUSED",
-                                      "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(ReportsOneOf(
+      relative, {"unix-connect errno=111 ECONNREFUSED", "unix-connect errno=13 EACCES"}));
   EXPECT_TRUE(Contains(relative.err, "denied a connect to the host socket " + path + " (3 times)"))
       << relative.Describe();
   // With the browser grant (no user-namespace refusal to notify) connects are still counted.
   RunResult browser = Probe({"unix-connect", path, "2"}, {"-v", "--grant", "browser"});
-  EXPECT_TRUE(ReportsOneOf(browser, {"unix-connect errno=111 ECONNREFUSED",
-                                     "unix-connect errno=13 EACCES"}));
+  EXPECT_TRUE(ReportsOneOf(
+      browser, {"unix-connect errno=111 ECONNREFUSED", "unix-connect errno=13 EACCES"}));
   EXPECT_TRUE(Contains(browser.err, "denied a connect to the host socket " + path + " (2 times)"))
       << browser.Describe();
   // A granted socket connects and is not counted; nor is a path that names no host socket.
@@ -443,10 +452,9 @@ TEST_P(HomeTest, JobsRecordConnectsToMaskedHostSocketsInTheReceiptAndEvents) {
   Result<BoundSocket> listener = ListenUnix(path);
   ASSERT_TRUE(listener) << listener.error().ToString();
   RunResult run;
-  json receipt = RunJob({"sh", "-c",
-                         std::string(SANDBOX_PROBE) + " unix-connect " + path +
-                             " 2; echo x > src/x.c"},
-                        {}, &run);
+  json receipt = RunJob(
+      {"sh", "-c", std::string(SANDBOX_PROBE) + " unix-connect " + path + " 2; echo x > src/x.c"},
+      {}, &run);
   EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
   const std::string out = JobStdout(receipt);
   EXPECT_TRUE(Contains(out, "unix-connect errno=111 ECONNREFUSED") ||

@@ -1025,9 +1025,9 @@ TEST_F(JobsTest, ReadOnlyFlagLowersAWriteAgent) {
 class VerifyTest : public JobsTest {
  protected:
   void UseChecks(const std::string& checks) {
-    ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) +
-                                            "[env]\npass = [\"GITHUB_TOKEN\", \"MY_SETTING\"]\n" +
-                                            checks));
+    ASSERT_TRUE(WriteText(
+        PolicyPath(),
+        std::string(kPolicy) + "[env]\npass = [\"GITHUB_TOKEN\", \"MY_SETTING\"]\n" + checks));
     ASSERT_TRUE(WriteText(ws() + "/.gitignore", "*.o\n"));
     ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
     ASSERT_EQ(Git({"commit", "-q", "-m", "checks"}).exit_code, 0);
@@ -1035,7 +1035,8 @@ class VerifyTest : public JobsTest {
   // A write job whose agent is `script` (a sh -c string), with the credential in berth's env.
   RunResult RunShell(const std::string& script) const {
     return Run({"run", "implement", "--", "sh", "-c", script},
-               {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GITHUB_TOKEN", "ghp_e2e_secret_value"},
+               {{"GIT_CONFIG_NOSYSTEM", "1"},
+                {"GITHUB_TOKEN", "ghp_e2e_secret_value"},
                 {"MY_SETTING", "on"}});
   }
   json Check(const json& job, size_t index) const {
@@ -1045,8 +1046,8 @@ class VerifyTest : public JobsTest {
 };
 
 TEST_F(VerifyTest, CheckKilledBySigkillFailsTheJob) {
-  ASSERT_NO_FATAL_FAILURE(UseChecks(
-      "[[verify]]\nname = \"killed\"\nargv = [\"sh\", \"-c\", \"kill -9 $$\"]\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"killed\"\nargv = [\"sh\", \"-c\", \"kill -9 $$\"]\n"));
   RunResult run = RunShell("echo 'int x;' > src/x.c");
   EXPECT_EQ(run.exit_code, 1) << run.Describe();
   json job = ShowJson(NewestJobId());
@@ -1060,11 +1061,11 @@ TEST_F(VerifyTest, CheckKilledBySigkillFailsTheJob) {
 }
 
 TEST_F(VerifyTest, ChecksSeeExactlyTheCommittedTree) {
-  ASSERT_NO_FATAL_FAILURE(UseChecks(
-      "[[verify]]\nname = \"committed\"\n"
-      "argv = [\"sh\", \"-c\", \"test -f src/committed.c && test ! -e src/left.o\"]\n"
-      "[[verify]]\nname = \"control\"\nrequired = false\n"
-      "argv = [\"sh\", \"-c\", \"test -e src/left.o\"]\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"committed\"\n"
+                "argv = [\"sh\", \"-c\", \"test -f src/committed.c && test ! -e src/left.o\"]\n"
+                "[[verify]]\nname = \"control\"\nrequired = false\n"
+                "argv = [\"sh\", \"-c\", \"test -e src/left.o\"]\n"));
   // left.o is ignored by the base's .gitignore: the agent leaves it, nothing commits it.
   RunResult run = RunShell("echo 'int c;' > src/committed.c; echo junk > src/left.o");
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
@@ -1077,10 +1078,10 @@ TEST_F(VerifyTest, ChecksSeeExactlyTheCommittedTree) {
 }
 
 TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
-  ASSERT_NO_FATAL_FAILURE(UseChecks(
-      "[[verify]]\nname = \"env\"\n"
-      "argv = [\"sh\", \"-c\", \"env; test -z \\\"$GITHUB_TOKEN\\\" && "
-      "test \\\"$MY_SETTING\\\" = on\"]\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"env\"\n"
+                "argv = [\"sh\", \"-c\", \"env; test -z \\\"$GITHUB_TOKEN\\\" && "
+                "test \\\"$MY_SETTING\\\" = on\"]\n"));
   // The agent itself does get what the policy passes.
   RunResult run = RunShell("printf '%s' \"$GITHUB_TOKEN\" > src/agent-saw.txt");
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
@@ -1094,8 +1095,7 @@ TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
 }
 
 TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
-  ASSERT_NO_FATAL_FAILURE(UseChecks(
-      "[[verify]]\nname = \"ok\"\nargv = [\"true\"]\n"));
+  ASSERT_NO_FATAL_FAILURE(UseChecks("[[verify]]\nname = \"ok\"\nargv = [\"true\"]\n"));
   ASSERT_EQ(RunShell("echo 'int v;' > src/v.c").exit_code, 0);
   const std::string id = NewestJobId();
   RunResult again = Berth({"verify", id});

@@ -36,8 +36,8 @@ class LimitsTest : public JobsTest {
     return nullptr;
   }
   static bool IsPidsMechanism(const std::string& mechanism) {
-    return IsRoot() ? StartsWith(mechanism, "cgroup v") : mechanism == "rlimit RLIMIT_NPROC" ||
-                                                             StartsWith(mechanism, "cgroup v");
+    return IsRoot() ? StartsWith(mechanism, "cgroup v")
+                    : mechanism == "rlimit RLIMIT_NPROC" || StartsWith(mechanism, "cgroup v");
   }
   static bool StartsWith(const std::string& text, const std::string& prefix) {
     return text.rfind(prefix, 0) == 0;
@@ -86,7 +86,8 @@ TEST_F(LimitsTest, ReceiptShowedNoLimitsRegression) {
 TEST_F(LimitsTest, PolicyLimitsReachTheAgentAndItsChecks) {
   ASSERT_NO_FATAL_FAILURE(UsePolicy("memory = \"512MiB\"\npids = 300\n", "pids = 200\n",
                                     "[[verify]]\nname = \"bomb\"\nrequired = false\n"
-                                    "argv = [\"" + std::string(SANDBOX_PROBE) +
+                                    "argv = [\"" +
+                                        std::string(SANDBOX_PROBE) +
                                         "\", \"forkbomb\", \"500\"]\n"));
   RunResult run = RunCommand({"sh", "-c", "echo 'int l;' > src/l.c"});
   EXPECT_EQ(run.exit_code, 0) << run.Describe();

@@ -371,7 +371,8 @@ TEST_F(LivedInTest, WriteGrantOnADotDirWorksInACheck) {
       ".agents/skills/checked/SKILL.md\" && echo x > \"$HOME/.bashrc.berth\"";
   ASSERT_NO_FATAL_FAILURE(
       UseChecks("[[verify]]\nname = \"skills\"\ngrants = [\"write:~/.agents\"]\nargv = "
-                "[\"sh\", \"-c\", " + Toml(command) + "]\n"));
+                "[\"sh\", \"-c\", " +
+                Toml(command) + "]\n"));
   json check = RunVerifiedJob();
   EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
   EXPECT_EQ(ReadText(skill), "from-the-check\n") << check.dump(2);

@@ -44,8 +44,8 @@ class LostJobsTest : public JobsTest {
 
   // `berth run --json implement -- sh -c SCRIPT` in `cwd`, to the job's end; the job object.
   json RunScript(const std::string& script, const std::string& cwd = "") {
-    RunResult run = BerthIn(cwd.empty() ? ws() : cwd,
-                            {"run", "--json", "implement", "--", "sh", "-c", script});
+    RunResult run =
+        BerthIn(cwd.empty() ? ws() : cwd, {"run", "--json", "implement", "--", "sh", "-c", script});
     json job = ParseJson(run.out);
     EXPECT_TRUE(job.is_object()) << run.Describe();
     return job.is_object() ? job : json::object();

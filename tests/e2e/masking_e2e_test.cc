@@ -56,7 +56,8 @@ class MaskingTest : public JobsTest {
     ASSERT_TRUE(WriteText(PolicyPath(), kLeakyPolicy));
     ASSERT_EQ(Git({"commit", "-q", "-am", "leaky policy"}).exit_code, 0);
     ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
-    ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml", LeakyConfig(Agent("leak_cli.sh"))));
+    ASSERT_TRUE(
+        WriteText(home() + "/.config/berth/config.toml", LeakyConfig(Agent("leak_cli.sh"))));
   }
 
   static EnvVars Secrets() {

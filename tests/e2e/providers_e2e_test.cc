@@ -97,8 +97,9 @@ TEST_F(ProvidersTest, CompletedJobRecordsTheProviderInTheReceipt) {
   EXPECT_FALSE(Contains(ShowJson(id).dump(), "fake-key-value-123456"));
   // `berth show` says it in one line.
   RunResult show = Run({"show", id});
-  EXPECT_TRUE(Contains(show.out, "provider fake fake-cli 1.2.3, model fake-1 (reported), 12 tokens "
-                                 "in, 34 out, $0.5000"))
+  EXPECT_TRUE(Contains(show.out,
+                       "provider fake fake-cli 1.2.3, model fake-1 (reported), 12 tokens "
+                       "in, 34 out, $0.5000"))
       << show.Describe();
   // The provider's state directory was copy-on-write: the CLI's write is in the job's upper
   // layer, and the user's copy is untouched.
@@ -193,7 +194,8 @@ class DoctorTest : public ProvidersTest {
     EXPECT_TRUE(report.is_object()) << run.Describe();
     return report;
   }
-  static std::map<std::string, std::string> Statuses(const json& report, const std::string& section) {
+  static std::map<std::string, std::string> Statuses(const json& report,
+                                                     const std::string& section) {
     std::map<std::string, std::string> out;
     for (const json& item : Get(report, "items"))
       if (GetStr(item, "section") == section) out[GetStr(item, "name")] = GetStr(item, "status");
@@ -204,8 +206,8 @@ class DoctorTest : public ProvidersTest {
 
 TEST_F(DoctorTest, AProviderThatCanRunIsOkAndExitsZero) {
   std::string endpoints = "endpoints = [\"api.fake.test:" + std::to_string(server_.port) + "\"]\n";
-  std::string config = "[net.hosts]\n\"api.fake.test\" = \"127.0.0.1\"\n" +
-                       FakeConfig(Agent("fake_cli.sh"));
+  std::string config =
+      "[net.hosts]\n\"api.fake.test\" = \"127.0.0.1\"\n" + FakeConfig(Agent("fake_cli.sh"));
   config.insert(config.find("[providers.fake.fields]"), endpoints);
   ASSERT_TRUE(WriteText(ConfigPath(), config));
   json report = Doctor(WithKey(), 0);

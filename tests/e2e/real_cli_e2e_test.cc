@@ -1,6 +1,6 @@
 // End-to-end tests with the real agent CLIs from the npm registry (Codex CLI, Claude Code,
-// Gemini CLI, Grok CLI), installed by scripts/install-test-clis into $BERTH_TEST_CLIS. Each CLI runs in
-// berth's sandbox against the test model server (tests/fixtures/model_server) on the host's
+// Gemini CLI, Grok CLI), installed by scripts/install-test-clis into $BERTH_TEST_CLIS. Each CLI
+// runs in berth's sandbox against the test model server (tests/fixtures/model_server) on the host's
 // loopback, reached only through berth's egress proxy: the user's [net.hosts] maps
 // model.test and reach.test to 127.0.0.1, and the CLI's documented base-URL variable points
 // at model.test. The server replays scripted turns: edit a file through the agent's own
@@ -27,19 +27,24 @@ struct Cli {
 };
 
 const Cli kClis[] = {
-    {"codex", "gpt-5.5",
+    {"codex",
+     "gpt-5.5",
      {{"OPENAI_API_KEY", "sk-berth-test"}, {"OPENAI_BASE_URL", "http://model.test:{port}/v1"}},
      false},
-    {"claude", "claude-sonnet-4-5",
+    {"claude",
+     "claude-sonnet-4-5",
      {{"ANTHROPIC_API_KEY", "sk-berth-test"}, {"ANTHROPIC_BASE_URL", "http://model.test:{port}"}},
      true},
-    {"gemini", "gemini-2.5-flash",
+    {"gemini",
+     "gemini-2.5-flash",
      {{"GEMINI_API_KEY", "berth-test-key"}, {"GOOGLE_GEMINI_BASE_URL", "http://model.test:{port}"}},
      true},
     // Grok's fetch ignores proxy variables; berth preloads its own proxy-aware fetch.
-    {"grok", "grok-code-fast-1",
+    {"grok",
+     "grok-code-fast-1",
      {{"GROK_API_KEY", "berth-test-key"}, {"GROK_BASE_URL", "http://model.test:{port}/v1"}},
-     false, false},
+     false,
+     false},
 };
 
 std::string CliDir() {
@@ -64,8 +69,8 @@ class RealCliTest : public JobsTest, public ::testing::WithParamInterface<Cli> {
 
     // The model server, on the host's loopback.
     const std::string port_file = root() + "/model-server.port";
-    server_ = StartProgram({*python, kModelServer, "--port", "0", "--port-file", port_file,
-                            "--log", root() + "/model-server.log"},
+    server_ = StartProgram({*python, kModelServer, "--port", "0", "--port-file", port_file, "--log",
+                            root() + "/model-server.log"},
                            {{"PATH", kPath}}, root());
     ASSERT_TRUE(WaitUntil([&] { return PathExists(port_file); }, std::chrono::seconds(20)))
         << "the model server did not start";
@@ -80,8 +85,9 @@ writable = ["*.txt", "src/**"]
 )"));
     ASSERT_EQ(Git({"commit", "-q", "-am", "policy for the real CLI"}).exit_code, 0);
     ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
-    ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
-                          "[net.hosts]\n\"model.test\" = \"127.0.0.1\"\n\"reach.test\" = \"127.0.0.1\"\n"));
+    ASSERT_TRUE(
+        WriteText(home() + "/.config/berth/config.toml",
+                  "[net.hosts]\n\"model.test\" = \"127.0.0.1\"\n\"reach.test\" = \"127.0.0.1\"\n"));
   }
   void TearDown() override {
     if (server_.pid() > 0) ::kill(server_.pid(), SIGTERM);
@@ -234,7 +240,6 @@ INSTANTIATE_TEST_SUITE_P(Codex, UnreachableEndpointTest, ::testing::Values(kClis
                          [](const ::testing::TestParamInfo<Cli>& info) {
                            return std::string(info.param.provider);
                          });
-
 
 INSTANTIATE_TEST_SUITE_P(Clis, RealCliTest, ::testing::ValuesIn(kClis),
                          [](const ::testing::TestParamInfo<Cli>& info) {

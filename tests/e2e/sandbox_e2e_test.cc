@@ -656,9 +656,9 @@ TEST_F(NamespacesTierTest, ChromiumWithoutTheBrowserGrantIsRefused) {
   }
   ASSERT_TRUE(WriteText(ws() + "/index.html", "<p id=x>hello-berth</p>\n"));
   // A writable profile, so that the missing grant is the only thing that stops chromium.
-  RunResult result = Run({"sandbox", "--", *chromium, "--headless", "--disable-gpu",
-                          "--user-data-dir=" + ws() + "/profile", "--dump-dom",
-                          "file://" + ws() + "/index.html"});
+  RunResult result =
+      Run({"sandbox", "--", *chromium, "--headless", "--disable-gpu",
+           "--user-data-dir=" + ws() + "/profile", "--dump-dom", "file://" + ws() + "/index.html"});
   EXPECT_NE(result.exit_code, 0) << result.Describe();
   EXPECT_FALSE(Contains(result.out, "hello-berth")) << result.Describe();
   // berth names the cause and the grant that would allow it.
@@ -673,8 +673,7 @@ TEST_F(NamespacesTierTest, ChromiumWithoutTheBrowserGrantIsRefused) {
 class HostHttpServer {
  public:
   HostHttpServer() {
-    Result<sys::UniqueFd> listener =
-        sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0});
+    Result<sys::UniqueFd> listener = sys::ListenTcp({*sys::IpAddress::Parse("127.0.0.1"), 0});
     if (!listener) {
       ADD_FAILURE() << listener.error().ToString();
       return;
@@ -773,12 +772,12 @@ TEST_F(EgressProxyTest, OtherHostIsDeniedAndTheSummaryShowsIt) {
   RunResult plain = Curl({"-i", Url("other.test")}, {"-v"});
   EXPECT_EQ(plain.exit_code, 0) << plain.Describe();
   EXPECT_TRUE(StartsWith(plain.out, "HTTP/1.1 403 Forbidden")) << plain.Describe();
-  const std::string reason = "berth: egress to other.test:" + server_.port() +
-                             " denied: not in this job's allowlist; grant it with net:other.test:" +
-                             server_.port();
+  const std::string reason =
+      "berth: egress to other.test:" + server_.port() +
+      " denied: not in this job's allowlist; grant it with net:other.test:" + server_.port();
   EXPECT_TRUE(Contains(plain.out, "X-Berth-Denied: " + reason)) << plain.Describe();
-  EXPECT_TRUE(Contains(plain.err, "berth: egress other.test:" + server_.port() +
-                                      ": allowed 0, denied 1"))
+  EXPECT_TRUE(
+      Contains(plain.err, "berth: egress other.test:" + server_.port() + ": allowed 0, denied 1"))
       << plain.Describe();
 
   RunResult tunnel = Curl({"-p", Url("other.test")});
@@ -789,7 +788,8 @@ TEST_F(EgressProxyTest, OtherHostIsDeniedAndTheSummaryShowsIt) {
 }
 
 TEST_F(EgressProxyTest, DirectConnectToTheHostServerIsRefused) {
-  ASSERT_TRUE(Reports(ProbeOutside({"tcp-connect", "127.0.0.1", server_.port()}), "tcp-connect ok"));
+  ASSERT_TRUE(
+      Reports(ProbeOutside({"tcp-connect", "127.0.0.1", server_.port()}), "tcp-connect ok"));
   // The job's 127.0.0.1 is its own loopback, where only the proxy listens.
   EXPECT_TRUE(Reports(Probe({"tcp-connect", "127.0.0.1", server_.port()},
                             {"--grant", "net:allowed.test:" + server_.port()}),
@@ -800,7 +800,8 @@ TEST_F(EgressProxyTest, DirectConnectToTheHostServerIsRefused) {
 }
 
 TEST_F(EgressProxyTest, DnsFailsInside) {
-  RunResult result = Probe({"dns", "allowed.test"}, {"--grant", "net:allowed.test:" + server_.port()});
+  RunResult result =
+      Probe({"dns", "allowed.test"}, {"--grant", "net:allowed.test:" + server_.port()});
   EXPECT_TRUE(StartsWith(result.out, "dns eai=") && result.exit_code == 1) << result.Describe();
   RunResult example = Probe({"dns", "example.com"}, {"--grant", "net:example.com"});
   EXPECT_TRUE(StartsWith(example.out, "dns eai=") && example.exit_code == 1) << example.Describe();
@@ -809,8 +810,8 @@ TEST_F(EgressProxyTest, DnsFailsInside) {
 TEST_F(EgressProxyTest, NameResolvingToLoopbackIsRefusedWithoutAMapping) {
   // localhost is granted by name but not mapped: the proxy resolves it to loopback and refuses.
   // --noproxy '' overrides NO_PROXY, which would otherwise keep curl on the job's own loopback.
-  RunResult result = Run({"sandbox", "-v", "--grant", "net:localhost:" + server_.port(), "--", curl_,
-                          "-sS", "-i", "--noproxy", "", Url("localhost")});
+  RunResult result = Run({"sandbox", "-v", "--grant", "net:localhost:" + server_.port(), "--",
+                          curl_, "-sS", "-i", "--noproxy", "", Url("localhost")});
   EXPECT_EQ(result.exit_code, 0) << result.Describe();
   EXPECT_TRUE(StartsWith(result.out, "HTTP/1.1 403 Forbidden")) << result.Describe();
   EXPECT_TRUE(Contains(result.out, "localhost resolves to")) << result.Describe();
@@ -821,9 +822,10 @@ TEST_F(EgressProxyTest, NameResolvingToLoopbackIsRefusedWithoutAMapping) {
 TEST_F(EgressProxyTest, ProxyVariablesPointAtTheProxy) {
   RunResult env = Probe({"env"}, {"--grant", "net:allowed.test:" + server_.port()});
   ASSERT_EQ(env.exit_code, 0) << env.Describe();
-  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                           "all_proxy"})
-    EXPECT_TRUE(HasLine(env, std::string(name) + "=http://127.0.0.1:3128")) << name << env.Describe();
+  for (const char* name :
+       {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"})
+    EXPECT_TRUE(HasLine(env, std::string(name) + "=http://127.0.0.1:3128"))
+        << name << env.Describe();
   EXPECT_TRUE(HasLine(env, "NO_PROXY=localhost,127.0.0.1,::1")) << env.Describe();
   EXPECT_TRUE(HasLine(env, "no_proxy=localhost,127.0.0.1,::1")) << env.Describe();
 }

@@ -1,0 +1,467 @@
+// JobRun through its seams: a FakeClock, a FakeLauncher that runs no process and a
+// FaultyStore over a SQLite file, so a job's whole life (states, deadline, cancel races,
+// lease loss, store failures, checks) runs in milliseconds without a kernel sandbox. The
+// workspace and the job commit are real: a temporary git repository and the copy backend.
+#include "job/job_run.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "git/testing.h"
+#include "job/lease.h"
+#include "job/outcome.h"
+#include "job/runner.h"
+#include "job/testing/fake_clock.h"
+#include "job/testing/fake_launcher.h"
+#include "job/testing/faulty_store.h"
+#include "store/sqlite_store.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+
+namespace berth::job {
+namespace {
+
+using git::testing::CommitAll;
+using git::testing::InitRepo;
+using git::testing::RunGit;
+using git::testing::TempDir;
+using git::testing::WriteFile;
+using store::JobState;
+using testing::FakeClock;
+using testing::FakeLauncher;
+using testing::FaultyStore;
+using testing::StoreFaults;
+
+[[maybe_unused]] ::testing::Environment* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new git::testing::HermeticGitEnvironment);
+
+constexpr const char* kJobId = "job1";
+
+// Waits (in real time, bounded) until `done` holds: for the lease keeper's thread.
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+CheckSpec Check(const std::string& name, bool required) {
+  CheckSpec check;
+  check.name = name;
+  check.argv = {name};
+  check.required = required;
+  return check;
+}
+
+class JobRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo_dir_ = tmp_.path() + "/repo";
+    ASSERT_TRUE(sys::MakeDirs(repo_dir_, 0755));
+    InitRepo(repo_dir_);
+    WriteFile(repo_dir_, "a.txt", "one\n");
+    base_ = CommitAll(repo_dir_, "base");
+    repo_dir_ = *sys::RealPath(repo_dir_);
+
+    ctx_.state_dir = tmp_.path() + "/state";
+    ctx_.db_path = ctx_.state_dir + "/berth.db";
+    ctx_.cwd = repo_dir_;
+    ctx_.identity = sys::CurrentIdentity();
+    ASSERT_TRUE(sys::MakeDirs(ctx_.state_dir + "/jobs/" + kJobId, 0700));
+
+    job_store_ = std::make_unique<FaultyStore>(Open(), faults_);
+    lease_store_ = std::make_unique<FaultyStore>(Open(), faults_);
+    admin_ = Open();  // what other commands (cancel, the stale sweep) do, from outside
+
+    request_.agent = "coder";
+    request_.argv = {"agent"};
+    request_.write = true;
+    request_.policy_present = true;
+    request_.writable = {"**"};
+    request_.backend = workspace::Backend::kCopy;
+    request_.network = policy::NetworkMode::kNone;
+    request_.deadline_ms = 60000;
+    request_.state_dir = ctx_.state_dir;
+  }
+
+  std::unique_ptr<store::Store> Open() {
+    Result<std::unique_ptr<store::Store>> opened = store::OpenSqliteStore(ctx_.db_path);
+    EXPECT_TRUE(opened) << opened.error().ToString();
+    return std::move(*opened);
+  }
+
+  // The job as `berth run` submits it: queued, with the request as it stands now.
+  void Submit() {
+    store::JobRecord job;
+    job.id = kJobId;
+    job.repo = repo_dir_;
+    job.agent = "coder";
+    job.provider = "command";
+    job.base = base_;
+    job.branch = std::string("berth/") + kJobId;
+    job.created_at_ms = clock_.WallMillis();
+    job.job_dir = ctx_.state_dir + "/jobs/" + kJobId;
+    job.request_json = request_.ToJson().dump();
+    ASSERT_TRUE(admin_->CreateJob(job));
+  }
+
+  JobRunSeams Seams() { return JobRunSeams{*lease_store_, clock_, launcher_}; }
+
+  // Submits the job and drives a JobRun over it to its end.
+  store::JobRecord Run() {
+    Submit();
+    MaskingStore masked(*job_store_, SecretMask());
+    std::optional<store::JobRecord> job = *admin_->GetJob(kJobId);
+    JobRun run(ctx_, masked, Seams(), *job, request_, nullptr);
+    store::JobRecord ended = run.Run();
+    receipt_saved_ = run.receipt_saved();
+    return ended;
+  }
+
+  store::JobRecord Stored() { return **admin_->GetJob(kJobId); }
+
+  std::vector<store::Event> Events() {
+    Result<std::vector<store::Event>> events = admin_->ListEvents(kJobId, 0);
+    EXPECT_TRUE(events) << events.error().ToString();
+    return events ? std::move(*events) : std::vector<store::Event>{};
+  }
+  std::vector<std::string> Steps() {
+    std::vector<std::string> steps;
+    for (const store::Event& e : Events()) steps.push_back(e.step);
+    return steps;
+  }
+  std::string EventsOf(const std::string& step) {
+    std::string text;
+    for (const store::Event& e : Events())
+      if (e.step == step) text += e.detail + "\n";
+    return text;
+  }
+
+  bool BranchExists() {
+    return RunGit({"rev-parse", "--verify", "-q", std::string("refs/heads/berth/") + kJobId},
+                  repo_dir_)
+               .exit_code == 0;
+  }
+  std::string FileOnBranch(const std::string& path) {
+    return RunGit({"show", std::string("berth/") + kJobId + ":" + path}, repo_dir_).output;
+  }
+
+  // What `berth cancel` writes, from its own process.
+  void CancelFromOutside() {
+    store::JobRecord now = Stored();
+    Result<bool> moved = admin_->Transition(kJobId, now.state, JobState::kCancelled,
+                                            "cancelled by test; workspace kept", kExitCancelled);
+    ASSERT_TRUE(moved && *moved) << store::JobStateName(now.state);
+  }
+
+  TempDir tmp_{"job-run-test"};
+  std::string repo_dir_;
+  std::string base_;
+  JobContext ctx_;
+  StoreFaults faults_;
+  std::unique_ptr<FaultyStore> job_store_;
+  std::unique_ptr<FaultyStore> lease_store_;
+  std::unique_ptr<store::Store> admin_;
+  FakeClock clock_;
+  FakeLauncher launcher_{clock_};
+  RunRequest request_;
+  bool receipt_saved_ = false;
+};
+
+TEST_F(JobRunTest, NormalRunMovesThroughItsStatesAndCommitsTheAgentsChange) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}, {"new/b.txt", "bee\n"}};
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
+  EXPECT_EQ(ended.exit_code, kExitCompleted);
+  EXPECT_EQ(faults_.transitions(),
+            (std::vector<std::string>{"preparing>running", "running>collecting",
+                                      "collecting>completed"}));
+  ASSERT_TRUE(ended.commit.has_value());
+  EXPECT_EQ(FileOnBranch("a.txt"), "two\n");
+  EXPECT_EQ(FileOnBranch("new/b.txt"), "bee\n");
+  EXPECT_EQ(launcher_.launches(), 1);
+  ASSERT_TRUE(launcher_.last_spec().has_value());
+  EXPECT_EQ(launcher_.last_spec()->timeout_ms, 60000);
+  std::vector<std::string> steps = Steps();
+  for (const char* step : {"workspace", "agent", "collect", "commit", "receipt"})
+    EXPECT_NE(std::find(steps.begin(), steps.end(), step), steps.end()) << step;
+  store::JobRecord stored = Stored();
+  EXPECT_EQ(stored.owner.pid, SelfOwner().pid);
+  ASSERT_TRUE(stored.receipt_json.has_value());
+  EXPECT_NE(stored.receipt_json->find("\"completed\""), std::string::npos);
+  EXPECT_TRUE(receipt_saved_);
+}
+
+TEST_F(JobRunTest, ARunWithoutChangesCompletesWithoutABranch) {
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCompleted);
+  EXPECT_EQ(ended.state_reason, "no changes");
+  EXPECT_FALSE(BranchExists());
+}
+
+TEST_F(JobRunTest, AgentExitingNonZeroIsChildFailedAndNothingIsCollected) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  launcher_.agent.exit_code = 3;
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kChildFailed);
+  EXPECT_EQ(ended.exit_code, kExitChildFailed);
+  EXPECT_NE(ended.state_reason.find("exited with status 3"), std::string::npos)
+      << ended.state_reason;
+  EXPECT_FALSE(BranchExists());
+}
+
+TEST_F(JobRunTest, AgentKilledBySignalIsChildFailed) {
+  launcher_.agent.signal = 9;
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kChildFailed);
+  EXPECT_NE(ended.state_reason.find("killed by signal 9"), std::string::npos) << ended.state_reason;
+}
+
+TEST_F(JobRunTest, DeadlinePassingOnTheClockEndsTheJobTimedOut) {
+  request_.deadline_ms = 1500;
+  launcher_.agent.runs_ms = 60 * 60 * 1000;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  const int64_t start = clock_.SteadyMillis();
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kTimedOut) << ended.state_reason;
+  EXPECT_EQ(ended.exit_code, kExitTimedOut);
+  EXPECT_EQ(launcher_.last_spec()->timeout_ms, 1500);
+  EXPECT_EQ(clock_.SteadyMillis() - start, 1500);  // the agent ran exactly to its deadline
+  EXPECT_FALSE(BranchExists());
+  ASSERT_TRUE(Stored().receipt_json.has_value());
+}
+
+TEST_F(JobRunTest, CancelBeforeTheLaunchNeverStartsTheAgent) {
+  faults_.before_event = [&](const std::string& step) {
+    if (step == "workspace") CancelFromOutside();
+  };
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kCancelled);
+  EXPECT_EQ(ended.exit_code, kExitCancelled);
+  EXPECT_EQ(launcher_.launches(), 0);
+  EXPECT_TRUE(Stored().receipt_json.has_value());
+}
+
+TEST_F(JobRunTest, CancelDuringTheAgentStopsItThroughTheLeaseAndCollectsNothing) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  launcher_.agent.during = [&] {
+    CancelFromOutside();
+    // The next renewal finds the job ended and signals the supervisor to end the tree.
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
+  };
+  launcher_.agent.until_stopped = true;
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kCancelled) << ended.state_reason;
+  EXPECT_EQ(ended.exit_code, kExitCancelled);
+  EXPECT_EQ(ended.state_reason, "cancelled by test; workspace kept");
+  EXPECT_FALSE(BranchExists());
+  EXPECT_TRUE(Stored().receipt_json.has_value());
+}
+
+TEST_F(JobRunTest, CancelSignalToTheSupervisorDuringTheAgentEndsTheJobCancelled) {
+  launcher_.agent.stopped = true;  // SIGTERM to the supervisor, the job itself untouched
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCancelled);
+  EXPECT_NE(ended.state_reason.find("stopped by a signal"), std::string::npos);
+}
+
+TEST_F(JobRunTest, CancelDuringTheCommitLeavesNoBranch) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  faults_.before_event = [&](const std::string& step) {
+    if (step == "commit") CancelFromOutside();
+  };
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kCancelled) << ended.state_reason;
+  EXPECT_FALSE(ended.commit.has_value());
+  EXPECT_FALSE(BranchExists());
+}
+
+TEST_F(JobRunTest, StaleMarkDuringTheAgentEndsTheJobStale) {
+  launcher_.agent.during = [&] {
+    store::JobRecord now = Stored();
+    store::StaleJudgement judged{now.state, now.owner, now.lease_expires_at_ms};
+    ASSERT_TRUE(*admin_->MarkStale(kJobId, judged, "the lease expired", kExitFailed));
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
+  };
+  launcher_.agent.until_stopped = true;
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kStale);
+  EXPECT_EQ(ended.state_reason, "the lease expired");
+  EXPECT_TRUE(Stored().receipt_json.has_value());
+}
+
+TEST_F(JobRunTest, LeaseTakenByAnotherOwnerStopsTheAgentAndLeavesTheJobToIt) {
+  store::Owner other{"another-host", 4242, 77};
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  launcher_.agent.during = [&] {
+    ASSERT_TRUE(admin_->SetOwner(kJobId, other, clock_.WallMillis() + kLeaseMillis));
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
+  };
+  launcher_.agent.until_stopped = true;
+  store::JobRecord ended = Run();
+
+  // The agent was stopped (the launcher saw stop_fd), and this run wrote nothing after it.
+  store::JobRecord stored = Stored();
+  EXPECT_EQ(stored.state, JobState::kRunning);
+  EXPECT_EQ(stored.owner.host, "another-host");
+  EXPECT_FALSE(stored.receipt_json.has_value());
+  EXPECT_FALSE(BranchExists());
+  EXPECT_EQ(ended.state, JobState::kRunning);
+  EXPECT_NE(EventsOf("lease").find("pid 4242 holds the job's lease now"), std::string::npos)
+      << EventsOf("lease");
+}
+
+TEST_F(JobRunTest, LeaseRenewalErrorsAreRetriedAndTheJobCompletes) {
+  faults_.fail_renew_lease = true;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  launcher_.agent.during = [&] {
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
+      ASSERT_TRUE(Eventually([&] { return faults_.renew_attempts.load() >= attempt; }));
+    }
+  };
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
+  EXPECT_TRUE(ended.commit.has_value());
+}
+
+TEST_F(JobRunTest, LeaseIsRenewedOnTheClock) {
+  launcher_.agent.during = [&] {
+    clock_.AdvanceWhenWaiting(kLeaseRenewMillis);
+    ASSERT_TRUE(Eventually([&] { return faults_.renew_attempts.load() >= 1; }));
+    ASSERT_TRUE(Eventually(
+        [&] { return Stored().lease_expires_at_ms >= clock_.WallMillis() + kLeaseMillis; }));
+  };
+  EXPECT_EQ(Run().state, JobState::kCompleted);
+}
+
+TEST_F(JobRunTest, SaveReceiptFailureIsRecordedAndFailsTheRunRegression) {
+  faults_.fail_set_receipt = true;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  Submit();
+  Result<store::JobRecord> ended = RunJob(ctx_, *job_store_, Seams(), kJobId, nullptr);
+  ASSERT_TRUE(ended) << ended.error().ToString();
+
+  // The terminal state stands; the lost receipt is said in an event and in the exit code.
+  EXPECT_EQ(ended->state, JobState::kCompleted);
+  EXPECT_EQ(ended->exit_code, kExitFailed);
+  store::JobRecord stored = Stored();
+  EXPECT_EQ(stored.state, JobState::kCompleted);
+  EXPECT_FALSE(stored.receipt_json.has_value());
+  EXPECT_NE(EventsOf("receipt").find("the receipt could not be written: injected failure"),
+            std::string::npos)
+      << EventsOf("receipt");
+}
+
+TEST_F(JobRunTest, SaveReceiptFailureKeepsAFailedJobsOwnExitCode) {
+  faults_.fail_set_receipt = true;
+  launcher_.agent.exit_code = 2;
+  Submit();
+  Result<store::JobRecord> ended = RunJob(ctx_, *job_store_, Seams(), kJobId, nullptr);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->state, JobState::kChildFailed);
+  EXPECT_EQ(ended->exit_code, kExitChildFailed);
+}
+
+TEST_F(JobRunTest, EventWriteFailuresDoNotChangeTheOutcome) {
+  faults_.fail_append_event = true;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCompleted);
+  EXPECT_TRUE(ended.commit.has_value());
+  EXPECT_TRUE(Stored().receipt_json.has_value());
+  EXPECT_TRUE(Steps().empty());
+}
+
+TEST_F(JobRunTest, SetCommitFailureFailsTheJobAndTakesBackTheBranchRegression) {
+  faults_.fail_set_commit = true;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kFailed) << store::JobStateName(ended.state);
+  EXPECT_EQ(ended.exit_code, kExitFailed);
+  EXPECT_NE(ended.state_reason.find("recording the job commit"), std::string::npos)
+      << ended.state_reason;
+  EXPECT_FALSE(BranchExists());
+  EXPECT_TRUE(Stored().receipt_json.has_value());
+}
+
+TEST_F(JobRunTest, LaunchFailureForWantOfConfinementIsUnavailable) {
+  launcher_.agent.launch_error =
+      Error(Cause::kUnavailable, "user namespaces are disabled", 0, "see `berth doctor`");
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kUnavailable);
+  EXPECT_EQ(ended.exit_code, kExitUnavailable);
+  ASSERT_TRUE(Stored().receipt_json.has_value());
+  EXPECT_NE(Stored().receipt_json->find("user namespaces are disabled"), std::string::npos);
+}
+
+TEST_F(JobRunTest, LaunchFailureOfAMissingCommandIsChildFailed) {
+  launcher_.agent.launch_error =
+      Error(Cause::kNotFound, "cannot run agent: No such file or directory", 2);
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kChildFailed);
+  EXPECT_EQ(ended.exit_code, kExitChildFailed);
+}
+
+TEST_F(JobRunTest, RequiredCheckFailureIsVerificationFailedAndKeepsTheCommit) {
+  request_.checks = {Check("build", true), Check("lint", false)};
+  launcher_.failing_checks = {"build"};
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kVerificationFailed) << ended.state_reason;
+  EXPECT_EQ(ended.exit_code, kExitVerificationFailed);
+  EXPECT_NE(ended.state_reason.find("required check build failed"), std::string::npos)
+      << ended.state_reason;
+  EXPECT_EQ(launcher_.check_runs(), 1);
+  EXPECT_TRUE(BranchExists());
+  EXPECT_EQ(faults_.transitions(),
+            (std::vector<std::string>{"preparing>running", "running>collecting",
+                                      "collecting>verifying", "verifying>verification-failed"}));
+}
+
+TEST_F(JobRunTest, OptionalCheckFailureStillCompletes) {
+  request_.checks = {Check("build", true), Check("lint", false)};
+  launcher_.failing_checks = {"lint"};
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
+  EXPECT_NE(ended.state_reason.find("optional check(s) failed: lint"), std::string::npos)
+      << ended.state_reason;
+}
+
+TEST_F(JobRunTest, ChecksThatCannotBeSetUpFailVerification) {
+  request_.checks = {Check("build", true)};
+  launcher_.checks_error = Error(Cause::kUnavailable, "no overlay for the checks");
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kVerificationFailed);
+  EXPECT_NE(ended.state_reason.find("verification could not run"), std::string::npos);
+}
+
+TEST_F(JobRunTest, ReadAgentCompletesWithoutCollecting) {
+  request_.write = false;
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCompleted);
+  EXPECT_EQ(ended.state_reason, "read agent finished");
+  EXPECT_FALSE(BranchExists());
+}
+
+}  // namespace
+}  // namespace berth::job

@@ -1,0 +1,26 @@
+// Creating files and writing to file descriptors, for the code outside src/sys that streams
+// into a file (job output logs) or must create one with a mode of its own (the store).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "sys/unique_fd.h"
+
+namespace berth::sys {
+
+// open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode).
+Result<UniqueFd> CreateFile(const std::string& path, mode_t mode);
+
+// Creates an empty `path` with `mode` unless something already exists there (O_EXCL; a
+// symlink is not followed). True when it created the file.
+Result<bool> CreateFileIfMissing(const std::string& path, mode_t mode);
+
+// Writes all of `data` to the blocking descriptor `fd`, retrying short writes and EINTR;
+// `what` names the file in the error.
+Status WriteAll(int fd, std::string_view data, const std::string& what);
+
+}  // namespace berth::sys

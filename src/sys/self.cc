@@ -1,0 +1,25 @@
+#include "sys/self.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace berth::sys {
+
+pid_t CurrentPid() { return ::getpid(); }
+
+std::vector<std::pair<std::string, std::string>> Environment() {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    size_t eq = entry.find('=');
+    if (eq != std::string::npos) pairs.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return pairs;
+}
+
+// raise(3) fails only for an invalid signal number; SIGSTOP is valid.
+void StopSelf() { ::raise(SIGSTOP); }
+
+}  // namespace berth::sys
