@@ -412,11 +412,20 @@ TEST_F(JobRunTest, LaunchFailureForWantOfConfinementIsUnavailable) {
 }
 
 TEST_F(JobRunTest, LaunchFailureOfAMissingCommandIsChildFailed) {
+  // The launcher says what failed as a typed LaunchFailure; the runner never reads the text.
   launcher_.agent.launch_error =
-      Error(Cause::kNotFound, "cannot run agent: No such file or directory", 2);
+      Error(Cause::kNotFound, "cannot run agent: No such file or directory", 2)
+          .WithDetail(static_cast<int>(sandbox::LaunchFailure::kCommandNotFound));
   store::JobRecord ended = Run();
   EXPECT_EQ(ended.state, JobState::kChildFailed);
   EXPECT_EQ(ended.exit_code, kExitChildFailed);
+}
+
+TEST_F(JobRunTest, LaunchFailureWithoutACauseIsFailedWhateverItsMessageSays) {
+  launcher_.agent.launch_error =
+      Error(Cause::kNotFound, "cannot run agent: No such file or directory", 2);
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kFailed);
 }
 
 TEST_F(JobRunTest, RequiredCheckFailureIsVerificationFailedAndKeepsTheCommit) {
