@@ -1,15 +1,14 @@
 #include "cli/jobs_commands.h"
 
 #include <fmt/core.h>
-#include <poll.h>
-#include <signal.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "base/quote.h"
 #include "cli/base64.h"
@@ -28,6 +27,7 @@
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
+#include "sys/self.h"
 #include "sys/terminate.h"
 
 namespace berth::cli {
@@ -189,7 +189,7 @@ int Show(Session& s, const JobsOptions& o) {
 class LogWriter {
  public:
   explicit LogWriter(Format format)
-      : format_(format), out_tty_(::isatty(1) == 1), err_tty_(::isatty(2) == 1) {}
+      : format_(format), out_tty_(sys::IsTerminal(1)), err_tty_(sys::IsTerminal(2)) {}
 
   void Event(const store::Event& e) {
     if (format_ == Format::kJson) {
@@ -280,7 +280,7 @@ int Logs(Session& s, const JobsOptions& o) {
       Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer, /*final=*/true);
       return 0;
     }
-    ::poll(nullptr, 0, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     IgnoreError(job::ReapStaleJobs(s.store()),
                 "a busy store is swept again on the next tick of the follow loop");
   }
@@ -311,8 +311,8 @@ int Cancel(Session& s, const JobsOptions& o) {
   bool signalled = false;
   if (j->owner.host == sys::HostId()) {
     // Only the recorded process (pid and start time) is signalled, never one reusing its pid.
-    Result<bool> sent = sys::SignalProcess(static_cast<pid_t>(j->owner.pid),
-                                           static_cast<uint64_t>(j->owner.pid_start), SIGTERM);
+    Result<bool> sent =
+        sys::AskToStop(static_cast<pid_t>(j->owner.pid), static_cast<uint64_t>(j->owner.pid_start));
     signalled = sent && *sent;
   }
   if (!signalled) {
@@ -388,7 +388,7 @@ int Diff(Session& s, const JobsOptions& o) {
       o.stat ? repo->DiffStat(j->base, *j->commit) : repo->DiffPatch(j->base, *j->commit);
   if (!text) return Fail(text.error(), o);
   // The patch carries the agent's bytes: to a terminal, its control sequences are escaped.
-  if (!o.stat && ::isatty(1) == 1) *text = EscapeControls(*text, Newlines::kKeep);
+  if (!o.stat && sys::IsTerminal(1)) *text = EscapeControls(*text, Newlines::kKeep);
   fmt::print("{}", *text);
   return 0;
 }

@@ -1,8 +1,6 @@
 #include "cli/run_command.h"
 
 #include <fmt/core.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +25,7 @@
 #include "store/sqlite_store.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
+#include "sys/self.h"
 #include "sys/spawn.h"
 
 namespace berth::cli {
@@ -60,10 +59,7 @@ class StatusLine {
   void Run() {
     // The signals that end a job belong to the runner's signalfd: delivered to this thread,
     // their default action would kill berth mid-job (exit 143 on `berth cancel`).
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, s);
-    (void)sys::kernel::BlockSignals(&stop_signals, nullptr);
+    sys::BlockStopSignals();
     MutexLock lock(mutex_);
     while (!wake_.WaitFor(mutex_, std::chrono::milliseconds(150),
                           [this]() REQUIRES(mutex_) { return stop_; })) {
@@ -235,7 +231,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
           job = **ended;
         break;
       }
-      ::usleep(10000);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     // stdout is the id alone (or the job object), so that `id=$(berth run --detach ...)`
     // works; the sentence for people goes to stderr.
@@ -254,8 +250,9 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
 
   job::Progress progress;
   Result<store::JobRecord> done = [&] {
-    StatusLine status(&progress, !options.json && ::isatty(2) == 1 ? StatusLine::Mode::kLine
-                                                                   : StatusLine::Mode::kQueueLines);
+    StatusLine status(&progress, !options.json && sys::IsTerminal(2)
+                                     ? StatusLine::Mode::kLine
+                                     : StatusLine::Mode::kQueueLines);
     return SuperviseJob(*ctx, job->id, &progress);
   }();
   if (!done) return Fail(done.error(), format, job::kExitFailed);

@@ -1,7 +1,6 @@
 #include "cli/sandbox_command.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <cstdio>
 

@@ -1,10 +1,10 @@
 #include "config/user_config.h"
 
-#include <cstdlib>
 #include <map>
 
 #include "base/toml_noexcept.h"
 #include "sys/fs.h"
+#include "sys/self.h"
 
 namespace berth::config {
 
@@ -145,8 +145,8 @@ Status ParseNet(const toml::node& node, const std::string& source_name, UserConf
 }  // namespace
 
 std::string UserConfigPath(const std::string& home) {
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  std::string base = xdg != nullptr && xdg[0] == '/' ? xdg : home + "/.config";
+  std::string base = sys::EnvironmentPath("XDG_CONFIG_HOME");
+  if (base.empty()) base = home + "/.config";
   return base + "/berth/config.toml";
 }
 
@@ -181,10 +181,10 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
 
 std::string StateDir(const std::string& override_dir, const std::string& home) {
   if (!override_dir.empty()) return sys::NormalizePath(override_dir);
-  if (const char* env = std::getenv("BERTH_STATE_DIR"); env != nullptr && env[0] == '/')
+  if (std::string env = sys::EnvironmentPath("BERTH_STATE_DIR"); !env.empty())
     return sys::NormalizePath(env);
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  std::string base = xdg != nullptr && xdg[0] == '/' ? xdg : home + "/.local/state";
+  std::string base = sys::EnvironmentPath("XDG_STATE_HOME");
+  if (base.empty()) base = home + "/.local/state";
   return sys::NormalizePath(base + "/berth");
 }
 

@@ -1,19 +1,18 @@
 #include "job/lease.h"
 
-#include <unistd.h>
-
 #include <cstdint>
 
 #include "sys/net.h"
 #include "sys/process.h"
+#include "sys/self.h"
 
 namespace berth::job {
 
 store::Owner SelfOwner() {
   store::Owner owner;
   owner.host = sys::HostId();
-  owner.pid = ::getpid();
-  owner.pid_start = static_cast<int64_t>(sys::ProcessStartTime(::getpid()).value_or(0));
+  owner.pid = sys::CurrentPid();
+  owner.pid_start = static_cast<int64_t>(sys::ProcessStartTime(sys::CurrentPid()).value_or(0));
   return owner;
 }
 

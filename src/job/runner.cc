@@ -1,9 +1,5 @@
 #include "job/runner.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <memory>
@@ -675,10 +671,7 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
                                 Progress* progress) {
   // Signals that end a job are read by the launcher's signalfd, never by default actions
   // on whichever thread the kernel picks.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  sys::BlockStopSignals();
 
   std::optional<store::JobRecord> job = TRY(job_store.GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);

@@ -184,10 +184,11 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
   }
 
   sigset_t handled;
-  sigemptyset(&handled);
   const int kill_tree = KillTreeSignal();
-  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, kill_tree})
-    sigaddset(&handled, sig);
+  if (int rc = k::MakeSignalSet(
+          {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, kill_tree}, &handled);
+      rc != 0)
+    Fail(fds, Phase::kSetup, 0, rc);
   sigset_t old;
   if (int rc = k::BlockSignals(&handled, &old); rc != 0) Fail(fds, Phase::kSetup, 0, rc);
 

@@ -1,13 +1,12 @@
 #include "sandbox/launcher.h"
 
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
+#include <optional>
+#include <tuple>
 
 #include "sandbox/child.h"
 #include "sandbox/limits.h"
@@ -17,6 +16,7 @@
 #include "sys/kernel.h"
 #include "sys/net.h"
 #include "sys/seccomp_notify.h"
+#include "sys/self.h"
 #include "sys/unix_sockets.h"
 
 namespace berth::sandbox {
@@ -36,8 +36,8 @@ Error TierUnavailable(std::string message, std::string hint) {
 }
 
 Status WriteIdMaps(pid_t pid) {
-  const uid_t uid = ::getuid();
-  const gid_t gid = ::getgid();
+  const uid_t uid = sys::CurrentUid();
+  const gid_t gid = sys::CurrentGid();
   // Identity maps: the caller stays who they are; an unprivileged caller is never root inside.
   std::string uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
   std::string gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
@@ -213,13 +213,7 @@ class Launching {
   sys::UniqueFd proxy_parent_, proxy_child_;
   sys::UniqueFd notify_parent_, notify_child_;
   Plan plan_;
-  struct RestoreMask {
-    bool saved = false;
-    sigset_t mask;
-    ~RestoreMask() {
-      if (saved) ::sigprocmask(SIG_SETMASK, &mask, nullptr);
-    }
-  } restore_mask_;
+  std::optional<sys::SavedSignalMask> restore_mask_;
   sys::UniqueFd signals_;
   sys::Pipe sync_, errors_, status_;
   sys::UniqueFd listener_;  // the seccomp notifications, once the command handed it over
@@ -251,10 +245,9 @@ Status Launching::PrepareHostPaths() {
     return Unavailable("a provider's copy-on-write state directory (" +
                            spec_.state_overlays.front().target + ") needs the namespaces tier",
                        "run on a host with user namespaces");
-  const char* host_tmp = std::getenv("TMPDIR");
+  std::string host_tmp = sys::EnvironmentPath("TMPDIR");
   private_tmp_.path =
-      TRY(sys::MakeTempDir(host_tmp != nullptr && host_tmp[0] == '/' ? host_tmp : "/tmp",
-                           "berth-" + job_name_ + "-tmp-"));
+      TRY(sys::MakeTempDir(host_tmp.empty() ? "/tmp" : host_tmp, "berth-" + job_name_ + "-tmp-"));
   for (EnvVar& var : spec_.env)
     if (var.name == "TMPDIR") var.value = private_tmp_.path;
   return {};
@@ -291,7 +284,7 @@ Status Launching::PrepareProxy() {
 
 Status Launching::PrepareLimits() {
   limits_.emplace(TRY(ResourceLimits::Prepare(
-      spec_.limits, job_name_ + "-" + std::to_string(::getpid()), spec_.allow_weaker)));
+      spec_.limits, job_name_ + "-" + std::to_string(sys::CurrentPid()), spec_.allow_weaker)));
   return {};
 }
 
@@ -303,21 +296,13 @@ Status Launching::PrepareSockets() {
   if (!full_ && tier_.tier == Tier::kNamespaces) inputs_.host_sockets = sys::ListUnixSockets();
   // The init hands over the proxy's socket on this pair and waits there for the go-ahead.
   if (proxy_ && tier_.tier == Tier::kNamespaces) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-      return Error::FromErrno("socketpair", errno);
-    proxy_parent_ = sys::UniqueFd(pair[0]);
-    proxy_child_ = sys::UniqueFd(pair[1]);
+    std::tie(proxy_parent_, proxy_child_) = TRY(sys::MakeSocketPair());
     inputs_.proxy_socket = proxy_child_.get();
   }
   // The command hands over its seccomp listener on this one: to refuse new user namespaces,
   // and to count connects to masked host sockets.
   if (!full_ && (!spec_.allow_user_namespaces || !inputs_.host_sockets.empty())) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-      return Error::FromErrno("socketpair", errno);
-    notify_parent_ = sys::UniqueFd(pair[0]);
-    notify_child_ = sys::UniqueFd(pair[1]);
+    std::tie(notify_parent_, notify_child_) = TRY(sys::MakeSocketPair());
     inputs_.seccomp_notify_socket = notify_child_.get();
   }
   return {};
@@ -333,8 +318,7 @@ Status Launching::CompilePlan() {
 }
 
 Status Launching::BlockSignals() {
-  ::sigprocmask(SIG_SETMASK, nullptr, &restore_mask_.mask);
-  restore_mask_.saved = true;
+  restore_mask_.emplace();
   signals_ = TRY(sys::BlockIntoSignalFd({SIGINT, SIGTERM, SIGHUP}));
   return {};
 }

@@ -1,14 +1,16 @@
 #include "sandbox/limits.h"
 
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/strings.h"
 #include "sys/fs.h"
+#include "sys/self.h"
 
 namespace berth::sandbox {
 
@@ -150,14 +152,14 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                             "rlimit RLIMIT_DATA (private writable memory, not resident memory)"});
   }
   if (limits.pids && !pids_done) {
-    if (::getuid() == 0 && !may_skip("pids"))
+    if (sys::CurrentUid() == 0 && !may_skip("pids"))
       return Error(Cause::kUnavailable,
                    "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root", 0,
                    "run berth where it can create a cgroup, or pass --allow-weaker");
     out.rlimits_.push_back({RLIMIT_NPROC, *limits.pids});
-    out.applied_.push_back(
-        {"pids", std::to_string(*limits.pids),
-         ::getuid() == 0 ? "none (RLIMIT_NPROC does not bind root)" : "rlimit RLIMIT_NPROC"});
+    out.applied_.push_back({"pids", std::to_string(*limits.pids),
+                            sys::CurrentUid() == 0 ? "none (RLIMIT_NPROC does not bind root)"
+                                                   : "rlimit RLIMIT_NPROC"});
   }
   if (limits.cpus && !cpu_done) {
     if (!may_skip("cpu"))
@@ -189,7 +191,7 @@ void ResourceLimits::Release() {
     // Processes leave a cgroup asynchronously after they are reaped; retry briefly.
     for (int attempt = 0; attempt < 200; ++attempt) {
       if (sys::RemoveDir(dir)) break;
-      ::usleep(5000);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
   cgroup_dirs_.clear();

@@ -5,6 +5,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -149,6 +150,13 @@ Result<Pipe> MakePipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Error::FromErrno("pipe", errno);
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+Result<std::pair<UniqueFd, UniqueFd>> MakeSocketPair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
+    return Error::FromErrno("socketpair", errno);
+  return std::make_pair(UniqueFd(fds[0]), UniqueFd(fds[1]));
 }
 
 Result<UniqueFd> OpenMemFd(const char* name) {

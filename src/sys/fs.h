@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -39,6 +40,9 @@ Status RemoveDir(const std::string& path);
 // unlink(2) of a file or symlink; missing is fine.
 Status RemoveFile(const std::string& path);
 Result<Pipe> MakePipe();
+// A connected pair of close-on-exec SOCK_SEQPACKET Unix sockets (socketpair(2)), to hand a
+// descriptor across (SCM_RIGHTS) with each message kept whole.
+Result<std::pair<UniqueFd, UniqueFd>> MakeSocketPair();
 Result<UniqueFd> OpenMemFd(const char* name);
 // Whether this process may create and remove entries in the directory `path` (access(2)).
 bool WritableDir(const std::string& path);

@@ -286,6 +286,13 @@ int ReadAll(int fd, void* data, size_t size) {
   return 0;
 }
 
+int MakeSignalSet(std::initializer_list<int> signals, sigset_t* set) {
+  if (sigemptyset(set) != 0) return errno;
+  for (int signal : signals)
+    if (sigaddset(set, signal) != 0) return errno;
+  return 0;
+}
+
 int BlockSignals(const sigset_t* set, sigset_t* old) {
   return Errno(::sigprocmask(SIG_BLOCK, set, old));
 }

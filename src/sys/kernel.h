@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace berth::sys::kernel {
 
@@ -55,6 +56,8 @@ int SendFd(int socket, int fd);
 int ListenTcpLoopback(uint16_t port, int* fd);
 
 // Process control for the sandbox's init.
+// Fills `set` with exactly `signals` (sigemptyset and sigaddset).
+int MakeSignalSet(std::initializer_list<int> signals, sigset_t* set);
 int BlockSignals(const sigset_t* set, sigset_t* old);
 int RestoreSignals(const sigset_t* old);
 int WaitSignal(const sigset_t* set, int* signo);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -174,6 +175,18 @@ Result<UniqueFd> BlockIntoSignalFd(std::initializer_list<int> signals) {
   if (fd < 0) return Error::FromErrno("signalfd", errno);
   return UniqueFd(fd);
 }
+
+void BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+  // Fails only for an invalid `how`, which SIG_BLOCK is not.
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// pthread_sigmask fails only for an invalid `how`; SIG_SETMASK and SIG_BLOCK are valid.
+SavedSignalMask::SavedSignalMask() { ::pthread_sigmask(SIG_BLOCK, nullptr, &mask_); }
+SavedSignalMask::~SavedSignalMask() { ::pthread_sigmask(SIG_SETMASK, &mask_, nullptr); }
 
 int ReadSignal(int signal_fd) {
   struct signalfd_siginfo info;

@@ -93,6 +93,23 @@ Status SendSignal(int pidfd, int signal);
 
 // Blocks `signals` for this thread and returns a signalfd that reads them.
 Result<UniqueFd> BlockIntoSignalFd(std::initializer_list<int> signals);
+
+// Blocks SIGINT, SIGTERM and SIGHUP, the signals that stop a job, in the calling thread: they
+// stay pending for the launcher's signalfd instead of taking their default action (ending
+// berth) on whichever thread the kernel picks. Threads started later inherit the mask.
+void BlockStopSignals();
+
+// The calling thread's signal mask when this was made, put back when it is destroyed.
+class SavedSignalMask {
+ public:
+  SavedSignalMask();
+  ~SavedSignalMask();
+  SavedSignalMask(const SavedSignalMask&) = delete;
+  SavedSignalMask& operator=(const SavedSignalMask&) = delete;
+
+ private:
+  sigset_t mask_;
+};
 // Reads one pending signal number from a signalfd, or 0 if none.
 int ReadSignal(int signal_fd);
 

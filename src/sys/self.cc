@@ -1,6 +1,7 @@
 #include "sys/self.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -8,6 +9,15 @@ extern char** environ;
 namespace berth::sys {
 
 pid_t CurrentPid() { return ::getpid(); }
+uid_t CurrentUid() { return ::getuid(); }
+gid_t CurrentGid() { return ::getgid(); }
+
+bool IsTerminal(int fd) { return ::isatty(fd) == 1; }
+
+std::string EnvironmentPath(const char* name) {
+  const char* value = ::getenv(name);
+  return value != nullptr && value[0] == '/' ? value : "";
+}
 
 std::vector<std::pair<std::string, std::string>> Environment() {
   std::vector<std::pair<std::string, std::string>> pairs;

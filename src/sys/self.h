@@ -1,5 +1,5 @@
-// The calling process: its pid, its environment, and stopping it where a test asked it to
-// pause.
+// The calling process: its ids, its terminals, its environment, and stopping it where a test
+// asked it to pause.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +11,16 @@
 namespace berth::sys {
 
 pid_t CurrentPid();
+uid_t CurrentUid();
+gid_t CurrentGid();
+
+// Whether `fd` is open on a terminal (isatty): output for people then gets progress lines
+// and colour-free escapes of control characters.
+bool IsTerminal(int fd);
+
+// The value of the environment variable `name` when it is an absolute path (XDG_STATE_HOME,
+// TMPDIR, ...); "" when it is unset, empty or relative, which such variables treat as unset.
+std::string EnvironmentPath(const char* name);
 
 // The environment (environ) as NAME/VALUE pairs, in order; an entry without '=' is skipped.
 std::vector<std::pair<std::string, std::string>> Environment();

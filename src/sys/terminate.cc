@@ -47,6 +47,10 @@ Result<bool> SignalProcess(pid_t pid, uint64_t start_time, int signal) {
   return true;
 }
 
+Result<bool> AskToStop(pid_t pid, uint64_t start_time) {
+  return SignalProcess(pid, start_time, SIGTERM);
+}
+
 Result<Termination> TerminateProcess(pid_t pid, uint64_t start_time, int grace_ms) {
   UniqueFd pidfd = TRY(OpenIfSame(pid, start_time));
   if (!pidfd.valid()) return Termination::kNotRunning;

@@ -20,6 +20,8 @@ enum class Termination {
 // opened first and the start time checked after, so that the signal goes through a handle on
 // the process we mean. Returns whether the signal was sent (false: no such process).
 Result<bool> SignalProcess(pid_t pid, uint64_t start_time, int signal);
+// SignalProcess with SIGTERM: asks a job's supervisor to end its job and write the receipt.
+Result<bool> AskToStop(pid_t pid, uint64_t start_time);
 
 // Opens a pidfd for `pid` and, only if the process still has `start_time` (so the pidfd
 // refers to the process we mean), sends SIGTERM, waits up to `grace_ms` for it to exit by
