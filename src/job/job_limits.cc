@@ -24,14 +24,13 @@ JobLimits ResolveLimits(const policy::Limits& agent, const policy::Limits& defau
                         std::optional<uint64_t> physical_memory) {
   JobLimits out;
   auto pick = [](const auto& own, const auto& fallback) { return own ? own : fallback; };
-  auto origin = [&](const char* name, bool own, bool in_defaults) {
-    if (!own && !in_defaults) out.best_effort.push_back(name);
+  auto origin = [](bool own, bool in_defaults) {
     return std::string(own ? "agent" : in_defaults ? "defaults" : "built-in default");
   };
 
   std::optional<policy::MemoryLimit> memory = pick(agent.memory, defaults.memory);
-  std::string memory_origin =
-      origin("memory", agent.memory.has_value(), defaults.memory.has_value());
+  const bool memory_built_in = !agent.memory && !defaults.memory;
+  std::string memory_origin = origin(agent.memory.has_value(), defaults.memory.has_value());
   int percent = memory ? memory->percent : policy::kDefaultMemoryPercent;
   if (memory && memory->bytes > 0) {
     out.memory_bytes = memory->bytes;
@@ -46,17 +45,15 @@ JobLimits ResolveLimits(const policy::Limits& agent, const policy::Limits& defau
   out.origin["memory"] = memory_origin;
 
   out.pids = pick(agent.pids, defaults.pids).value_or(policy::kDefaultPids);
-  out.origin["pids"] = origin("pids", agent.pids.has_value(), defaults.pids.has_value());
+  out.origin["pids"] = origin(agent.pids.has_value(), defaults.pids.has_value());
   out.cpus = pick(agent.cpus, defaults.cpus).value_or(0);
-  out.origin["cpus"] = origin("cpus", agent.cpus.has_value(), defaults.cpus.has_value());
+  out.origin["cpus"] = origin(agent.cpus.has_value(), defaults.cpus.has_value());
   out.disk_bytes = pick(agent.disk_bytes, defaults.disk_bytes).value_or(0);
-  out.origin["disk"] =
-      origin("disk", agent.disk_bytes.has_value(), defaults.disk_bytes.has_value());
-  // Only limits that are actually set can be best effort.
-  std::erase_if(out.best_effort, [&](const std::string& name) {
-    return (name == "memory" && out.memory_bytes == 0) || (name == "pids" && out.pids == 0) ||
-           name == "cpus" || name == "disk";
-  });
+  out.origin["disk"] = origin(agent.disk_bytes.has_value(), defaults.disk_bytes.has_value());
+  // Only the built-in defaults are best effort, and only where they set a limit; cpus and disk
+  // have none.
+  out.best_effort.memory = memory_built_in && out.memory_bytes > 0;
+  out.best_effort.pids = !agent.pids && !defaults.pids && out.pids > 0;
   return out;
 }
 

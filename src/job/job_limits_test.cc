@@ -13,7 +13,8 @@ TEST(ResolveLimits, BuiltInDefaultsAreBestEffort) {
   EXPECT_EQ(limits.pids, policy::kDefaultPids);
   EXPECT_EQ(limits.cpus, 0);
   EXPECT_EQ(limits.disk_bytes, 0u);
-  EXPECT_EQ(limits.best_effort, (std::vector<std::string>{"memory", "pids"}));
+  EXPECT_EQ(limits.best_effort, (sandbox::BestEffort{.memory = true, .pids = true}));
+  EXPECT_EQ(SandboxLimits(limits).best_effort, limits.best_effort);
   EXPECT_EQ(limits.origin["memory"], "built-in default: 50% of 16.0GiB physical memory");
   EXPECT_EQ(limits.origin["pids"], "built-in default");
 }
@@ -31,7 +32,7 @@ TEST(ResolveLimits, AgentOverridesDefaultsAndWrittenLimitsAreRequired) {
   EXPECT_EQ(limits.pids, 64u);
   EXPECT_EQ(limits.cpus, 1.5);
   EXPECT_EQ(limits.disk_bytes, 10 * kGiB);
-  EXPECT_TRUE(limits.best_effort.empty());
+  EXPECT_EQ(limits.best_effort, sandbox::BestEffort{});
   EXPECT_EQ(limits.origin["pids"], "agent");
   EXPECT_EQ(limits.origin["disk"], "defaults");
 
@@ -49,7 +50,7 @@ TEST(ResolveLimits, UnlimitedAndUnknownMemoryApplyNothing) {
   JobLimits limits = ResolveLimits({}, defaults, 8 * kGiB);
   EXPECT_EQ(limits.memory_bytes, 0u);
   EXPECT_EQ(limits.pids, 0u);
-  EXPECT_TRUE(limits.best_effort.empty());
+  EXPECT_EQ(limits.best_effort, sandbox::BestEffort{});
   EXPECT_FALSE(SandboxLimits(limits).any());
   // A percentage without a known physical memory size cannot be turned into bytes.
   EXPECT_EQ(ResolveLimits({}, {}, std::nullopt).memory_bytes, 0u);

@@ -8,6 +8,26 @@ namespace berth::job {
 
 namespace {
 
+// best_effort is stored as the names of the limits it covers ("memory", "pids"), the form
+// requests queued by earlier versions have.
+std::vector<std::string> BestEffortNames(const sandbox::BestEffort& best_effort) {
+  std::vector<std::string> names;
+  if (best_effort.memory) names.push_back("memory");
+  if (best_effort.pids) names.push_back("pids");
+  if (best_effort.cpus) names.push_back("cpus");
+  return names;
+}
+
+sandbox::BestEffort BestEffortFromNames(const std::vector<std::string>& names) {
+  sandbox::BestEffort best_effort;
+  for (const std::string& name : names) {
+    if (name == "memory") best_effort.memory = true;
+    if (name == "pids") best_effort.pids = true;
+    if (name == "cpus") best_effort.cpus = true;
+  }
+  return best_effort;
+}
+
 nlohmann::json ChecksToJson(const std::vector<CheckSpec>& checks) {
   nlohmann::json out = nlohmann::json::array();
   for (const CheckSpec& c : checks) {
@@ -113,7 +133,7 @@ nlohmann::json RunRequest::ToJson() const {
                  {"pids", limits.pids},
                  {"cpus", limits.cpus},
                  {"disk_bytes", limits.disk_bytes},
-                 {"best_effort", limits.best_effort},
+                 {"best_effort", BestEffortNames(limits.best_effort)},
                  {"origin", limits.origin}};
   return j;
 }
@@ -185,7 +205,8 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
     r.limits.pids = it->value("pids", uint64_t{0});
     r.limits.cpus = it->value("cpus", 0.0);
     r.limits.disk_bytes = it->value("disk_bytes", uint64_t{0});
-    r.limits.best_effort = it->value("best_effort", std::vector<std::string>{});
+    r.limits.best_effort =
+        BestEffortFromNames(it->value("best_effort", std::vector<std::string>{}));
     r.limits.origin = it->value("origin", std::map<std::string, std::string>{});
   }
   if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");

@@ -16,6 +16,7 @@
 #include "job/access_ask.h"
 #include "policy/policy.h"
 #include "provider/provider.h"
+#include "sandbox/spec.h"
 #include "workspace/workspace.h"
 
 namespace berth::job {
@@ -43,7 +44,8 @@ struct JobLimits {
   uint64_t disk_bytes = 0;  // growth of the workspace
   // Limits that come from berth's built-in defaults rather than the policy: applied where the
   // host has a mechanism and recorded as "none" where it has not, instead of refusing the job.
-  std::vector<std::string> best_effort;  // "memory", "pids"
+  // Only memory and pids have built-in defaults.
+  sandbox::BestEffort best_effort;
   // How each limit was derived, for the receipt ("50% of 23.5GiB physical memory").
   std::map<std::string, std::string> origin;
 };

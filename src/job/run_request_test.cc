@@ -45,6 +45,20 @@ TEST(RunRequestJsonTest, TypedFieldsRoundTripAsTheirNames) {
   EXPECT_EQ(provider::ToJson(*back.provider_def), provider::ToJson(*r.provider_def));
 }
 
+TEST(RunRequestJsonTest, BestEffortLimitsAreStoredByName) {
+  RunRequest r = ProviderRequest();
+  r.limits.pids = 4096;
+  r.limits.best_effort.pids = true;
+  nlohmann::json j = r.ToJson();
+  EXPECT_EQ(j["limits"]["best_effort"], nlohmann::json::array({"pids"}));
+  EXPECT_EQ(RunRequest::FromJson(j.dump()).value().limits.best_effort,
+            (sandbox::BestEffort{.pids = true}));
+  // The form every earlier version wrote reads back the same.
+  j["limits"]["best_effort"] = {"memory", "pids"};
+  EXPECT_EQ(RunRequest::FromJson(j.dump()).value().limits.best_effort,
+            (sandbox::BestEffort{.memory = true, .pids = true}));
+}
+
 // A job queued by the berth before typed requests stored its provider as the dumped JSON of
 // provider::ToJson inside a string; after an upgrade its supervisor must still run it.
 TEST(RunRequestJsonTest, ReadsTheProviderStringOfAnOlderBerth) {

@@ -142,17 +142,15 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   // touch, which an address-space limit would refuse. RLIMIT_NPROC counts per user namespace,
   // so inside the job's own user namespace it bounds the job; the kernel never applies it to
   // real root.
-  auto may_skip = [&](const char* name) {
-    return allow_weaker || std::find(limits.best_effort.begin(), limits.best_effort.end(), name) !=
-                               limits.best_effort.end();
-  };
+  const bool skip_pids = allow_weaker || limits.best_effort.pids;
+  const bool skip_cpus = allow_weaker || limits.best_effort.cpus;
   if (limits.memory_bytes && !memory_done) {
     out.rlimits_.push_back({RLIMIT_DATA, *limits.memory_bytes});
     out.applied_.push_back({"memory", FormatBytes(*limits.memory_bytes),
                             "rlimit RLIMIT_DATA (private writable memory, not resident memory)"});
   }
   if (limits.pids && !pids_done) {
-    if (sys::CurrentUid() == 0 && !may_skip("pids"))
+    if (sys::CurrentUid() == 0 && !skip_pids)
       return Error(Cause::kUnavailable,
                    "cannot limit pids: no writable cgroup, and RLIMIT_NPROC does not bind root", 0,
                    "run berth where it can create a cgroup, or pass --allow-weaker");
@@ -162,7 +160,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
                                                    : "rlimit RLIMIT_NPROC"});
   }
   if (limits.cpus && !cpu_done) {
-    if (!may_skip("cpu"))
+    if (!skip_cpus)
       return Error(Cause::kUnavailable,
                    "cannot limit cpu: no writable cgroup with the cpu controller", 0,
                    "run berth where it can create a cgroup, or pass --allow-weaker");

@@ -75,14 +75,22 @@ struct GrantRecord {
   bool root_equivalent = false;
 };
 
+// Limits that run without enforcement, recorded as "none", when no mechanism can apply them,
+// instead of refusing the sandbox (berth's built-in job defaults). Memory always has one
+// (RLIMIT_DATA), so only pids and cpus can be skipped.
+struct BestEffort {
+  bool memory = false;
+  bool pids = false;
+  bool cpus = false;
+  bool operator==(const BestEffort&) const = default;
+};
+
 struct Limits {
   std::optional<uint64_t> memory_bytes;
   std::optional<uint64_t> pids;
   std::optional<double> cpus;
   std::optional<uint64_t> file_size_bytes;  // the largest file the command may write
-  // Limits ("memory", "pids", "cpu") that run without enforcement, recorded as "none", when no
-  // mechanism can apply them, instead of refusing the sandbox (berth's built-in job defaults).
-  std::vector<std::string> best_effort;
+  BestEffort best_effort;
   bool any() const { return memory_bytes || pids || cpus || file_size_bytes; }
 };
 
