@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "sys/fs.h"
-#include "tests/e2e/e2e_util.h"
+#include "tests/e2e/jobs_fixture.h"
 
 namespace berth::e2e {
 namespace {
@@ -32,11 +32,7 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr milliseconds kStateWait = seconds(15);
-constexpr milliseconds kLeftoverWait = seconds(5);
-constexpr char kPath[] = "/usr/local/bin:/usr/bin:/bin";
-
-constexpr char kPolicy[] = R"(version = 1
+constexpr char kGcPolicy[] = R"(version = 1
 [defaults]
 max_concurrent_jobs = 1
 [agents.implement]
@@ -44,20 +40,6 @@ capability = "write"
 provider = "command"
 writable = ["src/**"]
 )";
-
-const std::set<std::string> kTerminalStates = {
-    "completed",   "verification-failed", "refused",   "child-failed", "malformed-output",
-    "unavailable", "unauthenticated",     "timed-out", "cancelled",    "stale",
-    "failed"};
-
-std::string TrimRight(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-std::string Str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
 
 // Runs one SQL statement on the state's store (the schema is docs/store.md); "" or the error.
 std::string ExecSql(const std::string& db_path, const std::string& sql,
@@ -85,111 +67,26 @@ std::string ExecSql(const std::string& db_path, const std::string& sql,
   return error;
 }
 
-class GcTest : public SandboxTest {
+// The jobs fixture's repository with one write agent and no exclusions.
+class GcTest : public JobsTest {
  protected:
-  void SetUp() override {
-    SandboxTest::SetUp();
-    if (HasFatalFailure() || IsSkipped()) return;
-    std::optional<std::string> git = FindInPath("git");
-    REQUIRE_FEATURE(git.has_value(), "no git in /usr/local/bin, /usr/bin or /bin");
-    git_ = *git;
-    std::optional<std::string> true_path = FindInPath("true");
-    ASSERT_TRUE(true_path.has_value());
-    RunResult probe = Berth({"sandbox", "--", *true_path});
-    if (probe.exit_code == 69) {
-      RequireFeature(false, "the sandbox is unavailable on this host: " + probe.err);
-      return;
-    }
-    ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
-    ASSERT_EQ(Git({"init", "-q", "-b", "main"}).exit_code, 0);
-    ASSERT_EQ(Git({"config", "user.name", "berth e2e"}).exit_code, 0);
-    ASSERT_EQ(Git({"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
-    ASSERT_EQ(Git({"config", "commit.gpgsign", "false"}).exit_code, 0);
-    ASSERT_TRUE(sys::MakeDirs(ws() + "/src", 0755));
-    ASSERT_TRUE(sys::MakeDirs(ws() + "/.berth", 0755));
-    ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 0; }\n"));
-    ASSERT_TRUE(WriteText(ws() + "/src/old.c", "old\n"));
-    ASSERT_TRUE(WriteText(ws() + "/src/tool.sh", "#!/bin/sh\necho tool\n", 0644));
-    ASSERT_TRUE(WriteText(ws() + "/README.md", "readme\n"));
-    ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", kPolicy));
-    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
-    ASSERT_EQ(Git({"commit", "-q", "-m", "base"}).exit_code, 0);
-    base_ = GitOut({"rev-parse", "HEAD"});
-    ASSERT_EQ(base_.size(), 40u);
-  }
+  std::string InitialPolicy() const override { return kGcPolicy; }
 
-  void TearDown() override {
-    for (const std::string& token : tokens_) KillProcessesWithArgument(token);
-    if (!state().empty()) {
-      KillProcessesWithArgument(state());
-      EXPECT_TRUE(WaitUntilNoProcessWithArgument(state(), kLeftoverWait));
-    }
-    if (!root().empty()) {
-      Status removable = MakeTreeRemovable(root());
-      EXPECT_TRUE(removable) << removable.error().ToString();
-    }
-    SandboxTest::TearDown();
-  }
-
-  RunResult Berth(const std::vector<std::string>& args) const {
-    return Run(args, {{"GIT_CONFIG_NOSYSTEM", "1"}});
-  }
-  RunResult Git(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {git_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}},
-                      ws());
-  }
-  std::string GitOut(const std::vector<std::string>& args) const {
-    RunResult result = Git(args);
-    EXPECT_EQ(result.exit_code, 0) << result.Describe();
-    return TrimRight(result.out);
-  }
   std::string BranchTip(const std::string& branch) const {
     RunResult r = Git({"rev-parse", "-q", "--verify", "refs/heads/" + branch});
     return r.exit_code == 0 ? TrimRight(r.out) : "";
   }
-  std::string JobDir(const std::string& id) const { return state() + "/jobs/" + id; }
-  std::string Snapshot() const { return state() + "/snapshots/" + base_; }
+  std::string Snapshot() const { return state() + "/snapshots/" + base(); }
   std::string Db() const { return state() + "/berth.db"; }
-  static std::string Agent(const std::string& script) {
-    return std::string(AGENTS_DIR) + "/" + script;
-  }
-  std::string Token() {
-    std::random_device random;
-    std::string token = std::to_string(getpid());
-    while (token.size() < 14) token += std::to_string(random() % 10);
-    tokens_.push_back(token);
-    return token;
-  }
-
-  json ShowJson(const std::string& id) const {
-    RunResult result = Berth({"show", id, "--json"});
-    EXPECT_EQ(result.exit_code, 0) << result.Describe();
-    return json::parse(result.out, nullptr, false);
-  }
-
   // `berth run --detach --json implement -- sh SCRIPT ARGS...` and waits until it ends (or,
   // with `until` = "running", until it runs). Returns the id.
   std::string RunJob(const std::string& script, const std::vector<std::string>& script_args = {},
                      const std::string& until = "") {
-    std::vector<std::string> args = {"run", "--detach", "--json",     "implement",
-                                     "--",  "sh",       Agent(script)};
-    args.insert(args.end(), script_args.begin(), script_args.end());
-    RunResult result = Berth(args);
-    EXPECT_EQ(result.exit_code, 0) << result.Describe();
-    std::string id = Str(json::parse(result.out, nullptr, false), "id");
-    json job;
-    bool ok = WaitUntil(
-        [&] {
-          job = ShowJson(id);
-          std::string state = Str(job, "state");
-          if (!until.empty()) return state == until;
-          return kTerminalStates.count(state) == 1 && job["receipt"].is_object();
-        },
-        kStateWait);
-    EXPECT_TRUE(ok) << "job " << id << " never reached " << (until.empty() ? "its end" : until)
-                    << ": " << job.dump(2);
+    std::string id = Detach({}, "implement", script, script_args);
+    if (until.empty())
+      WaitForEnd(id);
+    else
+      WaitForState(id, until);
     // sleep.sh has started once it wrote src/pid; only then does the job's directory stop
     // changing.
     if (until == "running" && script == "sleep.sh") {
@@ -213,7 +110,7 @@ class GcTest : public SandboxTest {
   static std::map<std::string, std::string> Ids(const json& report, const char* list) {
     std::map<std::string, std::string> ids;
     if (report.contains(list) && report[list].is_array())
-      for (const json& j : report[list]) ids[Str(j, "id")] = Str(j, "why");
+      for (const json& j : report[list]) ids[GetStr(j, "id")] = GetStr(j, "why");
     return ids;
   }
 
@@ -231,13 +128,6 @@ class GcTest : public SandboxTest {
       if (!path.starts_with("berth.db")) listing += path + " " + what.substr(0, 64) + "\n";
     return listing + GitOut({"for-each-ref", "--format=%(refname) %(objectname)"});
   }
-
-  const std::string& base() const { return base_; }
-
- private:
-  std::string git_;
-  std::string base_;
-  std::vector<std::string> tokens_;
 };
 
 TEST_F(GcTest, NeverRemovesTheWorkspaceOrBranchOfAnUnlandedUndiscardedJob) {
@@ -247,14 +137,14 @@ TEST_F(GcTest, NeverRemovesTheWorkspaceOrBranchOfAnUnlandedUndiscardedJob) {
   const std::string cancelled = RunJob("sleep.sh", {Token()}, "running");
   ASSERT_EQ(Berth({"cancel", cancelled}).exit_code, 0);
   ASSERT_TRUE(
-      WaitUntil([&] { return Str(ShowJson(cancelled), "state") == "cancelled"; }, kStateWait));
+      WaitUntil([&] { return GetStr(ShowJson(cancelled), "state") == "cancelled"; }, kStateWait));
   const std::string stale = RunJob("sleep.sh", {Token()}, "running");
   json owner = ShowJson(stale)["owner"];
   ASSERT_TRUE(owner.is_object() && owner["pid"].is_number_integer());
   ASSERT_EQ(kill(owner["pid"].get<pid_t>(), SIGKILL), 0) << std::strerror(errno);
-  ASSERT_TRUE(WaitUntil([&] { return Str(ShowJson(stale), "state") == "stale"; }, kStateWait));
-  EXPECT_EQ(Str(ShowJson(refused), "state"), "refused");
-  EXPECT_EQ(Str(ShowJson(failed), "state"), "child-failed");
+  ASSERT_TRUE(WaitUntil([&] { return GetStr(ShowJson(stale), "state") == "stale"; }, kStateWait));
+  EXPECT_EQ(GetStr(ShowJson(refused), "state"), "refused");
+  EXPECT_EQ(GetStr(ShowJson(failed), "state"), "child-failed");
   const std::string branch_tip = BranchTip("berth/" + completed);
   ASSERT_EQ(branch_tip.size(), 40u);
 
@@ -306,11 +196,11 @@ TEST_F(GcTest, DiscardRemovesExactlyThatJobAndLeavesAnAuditEntry) {
   EXPECT_EQ(audit[0][0], first);
   EXPECT_EQ(audit[0][1], "discard");
   json detail = json::parse(audit[0][2], nullptr, false);
-  EXPECT_EQ(Str(detail, "job"), first);
-  EXPECT_FALSE(Str(detail, "by").empty());
-  EXPECT_FALSE(Str(detail, "at").empty());
+  EXPECT_EQ(GetStr(detail, "job"), first);
+  EXPECT_FALSE(GetStr(detail, "by").empty());
+  EXPECT_FALSE(GetStr(detail, "at").empty());
   // The record and its audit entry survive gc.
-  EXPECT_EQ(Str(ShowJson(first), "state"), "completed");
+  EXPECT_EQ(GetStr(ShowJson(first), "state"), "completed");
   Gc({});
   audit.clear();
   ASSERT_EQ(ExecSql(Db(), "SELECT job_id FROM audit", &audit), "");
@@ -326,7 +216,7 @@ TEST_F(GcTest, ADiscardedJobWhoseBranchMovedKeepsTheBranch) {
   EXPECT_EQ(BranchTip("berth/" + id), base());
   ASSERT_TRUE(report["kept_branches"].is_array() && report["kept_branches"].size() == 1)
       << report.dump(2);
-  EXPECT_EQ(Str(report["kept_branches"][0], "branch"), "berth/" + id);
+  EXPECT_EQ(GetStr(report["kept_branches"][0], "branch"), "berth/" + id);
 }
 
 TEST_F(GcTest, ASnapshotGoesOnlyWithItsLastUserAndLandedJobsAreRemoved) {
@@ -334,7 +224,7 @@ TEST_F(GcTest, ASnapshotGoesOnlyWithItsLastUserAndLandedJobsAreRemoved) {
   const std::string second = RunJob("edit.sh");
   ASSERT_TRUE(PathExists(Snapshot() + "/users/" + first));
   ASSERT_TRUE(PathExists(Snapshot() + "/users/" + second));
-  const std::string commit = Str(ShowJson(first), "commit");
+  const std::string commit = GetStr(ShowJson(first), "commit");
   MarkLanded(first, commit);
   if (HasFatalFailure()) return;
 
@@ -353,7 +243,7 @@ TEST_F(GcTest, ASnapshotGoesOnlyWithItsLastUserAndLandedJobsAreRemoved) {
 
   // A new job on the same base rebuilds the snapshot.
   const std::string third = RunJob("edit.sh");
-  EXPECT_EQ(Str(ShowJson(third), "state"), "completed");
+  EXPECT_EQ(GetStr(ShowJson(third), "state"), "completed");
   EXPECT_TRUE(PathExists(Snapshot() + "/users/" + third));
 }
 
@@ -361,7 +251,7 @@ TEST_F(GcTest, DryRunChangesNothing) {
   const std::string landed = RunJob("edit.sh");
   const std::string kept = RunJob("fail.sh");
   const std::string discarded = RunJob("edit.sh");
-  MarkLanded(landed, Str(ShowJson(landed), "commit"));
+  MarkLanded(landed, GetStr(ShowJson(landed), "commit"));
   if (HasFatalFailure()) return;
   ASSERT_TRUE(sys::MakeDirs(state() + "/jobs/orphandir1", 0700));
   const std::string before = StateListing();
@@ -397,7 +287,7 @@ TEST_F(GcTest, OrphansAreReportedAndKeptUnlessTheirWorkIsLanded) {
 
   json report = Gc({});
   std::map<std::string, json> orphans;
-  for (const json& o : report["orphans"]) orphans[Str(o, "name")] = o;
+  for (const json& o : report["orphans"]) orphans[GetStr(o, "name")] = o;
   ASSERT_EQ(orphans.count(state() + "/jobs/zzzzorphan001"), 1u) << report.dump(2);
   EXPECT_EQ(orphans[state() + "/jobs/zzzzorphan001"]["removed"], false);
   ASSERT_EQ(orphans.count("berth/orphanwork"), 1u) << report.dump(2);

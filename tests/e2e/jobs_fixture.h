@@ -130,9 +130,9 @@ inline bool IsHex(const json& value, size_t length) {
 
 // --- The fixture ----------------------------------------------------------------------------
 
-// A temp git repository at ws() with src/main.c, src/old.c, src/tool.sh (not executable),
-// README.md and .berth/policy.toml (kPolicy), committed as base(); berth runs in it with the
-// test's HOME and state directory.
+// A temp git repository at ws() on branch main with src/main.c, src/old.c, src/tool.sh (not
+// executable), README.md and .berth/policy.toml (InitialPolicy(), kPolicy unless a suite says
+// otherwise), committed as base(); berth runs in it with the test's HOME and state directory.
 class JobsTest : public SandboxTest {
  protected:
   void SetUp() override {
@@ -150,7 +150,7 @@ class JobsTest : public SandboxTest {
     }
     ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
 
-    ASSERT_EQ(Git({"init", "-q"}).exit_code, 0);
+    ASSERT_EQ(Git({"init", "-q", "-b", "main"}).exit_code, 0);
     ASSERT_EQ(Git({"config", "user.name", "berth e2e"}).exit_code, 0);
     ASSERT_EQ(Git({"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
     ASSERT_EQ(Git({"config", "commit.gpgsign", "false"}).exit_code, 0);
@@ -160,7 +160,7 @@ class JobsTest : public SandboxTest {
     ASSERT_TRUE(WriteText(ws() + "/src/old.c", "old\n"));
     ASSERT_TRUE(WriteText(ws() + "/src/tool.sh", "#!/bin/sh\necho tool\n", 0644));
     ASSERT_TRUE(WriteText(ws() + "/README.md", "readme\n"));
-    ASSERT_TRUE(WriteText(PolicyPath(), kPolicy));
+    ASSERT_TRUE(WriteText(PolicyPath(), InitialPolicy()));
     ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
     ASSERT_EQ(Git({"commit", "-q", "-m", "base"}).exit_code, 0);
     base_ = GitOut({"rev-parse", "HEAD"});
@@ -180,6 +180,9 @@ class JobsTest : public SandboxTest {
     }
     SandboxTest::TearDown();
   }
+
+  // The policy committed with the base.
+  virtual std::string InitialPolicy() const { return kPolicy; }
 
   const std::string& base() const { return base_; }
   std::string PolicyPath() const { return ws() + "/.berth/policy.toml"; }

@@ -19,15 +19,13 @@
 #include <vector>
 
 #include "sys/fs.h"
-#include "tests/e2e/e2e_util.h"
+#include "tests/e2e/jobs_fixture.h"
 
 namespace berth::e2e {
 namespace {
 
 using nlohmann::json;
 using std::chrono::seconds;
-
-constexpr char kPath[] = "/usr/local/bin:/usr/bin:/bin";
 
 constexpr char kPolicyHead[] = R"(version = 1
 [agents.implement]
@@ -46,75 +44,15 @@ name = "unit"
 argv = ["sh", "-c", "exit 3"]
 )";
 
-constexpr char kMainC[] = "int main(void) { return 0; }\n";
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::string TrimRight(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-class LandTest : public SandboxTest {
+// The jobs fixture's repository, whose policy runs one passing check.
+class LandTest : public JobsTest {
  protected:
-  void SetUp() override {
-    SandboxTest::SetUp();
-    if (HasFatalFailure() || IsSkipped()) return;
-    std::optional<std::string> git = FindInPath("git");
-    REQUIRE_FEATURE(git.has_value(), "no git in /usr/local/bin, /usr/bin or /bin");
-    git_ = *git;
-    std::optional<std::string> true_path = FindInPath("true");
-    ASSERT_TRUE(true_path.has_value());
-    RunResult probe = Berth({"sandbox", "--", *true_path});
-    if (probe.exit_code == 69) {
-      RequireFeature(false, "the sandbox is unavailable on this host: " + probe.err);
-      return;
-    }
-    ASSERT_EQ(probe.exit_code, 0) << probe.Describe();
-    ASSERT_EQ(Git({"init", "-q", "-b", "main"}).exit_code, 0);
-    ASSERT_EQ(Git({"config", "user.name", "berth e2e"}).exit_code, 0);
-    ASSERT_EQ(Git({"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
-    ASSERT_EQ(Git({"config", "commit.gpgsign", "false"}).exit_code, 0);
-    ASSERT_TRUE(sys::MakeDirs(ws() + "/src", 0755));
-    ASSERT_TRUE(sys::MakeDirs(ws() + "/.berth", 0755));
-    ASSERT_TRUE(WriteText(ws() + "/src/main.c", kMainC));
-    ASSERT_TRUE(WriteText(ws() + "/src/old.c", "old\n"));
-    ASSERT_TRUE(WriteText(ws() + "/src/tool.sh", "#!/bin/sh\necho tool\n", 0644));
-    ASSERT_TRUE(WriteText(ws() + "/README.md", "readme\n"));
-    ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", std::string(kPolicyHead) + kPassingCheck));
-    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
-    ASSERT_EQ(Git({"commit", "-q", "-m", "base"}).exit_code, 0);
-    base_ = GitOut({"rev-parse", "HEAD"});
-  }
-
-  void TearDown() override {
-    if (!state().empty()) KillProcessesWithArgument(state());
-    if (!root().empty()) (void)MakeTreeRemovable(root());
-    SandboxTest::TearDown();
-  }
+  std::string InitialPolicy() const override { return std::string(kPolicyHead) + kPassingCheck; }
 
   // Writes the policy and commits it, so the checkout stays clean.
   void CommitPolicy(const std::string& text) {
     ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", text));
     ASSERT_EQ(Git({"commit", "-q", "-am", "policy"}).exit_code, 0);
-  }
-
-  RunResult Berth(const std::vector<std::string>& args, EnvVars env = {}) const {
-    env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
-    return Run(args, env);
-  }
-  RunResult Git(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {git_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}},
-                      ws());
-  }
-  std::string GitOut(const std::vector<std::string>& args) const {
-    RunResult result = Git(args);
-    EXPECT_EQ(result.exit_code, 0) << result.Describe();
-    return TrimRight(result.out);
   }
 
   // Runs `berth run implement -- sh AGENTS/SCRIPT ARGS...` to its end; returns the job id.
@@ -154,12 +92,6 @@ class LandTest : public SandboxTest {
     state["CHERRY_PICK_HEAD"] = PathExists(ws() + "/.git/CHERRY_PICK_HEAD") ? "present" : "absent";
     return state;
   }
-
-  const std::string& base() const { return base_; }
-
- private:
-  std::string git_;
-  std::string base_;
 };
 
 TEST_F(LandTest, VerifiedJobLandsAsOneCommitKeepingTheUsersOtherEditAndOnlyOnce) {
