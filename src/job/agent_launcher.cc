@@ -13,8 +13,9 @@ class RealLauncher : public AgentLauncher {
   }
   Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
                                  const store::JobRecord& job, const std::string& commit,
-                                 git::Repository& repo, const CheckEventSink& on_event) override {
-    return job::RunChecks(ctx, request, job, commit, repo, on_event);
+                                 git::Repository& repo, const CheckEventSink& on_event,
+                                 std::optional<int64_t> budget_ms) override {
+    return job::RunChecks(ctx, request, job, commit, repo, on_event, budget_ms);
   }
 };
 

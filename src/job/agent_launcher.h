@@ -2,7 +2,9 @@
 // that JobRun can be driven without a kernel (testing/fake_launcher.h scripts the answers).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -27,10 +29,12 @@ class AgentLauncher {
   virtual Result<sandbox::LaunchResult> LaunchAgent(const sandbox::SandboxSpec& spec,
                                                     const std::string& job_id,
                                                     const sandbox::LaunchOptions& options) = 0;
-  // Runs the job's checks on `commit`, each in its own sandbox (job::RunChecks).
+  // Runs the job's checks on `commit`, each in its own sandbox, none past `budget_ms` (what is
+  // left of the job's deadline, if it has one): job::RunChecks.
   virtual Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
                                          const store::JobRecord& job, const std::string& commit,
-                                         git::Repository& repo, const CheckEventSink& on_event) = 0;
+                                         git::Repository& repo, const CheckEventSink& on_event,
+                                         std::optional<int64_t> budget_ms) = 0;
 };
 
 // The real sandbox: sandbox::Launch and job::RunChecks.

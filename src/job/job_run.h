@@ -99,6 +99,10 @@ class JobRun {
   bool TakenOver();
 
   bool WaitForSlot();
+  // What is left of the job's deadline (never below 0), or nullopt when it has none.
+  std::optional<int64_t> TimeLeftMs() const;
+  // "the deadline of 45m0s": the deadline as the policy or --timeout gave it.
+  std::string DeadlineText() const;
   Status PrepareWorkspace();
   Result<sandbox::SandboxSpec> BuildSpec();
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
@@ -138,6 +142,9 @@ class JobRun {
   // From the proxy's threads.
   std::vector<net::ProxyDecision> denials_ GUARDED_BY(decisions_mutex_);
   std::optional<uint64_t> disk_exceeded_;  // the workspace's growth past its disk cap
+  // On the steady clock: the job's deadline, counted from when it got its slot. It bounds
+  // the workspace, the agent and the checks together (PRODUCT.md, Deadline).
+  std::optional<int64_t> deadline_at_;
 };
 
 }  // namespace berth::job

@@ -242,6 +242,65 @@ TEST_F(JobRunTest, DeadlinePassingOnTheClockEndsTheJobTimedOut) {
   ASSERT_TRUE(Stored().receipt_json.has_value());
 }
 
+// The deadline is the whole job's (PRODUCT.md): the checks get what the agent left of it.
+TEST_F(JobRunTest, ChecksGetWhatTheAgentLeftOfTheDeadline) {
+  request_.deadline_ms = 1500;
+  request_.checks = {Check("build", true)};
+  launcher_.agent.runs_ms = 1000;
+  launcher_.check_runs_ms = 100;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
+  EXPECT_EQ(launcher_.last_spec()->timeout_ms, 1500);
+  EXPECT_EQ(launcher_.last_check_budget_ms(), 500);
+}
+
+TEST_F(JobRunTest, DeadlinePassingDuringAChecksTimesTheJobOutAndKeepsTheCommit) {
+  request_.deadline_ms = 1500;
+  request_.checks = {Check("build", true)};
+  launcher_.agent.runs_ms = 1000;
+  launcher_.check_runs_ms = 60 * 1000;
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  const int64_t start = clock_.SteadyMillis();
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kTimedOut) << ended.state_reason;
+  EXPECT_EQ(ended.exit_code, kExitTimedOut);
+  EXPECT_NE(ended.state_reason.find("the deadline of 1500ms passed during verification"),
+            std::string::npos)
+      << ended.state_reason;
+  EXPECT_EQ(clock_.SteadyMillis() - start, 1500);  // the check was stopped at the deadline
+  EXPECT_TRUE(BranchExists());
+  EXPECT_EQ(faults_.transitions(),
+            (std::vector<std::string>{"preparing>running", "running>collecting",
+                                      "collecting>verifying", "verifying>timed-out"}));
+}
+
+TEST_F(JobRunTest, AnAgentThatUsesTheWholeDeadlineLeavesTheChecksUnrun) {
+  request_.deadline_ms = 1500;
+  request_.checks = {Check("build", true)};
+  launcher_.agent.runs_ms = 1500;  // ends exactly at the deadline, not past it
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+
+  EXPECT_EQ(ended.state, JobState::kTimedOut) << ended.state_reason;
+  EXPECT_NE(ended.state_reason.find("passed before verification"), std::string::npos)
+      << ended.state_reason;
+  EXPECT_EQ(launcher_.check_runs(), 0);
+  EXPECT_TRUE(BranchExists()) << "the agent's work is committed, unverified";
+}
+
+TEST_F(JobRunTest, WithoutADeadlineNothingIsBounded) {
+  request_.deadline_ms = 0;
+  request_.checks = {Check("build", true)};
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  store::JobRecord ended = Run();
+  EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
+  EXPECT_EQ(launcher_.last_spec()->timeout_ms, 0);
+  EXPECT_EQ(launcher_.last_check_budget_ms(), std::nullopt);
+}
+
 TEST_F(JobRunTest, CancelBeforeTheLaunchNeverStartsTheAgent) {
   faults_.before_event = [&](const std::string& step) {
     if (step == "workspace") CancelFromOutside();

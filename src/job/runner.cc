@@ -143,6 +143,17 @@ Status JobRun::PrepareWorkspace() {
   return {};
 }
 
+std::optional<int64_t> JobRun::TimeLeftMs() const {
+  if (!deadline_at_) return std::nullopt;
+  return std::max<int64_t>(*deadline_at_ - clock_.SteadyMillis(), 0);
+}
+
+std::string JobRun::DeadlineText() const {
+  const int64_t ms = request_.deadline_ms;
+  return "the deadline of " +
+         (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms");
+}
+
 Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   confine::SpecOptions options;
   options.profile = request_.write ? sandbox::Profile::kIsolatedWrite : sandbox::Profile::kReadOnly;
@@ -151,7 +162,8 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   options.network = request_.network == policy::NetworkMode::kNone ? sandbox::Network::kNone
                                                                    : sandbox::Network::kProxy;
   options.argv = request_.argv;
-  options.timeout_ms = std::max<int64_t>(request_.deadline_ms, 0);
+  // The agent gets what the workspace left of the deadline.
+  options.timeout_ms = TimeLeftMs().value_or(0);
   auto setenv = [&](const std::string& name, const std::string& value) {
     options.env.push_back({name, value, "--setenv"});
   };
@@ -529,13 +541,17 @@ store::JobRecord JobRun::CollectAndCommit() {
 }
 
 store::JobRecord JobRun::Verify(const std::string& committed) {
+  if (TimeLeftMs() == 0)
+    return Finish(JobState::kTimedOut,
+                  DeadlineText() + " passed before verification; " + committed + ", unverified");
   if (!Advance(JobState::kVerifying)) return Finish(job_.state, job_.state_reason);
   const int64_t start = clock_.SteadyMillis();
   Step("verify", "running " + std::to_string(request_.checks.size()) + " check(s) on " +
                      job_.commit->substr(0, 12));
   Result<Verification> v = launcher_.RunChecks(
       ctx_, request_, job_, *job_.commit, *repo_,
-      [&](const std::string& step, const std::string& detail) { Step(step, detail); });
+      [&](const std::string& step, const std::string& detail) { Step(step, detail); },
+      TimeLeftMs());
   receipt_.verify_ms = clock_.SteadyMillis() - start;
   if (!v) {
     return Finish(JobState::kVerificationFailed,
@@ -549,6 +565,11 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
     for (const CheckResult& c : v->checks)
       if (c.required && !c.passed && failed == nullptr) failed = &c;
     std::string reason = "required check " + failed->name + " failed: " + failed->reason;
+    // A check the deadline cut short, or left unrun, times the job out: the checks did not
+    // fail, the time did.
+    if (failed->timed_out && TimeLeftMs() == 0)
+      return Finish(JobState::kTimedOut, DeadlineText() + " passed during verification (" + reason +
+                                             "); the commit stays on " + job_.branch);
     return Finish(
         JobState::kVerificationFailed, reason + "; the commit stays on " + job_.branch,
         ReceiptError{reason, "verification-failed",
@@ -574,6 +595,7 @@ store::JobRecord JobRun::Run() {
 
   if (!WaitForSlot()) return Finish(job_.state, job_.state_reason);
   receipt_.timings.queue_ms = clock_.SteadyMillis() - started;
+  if (request_.deadline_ms > 0) deadline_at_ = clock_.SteadyMillis() + request_.deadline_ms;
   IgnoreError(store_.SetStarted(job_.id, clock_.WallMillis()),
               "the start time is shown, never decided on; the receipt has the timings");
   Step("workspace", "preparing the workspace on " + job_.base.substr(0, 12));
@@ -597,6 +619,10 @@ store::JobRecord JobRun::Run() {
       SandboxRecord{sandbox::ProfileName(spec->profile), sandbox::NetworkName(spec->network),
                     SandboxGrantsOf(spec->grants), std::nullopt};
   if (request_.full_access) Step("access", AccessLine(AccessJson(request_)));
+  if (TimeLeftMs() == 0)
+    return Finish(JobState::kTimedOut, DeadlineText() +
+                                           " passed while the workspace was prepared; the "
+                                           "agent never started; workspace kept");
   if (!Advance(JobState::kRunning)) return Finish(job_.state, job_.state_reason);
   Step("agent", "running " + request_.argv[0] +
                     (request_.full_access ? " with full access" : " in the sandbox"));
@@ -638,8 +664,7 @@ store::JobRecord JobRun::Run() {
   if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);
   if (run.timed_out)
     return Finish(JobState::kTimedOut,
-                  "the deadline of " + std::to_string(request_.deadline_ms / 1000) +
-                      "s passed; the agent's process tree was ended; workspace kept");
+                  DeadlineText() + " passed; the agent's process tree was ended; workspace kept");
   if (disk_exceeded_)
     return Finish(JobState::kChildFailed,
                   "the workspace grew by " + FormatBytes(*disk_exceeded_) +

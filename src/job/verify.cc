@@ -36,8 +36,10 @@ std::string Tail(const std::string& path, size_t bytes) {
 }
 
 // Runs one check in the verification sandbox.
+// `left_ms`: what is left of the job's deadline, if it has one.
 CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec,
-                   const std::string& log_path, uint64_t output_limit, const SecretMask& mask) {
+                   const std::string& log_path, uint64_t output_limit, const SecretMask& mask,
+                   std::optional<int64_t> left_ms) {
   CheckResult r;
   r.name = check.name;
   r.argv = check.argv;
@@ -46,6 +48,9 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   sandbox::SandboxSpec spec = base_spec;
   spec.argv = check.argv;
   spec.timeout_ms = check.timeout_ms;
+  // The job's deadline bounds its checks too; a check cut short by it says so.
+  const bool capped = left_ms && (check.timeout_ms <= 0 || *left_ms < check.timeout_ms);
+  if (capped) spec.timeout_ms = std::max<int64_t>(*left_ms, 0);
   const int64_t start = sys::MonotonicMillis();
 
   Result<sys::Pipe> pipe = sys::MakePipe();
@@ -84,7 +89,9 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   r.timed_out = launched->timed_out;
   r.over_output_limit = stats.elided > 0;
   if (r.timed_out) {
-    r.reason = "timed out after " + std::to_string(check.timeout_ms / 1000) + "s";
+    r.reason = capped ? "stopped at the job's deadline, after " +
+                            std::to_string(r.duration_ms / 1000) + "s"
+                      : "timed out after " + std::to_string(check.timeout_ms / 1000) + "s";
   } else if (r.signal) {
     r.reason = "killed by signal " + std::to_string(*r.signal);
   } else if (r.over_output_limit) {
@@ -189,7 +196,9 @@ Result<Verification> Verification::FromJson(const nlohmann::json& json, const st
 Result<Verification> RunChecks(
     const JobContext& ctx, const RunRequest& request, const store::JobRecord& job,
     const std::string& commit, git::Repository& repo,
-    const std::function<void(const std::string&, const std::string&)>& on_event) {
+    const std::function<void(const std::string&, const std::string&)>& on_event,
+    std::optional<int64_t> budget_ms) {
+  const int64_t verify_start = sys::MonotonicMillis();
   Verification v;
   v.started_at = IsoTime(sys::WallMillis());
   v.commit = commit;
@@ -217,6 +226,21 @@ Result<Verification> RunChecks(
   TRY(sys::MakeWhiteout(TRY(sys::Dir::Open(dir + "/upper")), ".git"));
 
   for (const CheckSpec& check : request.checks) {
+    std::optional<int64_t> left;
+    if (budget_ms) left = *budget_ms - (sys::MonotonicMillis() - verify_start);
+    if (left && *left <= 0) {
+      CheckResult unrun;
+      unrun.name = check.name;
+      unrun.argv = check.argv;
+      unrun.required = check.required;
+      unrun.expect_exit = check.expect_exit;
+      unrun.timed_out = true;
+      unrun.reason = "not run: the job's deadline had passed";
+      on_event("verify", "check " + check.name + " not run: the job's deadline had passed");
+      if (check.required) v.required_passed = false;
+      v.checks.push_back(std::move(unrun));
+      continue;
+    }
     on_event("verify", "check " + check.name + " started");
     confine::SpecOptions options;
     options.workspace = job.repo;
@@ -251,7 +275,7 @@ Result<Verification> RunChecks(
                      spec.env.end());
       spec.network = sandbox::Network::kNone;
       result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
-                      request.output_limit, mask);
+                      request.output_limit, mask, left);
     }
     on_event("verify",
              "check " + check.name + (result.passed ? " passed: " : " FAILED: ") + result.reason);

@@ -64,10 +64,13 @@ struct Verification {
 bool IsCredentialShaped(const std::string& name, const std::string& value);
 
 // Runs `request.checks` on `commit`. `on_event(step, detail)` reports each check starting
-// and ending. Errors only when verification could not be set up at all.
+// and ending. With `budget_ms` (what is left of the job's deadline) no check runs past it:
+// each gets the smaller of its own timeout and what is left, and once nothing is left the
+// rest fail unrun, timed out. Errors only when verification could not be set up at all.
 Result<Verification> RunChecks(
     const JobContext& ctx, const RunRequest& request, const store::JobRecord& job,
     const std::string& commit, git::Repository& repo,
-    const std::function<void(const std::string&, const std::string&)>& on_event);
+    const std::function<void(const std::string&, const std::string&)>& on_event,
+    std::optional<int64_t> budget_ms = std::nullopt);
 
 }  // namespace berth::job

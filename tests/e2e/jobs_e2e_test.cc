@@ -1067,6 +1067,28 @@ class VerifyTest : public JobsTest {
   }
 };
 
+// The deadline is the whole job's, checks included: a check that would run for a minute is
+// ended when the job's 3 s are up, and the job is timed-out with its commit kept.
+TEST_F(VerifyTest, DeadlineEndsACheckThatOutlivesItAndTimesTheJobOut) {
+  ASSERT_NO_FATAL_FAILURE(
+      UseChecks("[[verify]]\nname = \"slow\"\nargv = [\"sleep\", \"60\"]\ntimeout = \"120s\"\n"));
+  const auto start = std::chrono::steady_clock::now();
+  RunResult run =
+      Run({"run", "--timeout", "3s", "implement", "--", "sh", "-c", "echo 'int x;' > src/x.c"},
+          {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(run.exit_code, 124) << run.Describe();
+  EXPECT_LT(took, std::chrono::seconds(30)) << "the check ran past the job's deadline";
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "timed-out") << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "passed during verification")) << job.dump(2);
+  json check = Check(job, 0);
+  EXPECT_EQ(check.value("timed_out", false), true) << check.dump(2);
+  EXPECT_TRUE(Contains(check.value("reason", ""), "the job's deadline")) << check.dump(2);
+  EXPECT_TRUE(BranchExists(id)) << "the agent's commit is kept";
+}
+
 TEST_F(VerifyTest, CheckKilledBySigkillFailsTheJob) {
   ASSERT_NO_FATAL_FAILURE(
       UseChecks("[[verify]]\nname = \"killed\"\nargv = [\"sh\", \"-c\", \"kill -9 $$\"]\n"));

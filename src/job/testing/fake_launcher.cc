@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <span>
 
 #include "sys/atomic_file.h"
@@ -82,8 +83,11 @@ Result<sandbox::LaunchResult> FakeLauncher::LaunchAgent(const sandbox::SandboxSp
 Result<Verification> FakeLauncher::RunChecks(const JobContext& /*ctx*/, const RunRequest& request,
                                              const store::JobRecord& /*job*/,
                                              const std::string& commit, git::Repository& /*repo*/,
-                                             const CheckEventSink& on_event) {
+                                             const CheckEventSink& on_event,
+                                             std::optional<int64_t> budget_ms) {
   ++check_runs_;
+  last_check_budget_ms_ = budget_ms;
+  const int64_t start = clock_.SteadyMillis();
   if (checks_error) return *checks_error;
   Verification v;
   v.commit = commit;
@@ -95,10 +99,18 @@ Result<Verification> FakeLauncher::RunChecks(const JobContext& /*ctx*/, const Ru
     c.required = spec.required;
     c.expect_exit = spec.expect_exit;
     c.passed = failing_checks.count(spec.name) == 0;
+    // Like job::RunChecks: no check runs past the budget.
+    const int64_t left = budget_ms ? *budget_ms - (clock_.SteadyMillis() - start) : check_runs_ms;
+    clock_.Advance(std::max<int64_t>(std::min(check_runs_ms, left), 0));
+    if (check_runs_ms > left) {
+      c.passed = false;
+      c.timed_out = true;
+    }
     c.exit = c.passed ? spec.expect_exit : spec.expect_exit + 1;
     c.reason = c.passed ? "exited " + std::to_string(*c.exit) + " as expected"
                         : "exited " + std::to_string(*c.exit);
     c.output_tail = c.passed ? "" : "fake failure output";
+    if (c.timed_out) c.reason = "stopped at the job's deadline";
     if (c.required && !c.passed) v.required_passed = false;
     on_event("check", spec.name + (c.passed ? " passed" : " failed"));
     v.checks.push_back(std::move(c));

@@ -40,20 +40,25 @@ class FakeLauncher : public AgentLauncher {
   // Every check passes unless its name is in `failing_checks`.
   Result<Verification> RunChecks(const JobContext& ctx, const RunRequest& request,
                                  const store::JobRecord& job, const std::string& commit,
-                                 git::Repository& repo, const CheckEventSink& on_event) override;
+                                 git::Repository& repo, const CheckEventSink& on_event,
+                                 std::optional<int64_t> budget_ms) override;
 
   AgentScript agent;
   std::set<std::string> failing_checks;
+  int64_t check_runs_ms = 0;          // how long each check takes on the FakeClock
   std::optional<Error> checks_error;  // verification cannot be set up
 
   int launches() const { return launches_; }
   int check_runs() const { return check_runs_; }
+  // The deadline's budget the last RunChecks was given.
+  std::optional<int64_t> last_check_budget_ms() const { return last_check_budget_ms_; }
   const std::optional<sandbox::SandboxSpec>& last_spec() const { return last_spec_; }
 
  private:
   FakeClock& clock_;
   int launches_ = 0;
   int check_runs_ = 0;
+  std::optional<int64_t> last_check_budget_ms_;
   std::optional<sandbox::SandboxSpec> last_spec_;
 };
 
