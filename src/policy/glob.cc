@@ -166,6 +166,13 @@ Status ValidatePattern(const std::string& original) {
       size_t end = ClassEnd(s, i);
       if (end == std::string_view::npos) return BadPattern(original, "unterminated '['");
       std::string_view members = s.substr(i + 1, end - i - 1);
+      // git and most shells read "[^a]" as a negation, berth's globs as the set of '^' and
+      // 'a': refused rather than read either way, so a scope is never wider or narrower than
+      // its author meant.
+      if (!members.empty() && members[0] == '^')
+        return BadPattern(original,
+                          "'[^' is ambiguous: write '[!...]' for a negation, or put "
+                          "'^' after the first member ('[a^]') for the character");
       if (!members.empty() && members[0] == '!') members.remove_prefix(1);
       if (members.empty()) return BadPattern(original, "empty bracket class");
       for (size_t m = 0; m + 2 < members.size(); ++m) {

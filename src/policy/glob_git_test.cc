@@ -21,7 +21,8 @@
 // side by itself (GitToBerth and the BerthDiffers tests):
 //   - `dir/**` also matches `dir` (zero segments); git needs at least one more segment;
 //   - a segment of three or more stars is in-segment stars for berth, `**` for git;
-//   - `[^a]` is the set {'^', 'a'} for berth, a negation for git (berth's negation is `[!a]`);
+//   - `[^a]` is a negation for git; a berth policy refuses it (GlobMatch alone reads the set
+//     {'^', 'a'}), so GitToBerth writes `[!a]`;
 //   - berth refuses what git would accept: a leading '/', a trailing '/', a backslash escape,
 //     an empty, '.' or '..' segment.
 #include <gtest/gtest.h>
@@ -392,7 +393,9 @@ TEST(GlobBerthDiffersFromGit, ThreeStarsStayInOneSegment) {
   EXPECT_TRUE(GlobMatch(GitToBerth("a/***/b"), "a/x/y/b"));
 }
 
+// A policy cannot hold "[^a]" (GlobSet refuses it); GlobMatch alone reads it as a set.
 TEST(GlobBerthDiffersFromGit, CaretIsAMemberNotANegation) {
+  EXPECT_FALSE(GlobSet::Create({"[^a]"}).has_value());
   EXPECT_TRUE(GlobMatch("[^a]", "^"));
   EXPECT_TRUE(GlobMatch("[^a]", "a"));
   EXPECT_FALSE(GlobMatch("[^a]", "b"));

@@ -148,6 +148,10 @@ TEST(GlobSet, RejectsBadPatterns) {
   ExpectRejected("./src", "'.'");
   ExpectRejected("[z-a]", "reversed range");
   ExpectRejected("a\nb", "control");
+  // git reads [^a] as a negation; berth refuses it rather than guess (docs/policy.md).
+  ExpectRejected("src/[^a]*", "'[^' is ambiguous");
+  ExpectRejected("!src/x[^.]", "'[^' is ambiguous");
+  EXPECT_TRUE(GlobSet::Create({"src/[!a]*", "src/[a^]*", "src/^*"}).has_value());
 }
 
 TEST(GlobSet, AcceptsDotsInsideNames) {
