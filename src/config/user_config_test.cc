@@ -22,6 +22,15 @@ TEST(UserConfig, ReadsTheHomeAllowlist) {
   EXPECT_FALSE(ParseUserConfig("[sandbox]\nhome_allow = \"~/.x\"\n", "t").has_value());
 }
 
+// Regression: toml++ 3.3.0's unreachable point on non-ASCII characters where whitespace may
+// stand (marzer/tomlplusplus#295), found by user_config_fuzz; see base/toml_noexcept.h.
+TEST(UserConfig, NonAsciiCharactersBetweenTokensAreASyntaxError) {
+  Result<UserConfig> c = ParseUserConfig("[x]\xef\xb7\xbf\nho", "cfg.toml");
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message().rfind("cfg.toml:", 0), 0u) << c.error().message();
+  EXPECT_FALSE(ParseUserConfig("[sandbox]\nhide = [\"~/.x\"] \u00e9\n", "cfg.toml").has_value());
+}
+
 TEST(UserConfig, UnknownKeyNamesKeyAndLine) {
   Result<UserConfig> c = ParseUserConfig("[sandbox]\nhide = []\nhdie = [\"x\"]\n", "cfg.toml");
   ASSERT_FALSE(c.has_value());
