@@ -23,7 +23,6 @@
 #include "job/runner.h"
 #include "job/stale.h"
 #include "store/sqlite_store.h"
-#include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/self.h"
 #include "sys/spawn.h"

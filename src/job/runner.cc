@@ -1,7 +1,6 @@
 #include "job/runner.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <memory>
 
 #include "base/mutex.h"

@@ -35,16 +35,22 @@ std::string Tail(const std::string& path, size_t bytes) {
   return data->size() <= bytes ? *data : data->substr(data->size() - bytes);
 }
 
-// Runs one check in the verification sandbox.
-// `left_ms`: what is left of the job's deadline, if it has one.
-CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec,
-                   const std::string& log_path, uint64_t output_limit, const SecretMask& mask,
-                   std::optional<int64_t> left_ms) {
+// A check's result before it runs: what the policy asked of it.
+CheckResult ResultFor(const CheckSpec& check) {
   CheckResult r;
   r.name = check.name;
   r.argv = check.argv;
   r.required = check.required;
   r.expect_exit = check.expect_exit;
+  return r;
+}
+
+// Runs one check in the verification sandbox.
+// `left_ms`: what is left of the job's deadline, if it has one.
+CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec,
+                   const std::string& log_path, uint64_t output_limit, const SecretMask& mask,
+                   std::optional<int64_t> left_ms) {
+  CheckResult r = ResultFor(check);
   sandbox::SandboxSpec spec = base_spec;
   spec.argv = check.argv;
   spec.timeout_ms = check.timeout_ms;
@@ -229,11 +235,7 @@ Result<Verification> RunChecks(
     std::optional<int64_t> left;
     if (budget_ms) left = *budget_ms - (sys::MonotonicMillis() - verify_start);
     if (left && *left <= 0) {
-      CheckResult unrun;
-      unrun.name = check.name;
-      unrun.argv = check.argv;
-      unrun.required = check.required;
-      unrun.expect_exit = check.expect_exit;
+      CheckResult unrun = ResultFor(check);
       unrun.timed_out = true;
       unrun.reason = "not run: the job's deadline had passed";
       on_event("verify", "check " + check.name + " not run: the job's deadline had passed");
@@ -258,11 +260,8 @@ Result<Verification> RunChecks(
       options.grants = TRY(confine::ParseGrants(check.grants));
       return BuildJobSandbox(ctx, request, job.repo, std::move(options));
     }();
-    CheckResult result;
+    CheckResult result = ResultFor(check);
     if (!built) {
-      result.name = check.name;
-      result.argv = check.argv;
-      result.required = check.required;
       result.reason = "could not start: " + built.error().ToString();
     } else {
       sandbox::SandboxSpec spec = std::move(*built);

@@ -19,6 +19,7 @@
 #include "base/check.h"
 #include "base/strings.h"
 #include "sys/fs.h"
+#include "sys/kernel.h"
 #include "sys/retry.h"
 
 namespace berth::sys {
@@ -168,9 +169,10 @@ Status SendSignal(int pidfd, int signal) {
 
 Result<UniqueFd> BlockIntoSignalFd(std::initializer_list<int> signals) {
   sigset_t set;
-  sigemptyset(&set);
-  for (int s : signals) sigaddset(&set, s);
-  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return Error::FromErrno("sigprocmask", errno);
+  if (int rc = kernel::MakeSignalSet(signals, &set); rc != 0)
+    return Error::FromErrno("sigaddset", rc);
+  if (int rc = kernel::BlockSignals(&set, nullptr); rc != 0)
+    return Error::FromErrno("sigprocmask", rc);
   int fd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd < 0) return Error::FromErrno("signalfd", errno);
   return UniqueFd(fd);
@@ -178,9 +180,8 @@ Result<UniqueFd> BlockIntoSignalFd(std::initializer_list<int> signals) {
 
 void BlockStopSignals() {
   sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-  // Fails only for an invalid `how`, which SIG_BLOCK is not.
+  // Both fail only for an invalid signal or `how`, which these are not.
+  kernel::MakeSignalSet({SIGINT, SIGTERM, SIGHUP}, &set);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
