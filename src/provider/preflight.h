@@ -32,10 +32,12 @@ Result<std::string> FindCli(const Provider& provider, const Environ& environ);
 // With a `cache_file`, the answer is kept there per CLI, keyed by the identity of the file the
 // CLI's path leads to (sys::FileIdentity) and the version arguments, and asked again only when
 // either changes: some CLIs take over a second to say their version (Gemini CLI: 1.5 s), which
-// every `berth run` would otherwise pay. `berth doctor` asks without a cache.
+// every `berth run` would otherwise pay. `berth doctor` asks without a cache. The 30 s bound
+// is generous because a Node CLI's start on a loaded machine has been measured past 15 s
+// (Gemini CLI, with two cores busy), and a slow answer is not a broken CLI.
 Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
                                const Environ& environ, const std::string& home,
-                               const std::string& cache_file = {}, int timeout_ms = 15000);
+                               const std::string& cache_file = {}, int timeout_ms = 30000);
 
 struct Credentials {
   bool needed = false;                 // the provider declares credentials at all
