@@ -48,6 +48,8 @@ void ApplyLaneRequest(const LaneAgent& lane, RunRequest* request) {
   auto at = !argv.empty() && argv.back() == "-" ? argv.end() - 1 : argv.end();
   argv.insert(at, lane.extra_args.begin(), lane.extra_args.end());
   request->workdir = lane.workdir;
+  // A lane's job never lands by itself, whatever [landing] auto says: `berth land JOB` does.
+  request->auto_land = false;
 }
 
 std::string AgentWorkdir(const std::string& repo, const std::string& workdir) {

@@ -47,7 +47,7 @@ Status ApplyLaneAgent(const LaneAgent& lane, const Result<policy::Policy>& loade
 bool LaneRunsWithoutPolicy(const LaneAgent* lane, const Result<policy::Policy>& loaded);
 
 // After the provider was set up: the lane's extra arguments (before a trailing "-", Codex's
-// read-the-prompt-from-stdin) and its working subdirectory.
+// read-the-prompt-from-stdin) and its working subdirectory; auto-landing off.
 void ApplyLaneRequest(const LaneAgent& lane, RunRequest* request);
 
 // The agent's working directory inside the sandbox: the repository path plus the lane's

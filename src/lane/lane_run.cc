@@ -1,15 +1,11 @@
 #include "lane/lane_run.h"
 
 #include <optional>
-#include <thread>
 
 #include "git/repository.h"
-#include "job/agent_launcher.h"
-#include "job/clock.h"
 #include "job/lane_submit.h"
 #include "job/masking_store.h"
 #include "job/receipt.h"
-#include "job/runner.h"
 #include "job/stale.h"
 #include "job/submit.h"
 #include "lane/lane_receipt.h"
@@ -19,11 +15,11 @@
 #include "lane/reservation.h"
 #include "provider/model_check.h"
 #include "provider/output.h"
-#include "store/sqlite_store.h"
 #include "sys/exclusive_file.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "sys/signal_latch.h"
+#include "sys/spawn.h"
 
 namespace berth::lane {
 
@@ -116,45 +112,33 @@ LaneStatus StatusOfSubmitError(const Error& e, std::string* preflight_status) {
   }
 }
 
-// Runs the submitted job in a worker thread, this thread watching for SIGINT/SIGTERM.
-Result<store::JobRecord> Supervise(const job::JobContext& ctx, const std::string& job_id,
-                                   sys::SignalLatch& latch) {
-  sys::Pipe done = TRY(sys::MakePipe());
-  Result<store::JobRecord> ended = Error(Cause::kInternal, "the job's supervisor did not run");
-  std::thread worker;
-  {
-    // The worker starts with the stop signals blocked, so that only this thread's latch and
-    // the launcher's signalfd (in the worker) ever take them.
-    sys::SavedSignalMask saved;
-    sys::BlockStopSignals();
-    worker = std::thread([&, write = std::move(done.write)]() mutable {
-      Result<std::unique_ptr<store::Store>> job_store = store::OpenSqliteStore(ctx.db_path);
-      Result<std::unique_ptr<store::Store>> lease_store = store::OpenSqliteStore(ctx.db_path);
-      if (!job_store) {
-        ended = job_store.error();
-      } else if (!lease_store) {
-        ended = lease_store.error();
-      } else {
-        const job::JobRunSeams seams{**lease_store, job::SystemClock(), job::SandboxLauncher()};
-        ended = job::RunJob(ctx, **job_store, seams, job_id, nullptr);
-      }
-      write.Reset();  // EOF on the read end: the job ended
-    });
-  }
-  bool forwarded = false;
+// Runs the submitted job in a `berth supervise JOB` child and waits for it. The lane stays
+// the process its parent signals: it catches SIGINT and SIGTERM itself (so the receipt can
+// name them; a supervisor in this process would race berth's launcher for them) and hands
+// each one to the supervisor, whose launcher ends the job's tree.
+Result<store::JobRecord> Supervise(const job::JobContext& ctx, store::Store& store,
+                                   const std::string& job_id, sys::SignalLatch& latch) {
+  sys::SpawnOptions spawn;
+  spawn.argv = {ctx.self_exe, "--state-dir", ctx.state_dir, "supervise", job_id};
+  spawn.inherit_env = true;
+  spawn.stdio[0] = spawn.stdio[1] = spawn.stdio[2] = sys::kDevNull;
+  sys::Process supervisor = TRY_CTX(sys::Spawn(spawn), "starting the job's supervisor");
+  int forwarded = 0;
   for (;;) {
-    Result<int> ready = sys::PollReadable({done.read.get(), latch.fd()}, -1);
+    Result<int> ready = sys::PollReadable({supervisor.pidfd(), latch.fd()}, -1);
     if (ready && *ready == 0) break;
-    if (!forwarded) {
-      if (std::optional<sys::SignalLatch::Caught> caught = latch.Take()) {
-        // Hand the signal to the launcher's signalfd, which ends the job's tree.
-        sys::SignalLatch::Forward(caught->signal);
-        forwarded = true;
-      }
+    for (int signal : latch.Drain()) {
+      IgnoreError(supervisor.Signal(signal), "a supervisor that already ended needs no signal");
+      ++forwarded;
     }
   }
-  worker.join();
-  return ended;
+  TRY_CTX(supervisor.Wait(), "waiting for the job's supervisor");
+  std::optional<store::JobRecord> job = TRY(store.GetJob(job_id));
+  if (!job) return Error(Cause::kInternal, "job " + job_id + " vanished from the store");
+  if (!store::IsTerminal(job->state))
+    return Error(Cause::kInternal, "the job's supervisor ended while job " + job_id + " was " +
+                                       store::JobStateName(job->state));
+  return *job;
 }
 
 // The job's state reason without berth's trailer for people ("; nothing collected, ...").
@@ -413,7 +397,7 @@ LaneResult RunLane(const LaneInvocation& inv) {
 
   if (std::optional<LaneResult> r = cancelled_now()) return *r;
   if (std::optional<LaneResult> r = deadline_passed("before model execution")) return *r;
-  Result<store::JobRecord> ended = Supervise(ctx, job->id, *latch);
+  Result<store::JobRecord> ended = Supervise(ctx, **store, job->id, *latch);
   if (!ended)
     return run.Fail(LaneStatus::kChildFailed, "launcher failed after reserving output paths",
                     ended.error().ToString());

@@ -26,7 +26,7 @@ void OnSignal(int signal) {
     g_wall_ms = static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
   }
   const int saved = errno;
-  const char byte = 1;
+  const char byte = static_cast<char>(signal);
   // A full pipe already says "a signal arrived"; the result does not matter.
   if (::write(g_latch_fd.load(), &byte, 1) < 0) errno = saved;
   errno = saved;
@@ -60,22 +60,22 @@ SignalLatch::~SignalLatch() {
   if (write_.valid() && g_latch_fd.load() == write_.get()) g_latch_fd = -1;
 }
 
-std::optional<SignalLatch::Caught> SignalLatch::Take() {
+std::optional<SignalLatch::Caught> SignalLatch::Take() const {
   const int signal = g_signal.load();
   if (signal == 0) return std::nullopt;
   return Caught{signal, g_wall_ms.load()};
 }
 
-void SignalLatch::Forward(int signal) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  // Both fail only for invalid arguments, which these are not.
-  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
-  ::kill(::getpid(), signal);
+std::vector<int> SignalLatch::Drain() {
+  std::vector<int> signals;
+  char buf[64];
+  for (;;) {
+    ssize_t n = ::read(read_.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EAGAIN: drained
+    for (ssize_t i = 0; i < n; ++i) signals.push_back(static_cast<unsigned char>(buf[i]));
+  }
+  return signals;
 }
 
 const char* SignalName(int signal) {

@@ -1,16 +1,14 @@
-// SignalLatch: the first SIGINT or SIGTERM a process receives, caught on the thread that
-// installs it, with its arrival time, then handed on to whoever else is waiting for it.
+// SignalLatch: the SIGINT and SIGTERM a process receives, caught by a handler, with the first
+// one's arrival time, for a loop that polls fd() and hands them on.
 //
-// `berth lane` must say which signal cancelled it and when, while berth's sandbox launcher
-// (on another thread, with the signals blocked) reads the same signals from a signalfd to end
-// the job's tree. A handler on the one thread that leaves them unblocked takes the signal in
-// the kernel's delivery path, before a signalfd reader elsewhere is scheduled; Forward() then
-// blocks them on that thread and raises the signal again, so that the launcher sees it too.
-// One latch per process; not thread-safe beyond that (the handler only writes a pipe).
+// `berth lane` names the signal that cancelled it in its receipt and forwards each signal to
+// the job's supervisor. One latch per process (the handler writes one global pipe); the
+// handler is async-signal-safe, the methods are for one thread.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/unique_fd.h"
@@ -24,19 +22,18 @@ class SignalLatch {
     int64_t wall_ms = 0;  // when it arrived, milliseconds since the Unix epoch
   };
 
-  // Installs handlers for SIGINT and SIGTERM and unblocks them on the calling thread only.
+  // Installs handlers for SIGINT and SIGTERM and unblocks them on the calling thread.
   static Result<SignalLatch> Install();
   SignalLatch(SignalLatch&&) = default;
   SignalLatch& operator=(SignalLatch&&) = default;
   ~SignalLatch();
 
-  // Readable once a signal arrived.
+  // Readable while signals wait to be drained.
   int fd() const { return read_.get(); }
-  // The first signal, if one arrived (non-blocking).
-  std::optional<Caught> Take();
-  // Blocks SIGINT and SIGTERM on the calling thread, restores their default actions and
-  // raises `signal` for the process, where a signalfd reader picks it up.
-  static void Forward(int signal);
+  // The first signal, if one arrived.
+  std::optional<Caught> Take() const;
+  // The signals that arrived since the last call, in order (non-blocking).
+  std::vector<int> Drain();
 
  private:
   SignalLatch(UniqueFd read, UniqueFd write) : read_(std::move(read)), write_(std::move(write)) {}
@@ -44,7 +41,7 @@ class SignalLatch {
   UniqueFd write_;
 };
 
-// "SIGINT", "SIGTERM", ... or "signal N".
+// "SIGINT", "SIGTERM", "SIGKILL", "SIGHUP", or "signal" for another one.
 const char* SignalName(int signal);
 
 }  // namespace berth::sys
