@@ -395,8 +395,19 @@ LaneResult RunLane(const LaneInvocation& inv) {
   run.receipt.berth->base = job->base;
   run.receipt.berth->job_receipt = job->job_dir + "/receipt.json";
 
-  if (std::optional<LaneResult> r = cancelled_now()) return *r;
-  if (std::optional<LaneResult> r = deadline_passed("before model execution")) return *r;
+  // A job that will not run is ended here, not left queued for the stale sweep.
+  auto end_unstarted = [&](store::JobState state, const std::string& why) {
+    IgnoreError((*store)->Transition(job->id, store::JobState::kQueued, state, why),
+                "a job left queued is reaped as stale once this process is gone");
+  };
+  if (std::optional<LaneResult> r = cancelled_now()) {
+    end_unstarted(store::JobState::kCancelled, "the lane was cancelled before its job started");
+    return *r;
+  }
+  if (std::optional<LaneResult> r = deadline_passed("before model execution")) {
+    end_unstarted(store::JobState::kTimedOut, "the lane's deadline passed before its job started");
+    return *r;
+  }
   Result<store::JobRecord> ended = Supervise(ctx, **store, job->id, *latch);
   if (!ended)
     return run.Fail(LaneStatus::kChildFailed, "launcher failed after reserving output paths",

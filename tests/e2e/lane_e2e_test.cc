@@ -283,6 +283,27 @@ TEST_F(LaneTest, NoHintWithoutTheExactMarkerOrForAClaudeParent) {
   EXPECT_EQ(GetStr(ReceiptJson(), "error.message"), "child exited with status 1");
 }
 
+TEST_F(LaneTest, NoHintOnSuccessTimeoutOrMissingModel) {
+  const EnvVars marker = {{"CODEX_SANDBOX_NETWORK_DISABLED", "1"}};
+  const std::map<std::string, std::string> codex_parent = {
+      {"parent", "codex"}, {"provider", "claude"}, {"model", "fable"}};
+  RunResult ok = Lane(codex_parent, marker);
+  EXPECT_EQ(ok.exit_code, 0) << ok.Describe();
+  EXPECT_TRUE(Get(ReceiptJson(), "error").is_null());
+  for (auto [scenario, timeout, code] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"no-model", "<absent>", 69}, {"sleep", "1", 124}}) {
+    IgnoreError(sys::RemoveTree(out_dir_), "a fresh set of lane paths");
+    std::map<std::string, std::string> over = codex_parent;
+    over["timeout"] = timeout;
+    EnvVars env = marker;
+    env.emplace_back("FAKE_SCENARIO", scenario);
+    RunResult run = Lane(over, env);
+    EXPECT_EQ(run.exit_code, code) << scenario << run.Describe();
+    EXPECT_FALSE(Contains(GetStr(ReceiptJson(), "error.message"), "hint")) << scenario;
+    EXPECT_FALSE(Contains(GetStr(ReceiptJson(), "error.evidence"), "parent sandbox hint"));
+  }
+}
+
 TEST_F(LaneTest, LongStderrEvidenceIsCappedAndTheSidecarIsComplete) {
   RunResult run = Lane({{"parent", "codex"}, {"provider", "claude"}, {"model", "fable"}},
                        {{"FAKE_SCENARIO", "plain-fail"},
@@ -377,7 +398,9 @@ TEST_F(LaneTest, ADeadlineThatPassedBeforeTheRunSpawnsNothing) {
   EXPECT_EQ(run.out, "");
 }
 
-TEST_F(LaneTest, SigtermCancelsTheJobAndTheReceiptNamesIt) {
+// The first design supervised in the lane's own process, where berth's launcher and the lane
+// raced for the same SIGTERM and the receipt could not name it.
+TEST_F(LaneTest, SigtermNamedDespiteTheLauncherRaceRegression) {
   RunningProgram lane = Start(Args(), Env({{"FAKE_SCENARIO", "sleep"}}));
   ASSERT_TRUE(WaitUntil([&] { return JobPrinted("FAKE-STARTED"); }, kStateWait));
   ASSERT_EQ(::kill(lane.pid(), SIGTERM), 0);
