@@ -474,6 +474,28 @@ TEST_F(LaneTest, ReadOnlyLaneCannotChangeTheCheckout) {
   EXPECT_TRUE(Get(ReceiptJson(), "berth.commit").is_null());
 }
 
+TEST_F(LaneTest, ThePolicysLaneAgentBoundsTheLane) {
+  // A read agent named `lane`: an isolated-write lane would widen it.
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kLanePolicy) +
+                                          "[agents.lane]\ncapability = \"read\"\n"
+                                          "provider = \"command\"\n"));
+  RunResult refused = Lane({{"mode", "isolated-write"}},
+                           {{"FAKE_SCENARIO", "write"}, {"FAKE_WRITE_PATH", "src/lane.txt"}});
+  EXPECT_EQ(refused.exit_code, 70) << refused.Describe();
+  EXPECT_TRUE(Contains(GetStr(ReceiptJson(), "error.message"), "is a read agent"))
+      << ReceiptJson().dump(2);
+  // A write agent whose scope is docs/: the lane's write to src/ is refused, nothing committed.
+  IgnoreError(sys::RemoveTree(out_dir_), "a fresh set of lane paths");
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kLanePolicy) +
+                                          "[agents.lane]\ncapability = \"write\"\n"
+                                          "provider = \"command\"\nwritable = [\"docs/**\"]\n"));
+  RunResult scoped = Lane({{"mode", "isolated-write"}},
+                          {{"FAKE_SCENARIO", "write"}, {"FAKE_WRITE_PATH", "src/lane.txt"}});
+  EXPECT_EQ(scoped.exit_code, 70) << scoped.Describe();
+  EXPECT_EQ(GetStr(ReceiptJson(), "berth.jobState"), "refused") << ReceiptJson().dump(2);
+  EXPECT_TRUE(Get(ReceiptJson(), "berth.commit").is_null());
+}
+
 TEST_F(LaneTest, ASubdirectoryCwdStartsTheAgentThere) {
   RunResult run = Lane({{"cwd", ws() + "/src"}}, {{"FAKE_SCENARIO", "cwd"}});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
