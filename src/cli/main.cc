@@ -110,6 +110,10 @@ int main(int argc, char** argv) {
   if (want({"doctor"})) AddDoctorCommand(app, &doctor);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
+  // Dispatched above, before CLI11; listed here so that `berth --help` names it.
+  if (named.empty())
+    app.add_subcommand("lane", "Run one pstack-runner lane as a job (berth lane --help)")
+        ->allow_extras();
   bool version_json = false;
   if (want({"version"}))
     app.add_subcommand("version", "Print berth's version")
