@@ -13,11 +13,13 @@
 #include "cli/gc_command.h"
 #include "cli/jobs_commands.h"
 #include "cli/land_command.h"
+#include "cli/lane_command.h"
 #include "cli/output.h"
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
 #include "cli/sandbox_command.h"
 #include "git/repository.h"
+#include "sys/process.h"
 
 #ifndef BERTH_VERSION
 #define BERTH_VERSION "0.0.0"
@@ -51,6 +53,25 @@ std::string NamedSubcommand(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   using namespace berth::cli;  // NOLINT: the cli's own names
+  // A lane's deadline and elapsedMs count from here (docs/lane.md).
+  const int64_t entry_wall_ms = berth::sys::WallMillis();
+  const int64_t entry_steady_ms = berth::sys::MonotonicMillis();
+  // `berth lane` has pstack-runner's command line, not CLI11's; as `pstack-runner` (a symlink
+  // to berth) the whole command line is the lane's.
+  if (InvokedAsPstackRunner(argv[0]))
+    return RunLaneCommand({}, std::vector<std::string>(argv + 1, argv + argc), entry_wall_ms,
+                          entry_steady_ms);
+  {
+    GlobalOptions lane_global;
+    int at = 1;
+    if (argc >= 3 && std::string(argv[1]) == "--state-dir") {
+      lane_global.state_dir = argv[2];
+      at = 3;
+    }
+    if (argc > at && std::string(argv[at]) == "lane")
+      return RunLaneCommand(lane_global, std::vector<std::string>(argv + at + 1, argv + argc),
+                            entry_wall_ms, entry_steady_ms);
+  }
   // Everything after the first "--" is the command to run, untouched by option parsing.
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<std::string> command;
@@ -89,6 +110,10 @@ int main(int argc, char** argv) {
   if (want({"doctor"})) AddDoctorCommand(app, &doctor);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
+  // Dispatched above, before CLI11; listed here so that `berth --help` names it.
+  if (named.empty())
+    app.add_subcommand("lane", "Run one pstack-runner lane as a job (berth lane --help)")
+        ->allow_extras();
   bool version_json = false;
   if (want({"version"}))
     app.add_subcommand("version", "Print berth's version")

@@ -123,6 +123,7 @@ nlohmann::json RunRequest::ToJson() const {
   j["credential_names"] = credential_names;
   j["network"] = policy::NetworkModeName(network);
   j["allowlist"] = allowlist;
+  j["workdir"] = workdir;
   j["state_dirs"] = state_dirs;
   j["state_files"] = state_files;
   j["full_access"] = full_access;
@@ -191,6 +192,7 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   std::string network = policy::NetworkModeName(r.network);
   optional("network", &network);
   optional("allowlist", &r.allowlist);
+  optional("workdir", &r.workdir);  // `berth lane` (job/lane_submit.h); older requests: the root
   optional("state_dirs", &r.state_dirs);
   optional("state_files", &r.state_files);
   // Absent in requests queued before full access existed: those are bounded.

@@ -97,6 +97,9 @@ struct RunRequest {
   std::vector<std::string> allowlist;    // HOST:PORT or *.DOMAIN:PORT the proxy lets through
   std::vector<std::string> state_dirs;   // host paths, copy-on-write inside the job
   std::vector<std::string> state_files;  // host paths, a job-private copy inside the job
+  // Where the agent starts, relative to the repository root ("": the root). Set by `berth
+  // lane` for a --cwd below the root (job/lane_submit.h).
+  std::string workdir;
 
   // Where the agent reads its prompt: kPromptPathInJob inside the sandbox; the job's own
   // copy on the host for a full-access job, which has no mounts.

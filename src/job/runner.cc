@@ -15,6 +15,7 @@
 #include "job/job_limits.h"
 #include "job/job_run.h"
 #include "job/job_sandbox.h"
+#include "job/lane_submit.h"
 #include "job/lease.h"
 #include "job/masking_store.h"
 #include "job/outcome.h"
@@ -212,6 +213,8 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     copy.source = ws.copy;
     spec.paths.push_back(copy);
   }
+  // A lane started in a subdirectory starts its agent in the same one (job/lane_submit.h).
+  if (!request_.workdir.empty()) spec.workspace = AgentWorkdir(spec.workspace, request_.workdir);
   sandbox::PathGrant git{request_.write ? Access::kReadWrite : Access::kReadOnly,
                          job_.repo + "/.git", "private git"};
   git.source = ws.git_dir;

@@ -7,6 +7,7 @@
 #include "git/repository.h"
 #include "job/full_access.h"
 #include "job/job_limits.h"
+#include "job/lane_submit.h"
 #include "job/lease.h"
 #include "job/provider_setup.h"
 #include "job/run_request.h"
@@ -45,6 +46,8 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.agent = options.agent;
   Result<policy::Policy> loaded = policy::LoadPolicy(repo_root);
   policy::Policy pol = loaded ? *loaded : policy::DefaultPolicy();
+  // `berth lane` names its agent on its command line, within the policy (job/lane_submit.h).
+  if (options.lane) TRY(ApplyLaneAgent(*options.lane, loaded, &pol));
   r.policy_present = loaded.has_value();
   *policy_hash = loaded ? loaded->sha256 : "";
   auto it = pol.agents.find(options.agent);
@@ -58,7 +61,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.access_user = ctx.identity.user;
     r.access_uid = ctx.identity.uid;
   }
-  if (!loaded) {
+  if (!loaded && options.lane == nullptr) {
     // Fail closed: without a valid policy no write agent runs.
     if (!options.read_only) {
       return Denied("no write agent may run: " + loaded.error().ToString(),
@@ -208,6 +211,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   if (request.has_prompt) request.prompt_file = job.job_dir + "/prompt.txt";
   // The provider last: it needs the grants and the prompt, and it asks the CLI its version.
   TRY(SetUpProvider(ctx, choice, prompt, &request));
+  if (options.lane) ApplyLaneRequest(*options.lane, &request);
 
   job.repo = repo.workdir();
   job.agent = options.agent;

@@ -12,6 +12,8 @@
 
 namespace berth::job {
 
+struct LaneAgent;  // job/lane_submit.h
+
 struct SubmitOptions {
   std::string agent;
   std::optional<std::string> prompt_text;
@@ -27,6 +29,9 @@ struct SubmitOptions {
   // --full-access: run an agent whose policy says access = "full" with the host as the user
   // (job/full_access.h). BERTH_FULL_ACCESS=1 in berth's environment asks the same.
   bool full_access = false;
+  // Set by `berth lane`: the agent comes from its flags within the policy (job/lane_submit.h),
+  // and `agent` is kLaneAgentName.
+  const LaneAgent* lane = nullptr;
 };
 
 // Refuses to start a job from inside a job beyond the policy's max_depth (the job's
