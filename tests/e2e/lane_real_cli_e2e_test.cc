@@ -142,9 +142,14 @@ class LaneRealCliTest : public JobsTest, public ::testing::WithParamInterface<La
     EXPECT_TRUE(ParseJson(out.substr(0, out.find('\n'))).is_object()) << out;
   }
   // The user's checkout is as the fixture left it: no new, changed or untracked file.
-  void ExpectCheckoutUntouched() const {
-    EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
-    EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), base());
+  void ExpectCheckoutUntouched() const { EXPECT_EQ(GitOut({"status", "--porcelain"}), ""); }
+
+  static json HostStats(const json& receipt, const std::string& host) {
+    json hosts = Get(receipt, "network.hosts");
+    if (hosts.is_array())
+      for (const json& h : hosts)
+        if (GetStr(h, "host") == host) return h;
+    return json::object();
   }
 
   RunningProgram server_;
@@ -227,6 +232,10 @@ class LaneUnreachableTest : public LaneRealCliTest {
     closed->fd.Reset();  // nothing listens there any more
     EXPECT_TRUE(WriteText(home() + "/.config/berth/config.toml",
                           "[net.hosts]\n\"dead.test\" = \"127.0.0.1\"\n"));
+    // Claude Code retries a refused connection for minutes; the policy tells it not to.
+    EXPECT_TRUE(WriteText(
+        PolicyPath(), std::string(kPolicy) + "[env]\nset = { CLAUDE_CODE_MAX_RETRIES = \"0\" }\n"));
+    EXPECT_EQ(Git({"commit", "-q", "-am", "no retries"}).exit_code, 0);
     EnvVars env = CliEnv();
     for (auto& [name, value] : env)
       if (name == GetParam().base_url_var) value = "http://dead.test:" + port;
@@ -235,14 +244,27 @@ class LaneUnreachableTest : public LaneRealCliTest {
   }
 };
 
-TEST_P(LaneUnreachableTest, ANetworklessCodexParentGetsTheHint) {
+// Claude Code reports the refused connection as its own error ("API Error: 502 berth: egress to
+// dead.test:PORT failed: ... Connection refused"), which the lane read as the provider's reason
+// and so gave no hint to exactly the parent the hint is for. Those words are berth's proxy's:
+// the provider never answered.
+TEST_P(LaneUnreachableTest, CliReportedConnectionFailureGetsTheParentHintRegression) {
   RunResult run = Lane("dead", "read-only", "Say hello.", UnreachableEnv("1"));
   EXPECT_EQ(run.exit_code, 70) << run.Describe();
   json r = ReceiptJson("dead");
   EXPECT_EQ(GetStr(r, "status"), "child-failed") << r.dump(2);
-  EXPECT_TRUE(Contains(GetStr(r, "error.message"), "parent sandbox hint")) << r.dump(2);
-  EXPECT_EQ(GetStr(r, "error.evidence").rfind("parent sandbox hint:", 0), 0u) << r.dump(2);
+  EXPECT_EQ(GetStr(r, "error.message")
+                .rfind("child-failed: child exited with status 1; parent sandbox hint: ", 0),
+            0u)
+      << r.dump(2);
+  const std::string evidence = GetStr(r, "error.evidence");
+  EXPECT_EQ(evidence.rfind("parent sandbox hint:", 0), 0u) << r.dump(2);
+  EXPECT_TRUE(Contains(evidence, "Connection refused")) << evidence;
   EXPECT_FALSE(PathExists(Output("dead")));
+  // The job's proxy saw the endpoint fail; nothing answered.
+  json job_receipt = ParseJson(ReadText(GetStr(r, "berth.jobReceipt")));
+  EXPECT_GE(GetInt(HostStats(job_receipt, "dead.test"), "failed").value_or(0), 1)
+      << job_receipt.dump(2);
 }
 
 TEST_P(LaneUnreachableTest, TheMarkerZeroGetsNoHint) {
@@ -250,6 +272,8 @@ TEST_P(LaneUnreachableTest, TheMarkerZeroGetsNoHint) {
   EXPECT_EQ(run.exit_code, 70) << run.Describe();
   json r = ReceiptJson("dead");
   EXPECT_EQ(GetStr(r, "status"), "child-failed") << r.dump(2);
+  // The CLI's own words stay first.
+  EXPECT_TRUE(Contains(GetStr(r, "error.message"), "Connection refused")) << r.dump(2);
   EXPECT_FALSE(Contains(GetStr(r, "error.message"), "parent sandbox hint")) << r.dump(2);
   EXPECT_FALSE(Contains(GetStr(r, "error.evidence"), "parent sandbox hint")) << r.dump(2);
 }
