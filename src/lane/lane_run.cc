@@ -12,6 +12,7 @@
 #include "lane/lane_status.h"
 #include "lane/options.h"
 #include "lane/parent_hint.h"
+#include "lane/provider_reach.h"
 #include "lane/reservation.h"
 #include "provider/model_check.h"
 #include "provider/output.h"
@@ -170,7 +171,9 @@ LaneResult FinishFromJob(Run& run, const store::JobRecord& job, const job::RunRe
   if (request.provider_def) output = provider::ParseOutput(*request.provider_def, run.stdout_bytes);
   JobEnd end{job.state, job.state_reason, std::nullopt, false};
   bool agent_ran = false;
+  bool provider_unreached = false;
   if (job_receipt) {
+    provider_unreached = ProviderUnreached(job_receipt->network);
     r.exit_code = job_receipt->child_exit;
     agent_ran = job_receipt->child_exit.has_value() || job_receipt->child_signal.has_value();
     if (const std::optional<job::ProviderRecord>& p = job_receipt->provider) {
@@ -236,16 +239,20 @@ LaneResult FinishFromJob(Run& run, const store::JobRecord& job, const job::RunRe
                           : ReasonOf(job),
                       RunEvidence(run));
     case LaneStatus::kChildFailed: {
-      // A provider's own reason comes first and gets no hint.
-      if (end.provider_failure)
+      // A provider's own reason comes first and gets no hint; a CLI's report that berth's proxy
+      // could not reach the provider is no provider reason (provider_reach.h).
+      const bool hint = parent_hint && job.state == store::JobState::kChildFailed;
+      if (end.provider_failure && !(hint && provider_unreached))
         return run.Fail(status, ReasonOf(job), *end.provider_failure + "\n" + RunEvidence(run));
       if (!agent_ran) return run.Fail(status, ReasonOf(job), RunEvidence(run));
       std::string message =
           r.exit_code ? "child exited with status " + std::to_string(*r.exit_code) : ReasonOf(job);
       if (job.state != store::JobState::kChildFailed) message = ReasonOf(job);
-      if (parent_hint && job.state == store::JobState::kChildFailed)
+      if (hint)
         return run.Fail(status, "child-failed: " + message + "; " + ParentHintText(),
-                        ParentHintText() + "\n" + RunEvidence(run));
+                        ParentHintText() + "\n" +
+                            (end.provider_failure ? *end.provider_failure + "\n" : "") +
+                            RunEvidence(run));
       return run.Fail(status, message, RunEvidence(run));
     }
     case LaneStatus::kMalformedOutput:
