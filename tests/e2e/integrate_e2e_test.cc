@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -34,11 +35,18 @@ class IntegrateTest : public SandboxTest {
     return Run(args, env);
   }
   std::string Home(const std::string& rel) const { return home() + "/" + rel; }
-  // Regular files only: the directories berth creates for its files (~/.claude) may stay.
+  // Regular files and links only: the directories berth creates for its files (~/.claude) may
+  // stay. A JSON file counts by its data: berth rewrites one it edits with two-space
+  // indentation (docs/integrations.md), so its bytes may change where its data does not.
   std::map<std::string, std::string> Files() const {
     std::map<std::string, std::string> files;
-    for (const auto& [path, what] : TreeFingerprint(home()))
-      if (PathExists(home() + "/" + path) && !Contains(what, "dir")) files[path] = what;
+    for (const auto& [path, what] : TreeFingerprint(home())) {
+      if (!PathExists(home() + "/" + path) || Contains(what, "dir")) continue;
+      const bool json = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+      nlohmann::json data =
+          json ? ParseJson(ReadText(home() + "/" + path)) : nlohmann::json(nullptr);
+      files[path] = json && !data.is_discarded() ? "json " + data.dump() : what;
+    }
     return files;
   }
 };
@@ -99,11 +107,18 @@ TEST_F(IntegrateTest, CodexInstallsOnceAndRemovesCleanly) {
 TEST_F(IntegrateTest, HostDirectoriesFromTheEnvironmentAreUsed) {
   const EnvVars env = {{"CODEX_HOME", root() + "/codex-home"},
                        {"CLAUDE_CONFIG_DIR", root() + "/claude-config"}};
+  const auto before = Files();
   ASSERT_EQ(Integrate({"codex"}, env).exit_code, 0);
   EXPECT_TRUE(PathExists(root() + "/codex-home/config.toml"));
   ASSERT_EQ(Integrate({"claude-code"}, env).exit_code, 0);
   EXPECT_TRUE(PathExists(root() + "/claude-config/.claude.json"));
-  EXPECT_FALSE(PathExists(Home(".claude.json")));
+  auto after = Files();
+  for (const char* f : {".claude.json", ".claude/settings.json", ".codex/config.toml"}) {
+    EXPECT_EQ(after.count(f), before.count(f)) << f;
+    if (before.count(f)) {
+      EXPECT_EQ(after[f], before.at(f)) << f;
+    }
+  }
 }
 
 TEST_F(IntegrateTest, DryRunWritesNothing) {
@@ -118,12 +133,12 @@ TEST_F(IntegrateTest, DryRunWritesNothing) {
 }
 
 TEST_F(IntegrateTest, ProjectScopeWritesTheRepositorysFiles) {
+  const auto before = Files();
   RunResult claude = Integrate({"claude-code", "--scope", "project"});
   ASSERT_EQ(claude.exit_code, 0) << claude.Describe();
   EXPECT_EQ(ParseJson(ReadText(ws() + "/.mcp.json"))["mcpServers"]["berth"],
             ParseJson(kClaudeServer));
   EXPECT_TRUE(PathExists(ws() + "/.claude/settings.local.json"));
-  EXPECT_FALSE(PathExists(Home(".claude.json")));
   RunResult codex = Integrate({"codex", "--scope", "project"});
   ASSERT_EQ(codex.exit_code, 0) << codex.Describe();
   EXPECT_TRUE(Contains(ReadText(ws() + "/.codex/config.toml"), "[mcp_servers.berth]"));
@@ -133,6 +148,8 @@ TEST_F(IntegrateTest, ProjectScopeWritesTheRepositorysFiles) {
   for (const char* f :
        {"/.mcp.json", "/.claude/settings.local.json", "/.codex/config.toml", "/AGENTS.md"})
     EXPECT_FALSE(PathExists(ws() + f)) << f;
+  // Only the plugin's files went into the home (berth's data directory), and they are gone.
+  EXPECT_EQ(Files(), before);
 }
 
 TEST_F(IntegrateTest, AnUnparseableConfigIsRefusedAndKept) {
@@ -146,7 +163,7 @@ TEST_F(IntegrateTest, AnUnparseableConfigIsRefusedAndKept) {
   EXPECT_EQ(Files(), before) << "nothing may be written";
   EXPECT_EQ(ReadText(Home(".claude.json")), "{\"numStartups\": 4,");
 
-  ASSERT_EQ(mkdir(Home(".codex").c_str(), 0700), 0);
+  ASSERT_TRUE(mkdir(Home(".codex").c_str(), 0700) == 0 || errno == EEXIST);
   ASSERT_TRUE(WriteText(Home(".codex/config.toml"), "model = \n[profiles", 0600));
   const auto before_codex = Files();
   RunResult codex = Integrate({"codex", "--json"});
@@ -170,6 +187,7 @@ TEST_F(IntegrateTest, AnEntryOfTheUsersIsNeverOverwritten) {
 
 TEST_F(IntegrateTest, ASymlinkedConfigStaysALink) {
   ASSERT_TRUE(WriteText(root() + "/dotfiles-claude.json", "{\"theme\": \"dark\"}\n", 0600));
+  ASSERT_TRUE(unlink(Home(".claude.json").c_str()) == 0 || errno == ENOENT);
   ASSERT_EQ(symlink((root() + "/dotfiles-claude.json").c_str(), Home(".claude.json").c_str()), 0);
   ASSERT_EQ(Integrate({"claude-code"}).exit_code, 0);
   struct stat st {};
