@@ -30,7 +30,7 @@ TEST(CodexConfigTest, RefusesInvalidToml) {
 
 TEST(CodexConfigTest, RefusesATableOfTheUsersWithOtherSettings) {
   Result<std::string> added =
-      AddCodexServer("[mcp_servers.berth]\ncommand = \"/opt/mine\"\n", kTable);
+      AddCodexServer("[mcp_servers.berth]\ncommand = \"/home/me/bin/mine\"\n", kTable);
   ASSERT_FALSE(added);
   EXPECT_NE(added.error().message().find("did not write"), std::string::npos);
 }

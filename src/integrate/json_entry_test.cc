@@ -35,7 +35,7 @@ TEST(JsonEntryTest, ASecondRunReturnsTheSameBytes) {
 }
 
 TEST(JsonEntryTest, RefusesAnEntryOfTheUsers) {
-  const std::string before = R"({"mcpServers":{"berth":{"command":"/opt/my-berth"}}})";
+  const std::string before = R"({"mcpServers":{"berth":{"command":"/home/me/bin/berth"}}})";
   Result<std::string> text = SetJsonEntry(before, {"mcpServers", "berth"}, kServer);
   ASSERT_FALSE(text);
   EXPECT_NE(text.error().message().find("did not write"), std::string::npos);
@@ -63,7 +63,7 @@ TEST(JsonEntryTest, RemoveTakesOnlyBerthsEntryAndWhatItEmptied) {
 }
 
 TEST(JsonEntryTest, RemoveLeavesAnEntryOfTheUsers) {
-  const std::string before = R"({"mcpServers":{"berth":{"command":"/opt/my-berth"}}})";
+  const std::string before = R"({"mcpServers":{"berth":{"command":"/home/me/bin/berth"}}})";
   Result<std::optional<std::string>> text =
       RemoveJsonEntry(before, {"mcpServers", "berth"}, kServer);
   ASSERT_TRUE(text);

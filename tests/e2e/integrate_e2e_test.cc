@@ -175,7 +175,7 @@ TEST_F(IntegrateTest, AnUnparseableConfigIsRefusedAndKept) {
 }
 
 TEST_F(IntegrateTest, AnEntryOfTheUsersIsNeverOverwritten) {
-  const std::string mine = "{\"mcpServers\": {\"berth\": {\"command\": \"/opt/my/berth\"}}}\n";
+  const std::string mine = "{\"mcpServers\": {\"berth\": {\"command\": \"/home/me/bin/berth\"}}}\n";
   ASSERT_TRUE(WriteText(Home(".claude.json"), mine, 0600));
   RunResult run = Integrate({"claude-code"});
   EXPECT_EQ(run.exit_code, 65) << run.Describe();
