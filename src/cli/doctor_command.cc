@@ -8,8 +8,10 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "doctor/doctor.h"
+#include "doctor/host_session.h"
 #include "git/repository.h"
 #include "policy/policy.h"
+#include "sys/ancestry.h"
 
 namespace berth::cli {
 
@@ -27,6 +29,41 @@ std::vector<std::string> PolicyProviders(const std::string& cwd) {
   return names;
 }
 
+// How far up the process chain the host is looked for: berth under a shell under the host's
+// tool runner under the host is four; a few more cover wrappers (npx, node, timeout).
+constexpr int kAncestorDepth = 8;
+
+int PrintHostReport(const doctor::HostReport& report, bool json) {
+  const int rc = report.ok() ? 0 : kExitUnavailable;
+  if (json) {
+    fmt::print("{}\n", report.ToJson().dump(2));
+    return rc;
+  }
+  std::string evidence;
+  for (const std::string& e : report.facts.evidence) evidence += (evidence.empty() ? "" : ", ") + e;
+  fmt::print("host: {}{}\n", report.facts.host,
+             evidence.empty() ? " (no marker of an agent host)" : " (" + evidence + ")");
+  auto line = [](const doctor::Item& item) {
+    fmt::print("  {:<8} {:<28} {}\n", doctor::StatusName(item.status), item.name, item.detail);
+    if (!item.fix.empty()) fmt::print("  {:<8} {:<28} fix: {}\n", "", "", item.fix);
+  };
+  line(report.network);
+  line(report.sandbox);
+  line(report.writes);
+  for (const doctor::Item& w : report.write_items) line(w);
+  fmt::print("berth's sandbox: {}\n",
+             report.tier.empty() ? "cannot start here" : "tier " + report.tier);
+  for (const doctor::Item& k : report.kernel)
+    if (k.status != doctor::ItemStatus::kOk) line(k);
+  fmt::print("provider families from this session:\n");
+  for (const doctor::FamilyVerdict& f : report.families)
+    fmt::print("  {:<8} {:<28} {}\n", doctor::StatusName(f.status),
+               f.name + (f.native ? " (native to the host)" : ""), f.reason);
+  fmt::print("\n");
+  for (const std::string& a : report.advice) fmt::print("{}\n", a);
+  return rc;
+}
+
 }  // namespace
 
 void AddDoctorCommand(CLI::App& app, DoctorOptions* options) {
@@ -34,6 +71,9 @@ void AddDoctorCommand(CLI::App& app, DoctorOptions* options) {
       app.add_subcommand("doctor", "Check what this host allows and whether providers can run");
   sub->add_option("--provider", options->provider, "check this provider only");
   sub->add_flag("--json", options->json, "print the report as JSON");
+  sub->add_flag("--host", options->host,
+                "report the agent host's own restrictions (network, writes, sandbox) and which "
+                "provider families can run from this session");
 }
 
 int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) {
@@ -46,6 +86,11 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
   in.state_dir = ctx->state_dir;
   in.cwd = ctx->cwd;
   in.only_provider = options.provider;
+  if (options.host) {
+    // Only the host's restrictions and berth's sandbox: the repository's policy plays no part.
+    return PrintHostReport(doctor::RunHostDoctor(in, sys::AncestorNames(kAncestorDepth)),
+                           options.json);
+  }
   in.policy_providers = PolicyProviders(ctx->cwd);
   for (const auto& [name, address] : ctx->user.net_hosts.entries())
     in.host_map.emplace_back(name, address.ToString());

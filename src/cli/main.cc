@@ -11,6 +11,7 @@
 #include "cli/doctor_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
+#include "cli/integrate_command.h"
 #include "cli/jobs_commands.h"
 #include "cli/land_command.h"
 #include "cli/lane_command.h"
@@ -30,9 +31,9 @@ namespace {
 // The first argument that is not a global option (or its value): the subcommand's name, if
 // it is one berth has; "" when there is none, it is unknown, or help is asked for.
 std::string NamedSubcommand(const std::vector<std::string>& args) {
-  static const char* kNames[] = {"sandbox", "run",  "ls",     "show",      "logs",
-                                 "cancel",  "diff", "verify", "init",      "policy",
-                                 "gc",      "land", "doctor", "supervise", "version"};
+  static const char* kNames[] = {"sandbox", "run",       "ls",      "show",     "logs", "cancel",
+                                 "diff",    "verify",    "init",    "policy",   "gc",   "land",
+                                 "doctor",  "supervise", "version", "integrate"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -108,6 +109,8 @@ int main(int argc, char** argv) {
   if (want({"land"})) AddLandCommand(app, &land);
   DoctorOptions doctor;
   if (want({"doctor"})) AddDoctorCommand(app, &doctor);
+  IntegrateOptions integrate;
+  if (want({"integrate"})) AddIntegrateCommand(app, &integrate);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
   // Dispatched above, before CLI11; listed here so that `berth --help` names it.
@@ -149,6 +152,7 @@ int main(int argc, char** argv) {
   if (chosen == "gc") return RunGcCommand(global, gc);
   if (chosen == "land") return RunLandCommand(global, land);
   if (chosen == "doctor") return RunDoctorCommand(global, doctor);
+  if (chosen == "integrate") return RunIntegrateCommand(global, integrate);
   for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
     if (chosen == name) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {

@@ -7,8 +7,6 @@
 
 namespace berth::doctor {
 
-namespace {
-
 // Resolves and connects to one endpoint the way the proxy would (host map first, then DNS).
 void CheckEndpoint(const Inputs& in, const std::string& section, const std::string& endpoint,
                    const std::string& parent_marker, std::vector<Item>* items) {
@@ -69,8 +67,6 @@ void CheckEndpoint(const Inputs& in, const std::string& section, const std::stri
   items->push_back({section, "connect " + endpoint, ItemStatus::kOk,
                     "connected in " + std::to_string(sys::MonotonicMillis() - start) + " ms", ""});
 }
-
-}  // namespace
 
 ProviderVerdict CheckProvider(const Inputs& in, const provider::Provider& p,
                               std::vector<Item>* items) {

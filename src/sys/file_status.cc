@@ -17,6 +17,7 @@ std::optional<FileStatus> LinkStatus(const std::string& path) {
                 : S_ISSOCK(st.st_mode) ? FileType::kSocket
                                        : FileType::kOther;
   status.owner_executable = (st.st_mode & S_IXUSR) != 0;
+  status.permissions = st.st_mode & 07777;
   status.size = static_cast<uint64_t>(st.st_size);
   status.ctime_sec = st.st_ctim.tv_sec;
   status.ctime_nsec = st.st_ctim.tv_nsec;

@@ -14,6 +14,7 @@ namespace berth::sys {
 struct FileStatus {
   FileType type = FileType::kMissing;
   bool owner_executable = false;  // S_IXUSR
+  uint32_t permissions = 0;       // st_mode & 07777
   uint64_t size = 0;
   int64_t ctime_sec = 0;
   int64_t ctime_nsec = 0;

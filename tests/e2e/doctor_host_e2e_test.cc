@@ -1,0 +1,149 @@
+// `berth doctor --host`: the agent host's restrictions are read from its markers before any
+// probe; a missing marker is unknown, never access; and inside berth's own sandbox the network
+// is never reported ok.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/e2e/e2e_util.h"
+#include "tests/e2e/jobs_fixture.h"
+
+namespace berth::e2e {
+namespace {
+
+class DoctorHostTest : public SandboxTest {
+ protected:
+  nlohmann::json Doctor(const EnvVars& env, int* exit_code = nullptr) {
+    RunResult run = Run({"doctor", "--host", "--json"}, env);
+    if (exit_code != nullptr) *exit_code = run.exit_code;
+    EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 69) << run.Describe();
+    nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << run.Describe();
+    ExpectSchema(j);
+    return j;
+  }
+
+  static void ExpectItem(const nlohmann::json& item) {
+    ASSERT_TRUE(item.is_object()) << item;
+    EXPECT_TRUE(item["name"].is_string()) << item;
+    EXPECT_TRUE(item["detail"].is_string()) << item;
+    EXPECT_TRUE(item["fix"].is_string() || item["fix"].is_null()) << item;
+    const std::string status = item["status"];
+    EXPECT_TRUE(status == "ok" || status == "missing" || status == "blocked" || status == "unknown")
+        << item;
+  }
+
+  // The document the plugins' setup commands render (docs/doctor.md).
+  static void ExpectSchema(const nlohmann::json& j) {
+    if (j.is_discarded()) return;
+    EXPECT_TRUE(j["ok"].is_boolean());
+    const nlohmann::json& host = j["host"];
+    ASSERT_TRUE(host.is_object()) << j;
+    const std::string name = host["name"];
+    EXPECT_TRUE(name == "claude-code" || name == "codex" || name == "unknown") << name;
+    EXPECT_TRUE(host["evidence"].is_array());
+    EXPECT_TRUE(host["ancestors"].is_array());
+    ExpectItem(host["network"]);
+    ExpectItem(host["sandbox"]);
+    ExpectItem(host["write_outside_workspace"]);
+    ASSERT_TRUE(host["write_outside_workspace"]["dirs"].is_array());
+    for (const nlohmann::json& d : host["write_outside_workspace"]["dirs"]) ExpectItem(d);
+    EXPECT_TRUE(j["sandbox_tier"].is_string() || j["sandbox_tier"].is_null());
+    ASSERT_TRUE(j["kernel"].is_array());
+    for (const nlohmann::json& k : j["kernel"]) ExpectItem(k);
+    ASSERT_TRUE(j["families"].is_array());
+    EXPECT_EQ(j["families"].size(), 4u) << j["families"];
+    for (const nlohmann::json& f : j["families"]) {
+      EXPECT_TRUE(f["name"].is_string());
+      EXPECT_TRUE(f["native"].is_boolean());
+      EXPECT_TRUE(f["reason"].is_string());
+      const std::string status = f["status"];
+      EXPECT_TRUE(status == "ok" || status == "missing" || status == "blocked" ||
+                  status == "unknown")
+          << f;
+    }
+    ASSERT_TRUE(j["advice"].is_array());
+  }
+
+  static const nlohmann::json* Family(const nlohmann::json& j, const std::string& name) {
+    for (const nlohmann::json& f : j["families"])
+      if (f["name"] == name) return &f;
+    return nullptr;
+  }
+};
+
+TEST_F(DoctorHostTest, NetworkDisabledMarkerBlocksEveryFamilyWithoutAProbe) {
+  int rc = 0;
+  nlohmann::json j =
+      Doctor({{"CODEX_SANDBOX", "seccomp"}, {"CODEX_SANDBOX_NETWORK_DISABLED", "1"}}, &rc);
+  EXPECT_EQ(rc, 69);
+  EXPECT_EQ(j["host"]["name"], "codex");
+  EXPECT_EQ(j["host"]["network"]["status"], "blocked");
+  EXPECT_EQ(j["host"]["sandbox"]["status"], "blocked");
+  for (const nlohmann::json& f : j["families"]) {
+    EXPECT_EQ(f["status"], "blocked") << f;
+    EXPECT_TRUE(Contains(f["reason"], "not probed")) << f;
+  }
+  EXPECT_EQ((*Family(j, "codex"))["native"], true);
+  std::string advice;
+  for (const nlohmann::json& a : j["advice"]) advice += a.get<std::string>() + "\n";
+  EXPECT_TRUE(Contains(advice, "restart")) << advice;
+  EXPECT_TRUE(Contains(advice, "native")) << advice;
+  EXPECT_TRUE(Contains(advice, "never picks a weaker model")) << advice;
+}
+
+TEST_F(DoctorHostTest, MarkerZeroIsUnknownNeverOk) {
+  nlohmann::json j = Doctor({{"CODEX_SANDBOX_NETWORK_DISABLED", "0"}});
+  EXPECT_EQ(j["host"]["name"], "codex");
+  EXPECT_EQ(j["host"]["network"]["status"], "unknown") << j["host"]["network"];
+}
+
+TEST_F(DoctorHostTest, NoMarkerIsUnknownNeverOk) {
+  nlohmann::json j = Doctor({});
+  EXPECT_EQ(j["host"]["name"], "unknown");
+  EXPECT_EQ(j["host"]["network"]["status"], "unknown");
+  EXPECT_EQ(j["host"]["sandbox"]["status"], "unknown");
+  // No CLI is on the test's PATH: each family is missing, never probed, never ok.
+  for (const nlohmann::json& f : j["families"]) EXPECT_NE(f["status"], "ok") << f;
+}
+
+TEST_F(DoctorHostTest, ClaudeCodeMarkerNamesTheHostAndItsNativeFamily) {
+  nlohmann::json j = Doctor({{"CLAUDECODE", "1"}});
+  EXPECT_EQ(j["host"]["name"], "claude-code");
+  EXPECT_TRUE(Contains(j["host"]["evidence"].dump(), "CLAUDECODE=1"));
+  EXPECT_EQ((*Family(j, "claude"))["native"], true);
+  EXPECT_EQ((*Family(j, "codex"))["native"], false);
+  EXPECT_EQ(j["host"]["network"]["status"], "unknown");
+}
+
+TEST_F(DoctorHostTest, HumanOutputExplainsPlainly) {
+  RunResult run = Run({"doctor", "--host"},
+                      {{"CODEX_SANDBOX", "seccomp"}, {"CODEX_SANDBOX_NETWORK_DISABLED", "1"}});
+  EXPECT_EQ(run.exit_code, 69) << run.Describe();
+  EXPECT_TRUE(Contains(run.out, "host: codex")) << run.out;
+  EXPECT_TRUE(Contains(run.out, "network is off in this session")) << run.out;
+  EXPECT_TRUE(Contains(run.out, "cannot run from this session")) << run.out;
+}
+
+TEST_F(DoctorHostTest, WritesOutsideTheWorkspaceAreTriedAndLeaveNothing) {
+  const auto before = TreeFingerprint(home());
+  nlohmann::json j = Doctor({});
+  const nlohmann::json& dirs = j["host"]["write_outside_workspace"]["dirs"];
+  EXPECT_EQ(dirs.size(), 4u) << dirs;
+  for (const nlohmann::json& d : dirs) EXPECT_EQ(d["status"], "ok") << d;
+  EXPECT_EQ(TreeFingerprint(home()), before) << "the probe directories must be removed";
+}
+
+TEST_F(DoctorHostTest, InsideBerthsSandboxTheNetworkIsNeverOk) {
+  RunResult run = Run({"sandbox", "--", BERTH_BINARY, "doctor", "--host", "--json"});
+  nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << run.Describe();
+  ExpectSchema(j);
+  const std::string network = j["host"]["network"]["status"];
+  EXPECT_TRUE(network == "blocked" || network == "unknown") << j["host"]["network"];
+  for (const nlohmann::json& f : j["families"]) EXPECT_NE(f["status"], "ok") << f;
+}
+
+}  // namespace
+}  // namespace berth::e2e
