@@ -30,10 +30,9 @@ namespace {
 // The first argument that is not a global option (or its value): the subcommand's name, if
 // it is one berth has; "" when there is none, it is unknown, or help is asked for.
 std::string NamedSubcommand(const std::vector<std::string>& args) {
-  static const char* kNames[] = {"sandbox", "run",  "ls",     "show",      "logs",
-                                 "cancel",  "diff", "verify", "init",      "policy",
-                                 "gc",      "land", "doctor", "supervise", "version",
-                                 "mcp",     "hook"};
+  static const char* kNames[] = {"sandbox", "run",       "ls",      "show",   "logs", "cancel",
+                                 "diff",    "verify",    "init",    "policy", "gc",   "land",
+                                 "doctor",  "supervise", "version", "mcp",    "hook"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";

@@ -102,7 +102,8 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.include_paths = pol.include.paths;
   // The host's permission mode (when an agent host runs berth) may refuse a write agent and
   // decides, now while its record is fresh, whether this job may land without the user.
-  r.auto_land = TRY(host::DecideAtSubmit(ctx.environ, ctx.state_dir, r.write, pol.landing.auto_land));
+  r.auto_land =
+      TRY(host::DecideAtSubmit(ctx.environ, ctx.state_dir, r.write, pol.landing.auto_land));
   for (const policy::Check& check : pol.verify)
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms, check.expect_exit,
                         check.grants});
