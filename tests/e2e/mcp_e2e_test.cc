@@ -399,7 +399,10 @@ TEST_F(McpTest, ForgedRecordsChangeNothingButLanding) {
   EXPECT_EQ(Get(Get(out, "land"), "isError"), false) << Get(out, "land").dump(2);
   // A forged record of another session, stale or future-dated, does not.
   for (const char* session : {"malformed", "future", "other", "stale"}) {
+    // From the base again, so that edit.sh's job completes and only the mode can refuse.
+    ASSERT_EQ(Git({"reset", "-q", "--hard", base()}).exit_code, 0);
     json again = Sdk("land", {"--host", "claude-code"}, {{"CLAUDE_CODE_SESSION_ID", session}});
+    EXPECT_EQ(GetStr(Get(again, "wait.structuredContent"), "state"), "completed") << again.dump(2);
     EXPECT_EQ(Get(Get(again, "land"), "isError"), true) << session << again.dump(2);
   }
 }
