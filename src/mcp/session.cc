@@ -9,7 +9,6 @@ namespace berth::mcp {
 namespace {
 
 constexpr const char* kVersionKey = "io.modelcontextprotocol/protocolVersion";
-constexpr const char* kCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
 constexpr int kResourceNotFound = -32002;
 // Lines that arrive while a tool runs and wait for it: beyond this many, requests are refused.
 constexpr size_t kMaxPending = 256;

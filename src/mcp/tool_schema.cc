@@ -51,7 +51,8 @@ nlohmann::json SchemaOf(const std::vector<Param>& params) {
 std::optional<std::string> CheckArguments(const std::vector<Param>& params,
                                           const nlohmann::json& arguments) {
   if (!arguments.is_object()) return "arguments must be an object";
-  for (const auto& [key, value] : arguments.items()) {
+  for (const auto& item : arguments.items()) {
+    const std::string& key = item.key();
     auto it =
         std::find_if(params.begin(), params.end(), [&](const Param& p) { return p.name == key; });
     if (it == params.end()) return "unknown argument '" + key + "'";
