@@ -1,6 +1,7 @@
 // The tools that read a job or stop it: show/status, ls, logs, diff, cancel.
 #include <algorithm>
 
+#include "git/repository.h"
 #include "job/job_json.h"
 #include "job/secret_mask.h"
 #include "mcp/tools.h"
@@ -100,7 +101,9 @@ Tool LsTool(Backend& backend) {
     Result<CommandOutput> out = backend.Berth({"ls", "--json", "--all"}, 30000);
     if (!out) return ToolError(out.error().ToString());
     if (out->exit_code != 0 || !out->json.is_array()) return ToolError(FailureText(*out));
+    // Jobs record their repository's root: the server may run in a subdirectory of it.
     std::string root = backend.repo();
+    if (Result<git::Repository> repo = git::Repository::Discover(root)) root = repo->workdir();
     if (Result<std::string> real = sys::RealPath(root)) root = *real;
     nlohmann::json jobs = nlohmann::json::array();
     std::string text;

@@ -211,6 +211,16 @@ TEST_F(McpTest, SdkClientDrivesEveryTool) {
       << Get(out, "verify").dump(2);
 }
 
+// A server started in a subdirectory of the repository listed none of its jobs: jobs record
+// the repository's root.
+TEST_F(McpTest, LsFromASubdirectoryRegression) {
+  REQUIRE_SDK();
+  RunResult r = Run({"run", "explore", "--prompt", "x", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  json out = Sdk("ls", {"--repo", ws() + "/src"});
+  EXPECT_EQ(Get(Get(Get(out, "ls"), "structuredContent"), "jobs").size(), 1u) << out.dump(2);
+}
+
 TEST_F(McpTest, BadInputGetsErrorsAndTheServerKeepsServing) {
   REQUIRE_SDK();
   json answers = Client({std::string(kClients) + "/raw_client.mjs", BERTH_BINARY});
