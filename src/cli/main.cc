@@ -11,10 +11,12 @@
 #include "cli/doctor_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
+#include "cli/hook_command.h"
 #include "cli/integrate_command.h"
 #include "cli/jobs_commands.h"
 #include "cli/land_command.h"
 #include "cli/lane_command.h"
+#include "cli/mcp_command.h"
 #include "cli/output.h"
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
@@ -31,9 +33,9 @@ namespace {
 // The first argument that is not a global option (or its value): the subcommand's name, if
 // it is one berth has; "" when there is none, it is unknown, or help is asked for.
 std::string NamedSubcommand(const std::vector<std::string>& args) {
-  static const char* kNames[] = {"sandbox", "run",       "ls",      "show",     "logs", "cancel",
-                                 "diff",    "verify",    "init",    "policy",   "gc",   "land",
-                                 "doctor",  "supervise", "version", "integrate"};
+  static const char* kNames[] = {"sandbox", "run",       "ls",      "show",      "logs", "cancel",
+                                 "diff",    "verify",    "init",    "policy",    "gc",   "land",
+                                 "doctor",  "supervise", "version", "integrate", "mcp",  "hook"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -111,6 +113,10 @@ int main(int argc, char** argv) {
   if (want({"doctor"})) AddDoctorCommand(app, &doctor);
   IntegrateOptions integrate;
   if (want({"integrate"})) AddIntegrateCommand(app, &integrate);
+  McpOptions mcp;
+  if (want({"mcp"})) AddMcpCommand(app, &mcp);
+  HookOptions hook;
+  if (want({"hook"})) AddHookCommand(app, &hook);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
   // Dispatched above, before CLI11; listed here so that `berth --help` names it.
@@ -153,6 +159,8 @@ int main(int argc, char** argv) {
   if (chosen == "land") return RunLandCommand(global, land);
   if (chosen == "doctor") return RunDoctorCommand(global, doctor);
   if (chosen == "integrate") return RunIntegrateCommand(global, integrate);
+  if (chosen == "mcp") return RunMcpCommand(global, mcp, BERTH_VERSION);
+  if (chosen == "hook") return RunHookCommand(global, hook);
   for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
     if (chosen == name) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {

@@ -51,5 +51,28 @@ TEST(RunCommand, AProgramThatCannotStartReportsAShellStatusAndWhyRegression) {
   EXPECT_NE(bad_dir->status.code, 0);
 }
 
+TEST(RunCommandSeparately, KeepsStdoutAndStderrApart) {
+  Result<SeparatedResult> r = RunCommandSeparately(
+      {"/bin/sh", "-c", "echo out; echo err >&2; echo more; exit 3"}, {}, "/", 5000);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->out, "out\nmore\n");
+  EXPECT_EQ(r->err, "err\n");
+  EXPECT_EQ(r->status.code, 3);
+  EXPECT_FALSE(r->timed_out);
+}
+
+TEST(RunCommandSeparately, TimeoutAndBound) {
+  Result<SeparatedResult> slow = RunCommandSeparately({"/bin/sh", "-c", "sleep 30"}, {}, "/", 200);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_TRUE(slow->timed_out);
+  Result<SeparatedResult> big = RunCommandSeparately(
+      {"/bin/sh", "-c", "head -c 100000 /dev/zero; head -c 5000 /dev/zero >&2"}, {}, "/", 5000,
+      1000);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(big->out.size(), 1000u);
+  EXPECT_EQ(big->err.size(), 1000u);
+  EXPECT_EQ(big->status.code, 0);
+}
+
 }  // namespace
 }  // namespace berth::sys
