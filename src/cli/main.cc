@@ -11,8 +11,10 @@
 #include "cli/doctor_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
+#include "cli/hook_command.h"
 #include "cli/jobs_commands.h"
 #include "cli/land_command.h"
+#include "cli/mcp_command.h"
 #include "cli/output.h"
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
@@ -30,7 +32,8 @@ namespace {
 std::string NamedSubcommand(const std::vector<std::string>& args) {
   static const char* kNames[] = {"sandbox", "run",  "ls",     "show",      "logs",
                                  "cancel",  "diff", "verify", "init",      "policy",
-                                 "gc",      "land", "doctor", "supervise", "version"};
+                                 "gc",      "land", "doctor", "supervise", "version",
+                                 "mcp",     "hook"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -87,6 +90,10 @@ int main(int argc, char** argv) {
   if (want({"land"})) AddLandCommand(app, &land);
   DoctorOptions doctor;
   if (want({"doctor"})) AddDoctorCommand(app, &doctor);
+  McpOptions mcp;
+  if (want({"mcp"})) AddMcpCommand(app, &mcp);
+  HookOptions hook;
+  if (want({"hook"})) AddHookCommand(app, &hook);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
   bool version_json = false;
@@ -124,6 +131,8 @@ int main(int argc, char** argv) {
   if (chosen == "gc") return RunGcCommand(global, gc);
   if (chosen == "land") return RunLandCommand(global, land);
   if (chosen == "doctor") return RunDoctorCommand(global, doctor);
+  if (chosen == "mcp") return RunMcpCommand(global, mcp, BERTH_VERSION);
+  if (chosen == "hook") return RunHookCommand(global, hook);
   for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
     if (chosen == name) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {

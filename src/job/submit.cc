@@ -5,6 +5,7 @@
 
 #include "base/strings.h"
 #include "git/repository.h"
+#include "host/permission_mode.h"
 #include "job/full_access.h"
 #include "job/job_limits.h"
 #include "job/lease.h"
@@ -99,7 +100,9 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.env_pass = pol.env.pass;
   r.env_set = pol.env.set;
   r.include_paths = pol.include.paths;
-  r.auto_land = pol.landing.auto_land;
+  // The host's permission mode (when an agent host runs berth) may refuse a write agent and
+  // decides, now while its record is fresh, whether this job may land without the user.
+  r.auto_land = TRY(host::DecideAtSubmit(ctx.environ, ctx.state_dir, r.write, pol.landing.auto_land));
   for (const policy::Check& check : pol.verify)
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms, check.expect_exit,
                         check.grants});

@@ -94,4 +94,56 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
   return result;
 }
 
+Result<SeparatedResult> RunCommandSeparately(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env, const std::string& cwd,
+    int timeout_ms, size_t max_output) {
+  if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
+    return Error(Cause::kInvalidArgument, "RunCommandSeparately needs an absolute program path");
+  Pipe out = TRY(MakePipe());
+  Pipe err = TRY(MakePipe());
+  SpawnOptions options;
+  options.argv = argv;
+  for (const auto& [name, value] : env) options.env.push_back(name + "=" + value);
+  options.cwd = cwd;
+  options.stdio[0] = kDevNull;
+  options.stdio[1] = out.write.get();
+  options.stdio[2] = err.write.get();
+  options.group = ProcessGroup::kNewGroup;
+  const int64_t start = MonotonicMillis();
+  Process process = TRY(Spawn(options));
+  out.write.Reset();
+  err.write.Reset();
+  SeparatedResult result;
+  UniqueFd* fds[2] = {&out.read, &err.read};
+  std::string* sinks[2] = {&result.out, &result.err};
+  char buffer[4096];
+  while (fds[0]->valid() || fds[1]->valid()) {
+    int64_t left = timeout_ms - (MonotonicMillis() - start);
+    if (left <= 0) {
+      result.timed_out = true;
+      IgnoreError(process.SignalGroup(SIGKILL),
+                  "the group may be gone already; the signal to the leader below still counts");
+      TRY(process.Signal(SIGKILL));
+      break;
+    }
+    struct pollfd polls[2] = {{fds[0]->get(), POLLIN, 0}, {fds[1]->get(), POLLIN, 0}};
+    int ready = ::poll(polls, 2, static_cast<int>(left));
+    if (ready <= 0) continue;  // EINTR or the deadline: the loop head decides
+    for (int i = 0; i < 2; ++i) {
+      if (polls[i].revents == 0) continue;
+      ssize_t n = ::read(fds[i]->get(), buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        fds[i]->Reset();
+        continue;
+      }
+      size_t room = max_output > sinks[i]->size() ? max_output - sinks[i]->size() : 0;
+      sinks[i]->append(buffer, std::min(room, static_cast<size_t>(n)));
+    }
+  }
+  result.status = TRY(process.Wait());
+  return result;
+}
+
 }  // namespace berth::sys

@@ -31,4 +31,19 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::string& cwd, int timeout_ms,
                                  size_t max_output = 64 * 1024);
 
+// What RunCommandSeparately captured: stdout and stderr apart, so that a program's JSON on
+// stdout is never interleaved with its messages (the MCP server runs berth's own commands).
+struct SeparatedResult {
+  ExitStatus status;
+  std::string out;  // at most `max_output` bytes of each stream
+  std::string err;
+  bool timed_out = false;
+};
+
+// RunCommand with stdout and stderr captured separately; the same rules otherwise.
+Result<SeparatedResult> RunCommandSeparately(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env, const std::string& cwd,
+    int timeout_ms, size_t max_output = 1024 * 1024);
+
 }  // namespace berth::sys

@@ -32,4 +32,6 @@ std::vector<std::pair<std::string, std::string>> Environment() {
 // raise(3) fails only for an invalid signal number; SIGSTOP is valid.
 void StopSelf() { ::raise(SIGSTOP); }
 
+void IgnoreBrokenPipe() { ::signal(SIGPIPE, SIG_IGN); }
+
 }  // namespace berth::sys

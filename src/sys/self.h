@@ -25,6 +25,10 @@ std::string EnvironmentPath(const char* name);
 // The environment (environ) as NAME/VALUE pairs, in order; an entry without '=' is skipped.
 std::vector<std::pair<std::string, std::string>> Environment();
 
+// Ignores SIGPIPE in this process: a peer that closed its end makes writes fail with EPIPE
+// instead of ending the process (the MCP server reports it and stops serving).
+void IgnoreBrokenPipe();
+
 // Sends SIGSTOP to the calling process: it stops until someone sends SIGCONT (the tests that
 // inspect a land between two of its steps).
 void StopSelf();
