@@ -11,6 +11,10 @@
 #include <cstdlib>
 #include <regex>
 
+#include "sys/file_io.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+#include "sys/spawn.h"
 #include "tests/e2e/jobs_fixture.h"
 
 namespace berth::e2e {
@@ -247,6 +251,99 @@ TEST_P(HostChainTest, TheHostDispatchesALaneToTheOtherCliAndQuotesItsDiff) {
   EXPECT_FALSE(PathExists(ws() + "/" + kLanePath));
   EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
 }
+
+// berth mcp's answers in the words the chain relies on (its tool contract): run's text names
+// `job ID`; wait's names `job ID STATE` and says `done: true` once the job has ended.
+class McpContractTest : public HostChainTest {
+ protected:
+  // The text of the first content item of the answer to each tools/call, in order. stdin
+  // stays open until every call is answered: berth mcp cancels a pending wait at its end.
+  std::vector<std::string> McpTexts(const std::vector<json>& calls) {
+    std::string requests =
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":)"
+        R"("2025-06-18","capabilities":{},"clientInfo":{"name":"berth-e2e","version":"1"}}})"
+        "\n"
+        R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+        "\n";
+    for (size_t i = 0; i < calls.size(); ++i) {
+      json call = {
+          {"jsonrpc", "2.0"}, {"id", i + 1}, {"method", "tools/call"}, {"params", calls[i]}};
+      requests += call.dump() + "\n";
+    }
+    Result<sys::Pipe> in = sys::MakePipe();
+    Result<sys::UniqueFd> out = sys::OpenMemFd("mcp-answers");
+    if (!in || !out) {
+      ADD_FAILURE() << "cannot set up berth mcp's stdin and stdout";
+      return {};
+    }
+    sys::SpawnOptions options;
+    options.argv = {BERTH_BINARY};
+    for (const std::string& arg : McpArgs()) options.argv.push_back(arg);
+    for (const auto& [name, value] : McpEnv()) options.env.push_back(name + "=" + value);
+    options.cwd = ws();
+    options.stdio[0] = in->read.get();
+    options.stdio[1] = out->get();
+    options.stdio[2] = sys::kDevNull;
+    Result<sys::Process> mcp = sys::Spawn(options);
+    if (!mcp) {
+      ADD_FAILURE() << mcp.error().ToString();
+      return {};
+    }
+    in->read.Reset();
+    Status written = sys::WriteAll(in->write.get(), requests, "berth mcp's stdin");
+    EXPECT_TRUE(written) << written.error().ToString();
+
+    std::vector<std::string> texts(calls.size());
+    auto answered = [&] {
+      const std::string answers = ReadText("/proc/self/fd/" + std::to_string(out->get()));
+      size_t count = 0;
+      for (size_t start = 0; start < answers.size();) {
+        size_t end = answers.find('\n', start);
+        if (end == std::string::npos) end = answers.size();
+        json answer = ParseJson(answers.substr(start, end - start));
+        start = end + 1;
+        std::optional<int64_t> id = GetInt(answer, "id");
+        if (!id || *id < 1 || static_cast<size_t>(*id) > calls.size()) continue;
+        json content = Get(answer, "result.content");
+        texts[*id - 1] =
+            content.is_array() && !content.empty() ? GetStr(content[0], "text") : answer.dump();
+        ++count;
+      }
+      return count == calls.size();
+    };
+    EXPECT_TRUE(WaitUntil(answered, kHostDeadline)) << "berth mcp did not answer every call";
+    in->write.Reset();  // the end of the session
+    bool ended = WaitUntil(
+        [&] {
+          Result<std::optional<sys::ExitStatus>> status = mcp->TryWait();
+          return !status || status->has_value();
+        },
+        kStateWait);
+    EXPECT_TRUE(ended) << "berth mcp did not end at the end of its input";
+    if (!ended) IgnoreError(mcp->Signal(SIGKILL), "the test fails anyway; the kill only ends it");
+    return texts;
+  }
+};
+
+TEST_P(McpContractTest, RunAndWaitAnswerInTheWordsOfTheToolContract) {
+  const std::string prompt =
+      std::string("BERTH-SCENARIO: edit path=") + kLanePath + " content=" + kLaneContent;
+  std::vector<std::string> run =
+      McpTexts({{{"name", "run"}, {"arguments", {{"agent", "lane"}, {"prompt", prompt}}}}});
+  ASSERT_EQ(run.size(), 1u);
+  const std::string id = NewestJobId();
+  EXPECT_TRUE(Contains(run[0], "job " + id)) << run[0];
+  std::vector<std::string> wait =
+      McpTexts({{{"name", "wait"}, {"arguments", {{"job", id}, {"timeout_seconds", 50}}}}});
+  ASSERT_EQ(wait.size(), 1u);
+  EXPECT_TRUE(Contains(wait[0], "job " + id + " completed")) << wait[0];
+  EXPECT_TRUE(Contains(wait[0], "done: true")) << wait[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(ClaudeCodeHost, McpContractTest, ::testing::Values(kChains[0]),
+                         [](const ::testing::TestParamInfo<Chain>& info) {
+                           return std::string(info.param.name);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Chains, HostChainTest, ::testing::ValuesIn(kChains),
                          [](const ::testing::TestParamInfo<Chain>& info) {
