@@ -83,15 +83,15 @@ bool ReadSome(sys::UniqueFd& fd, std::string* out) {
 
 // Reads both pipes until `pid` exits, then drains what they already hold without waiting for
 // end of file: a process the program left behind may keep them open.
-void CollectOutput(pid_t pid, sys::UniqueFd out_fd, sys::UniqueFd err_fd, RunResult* result) {
+void CollectOutput(pid_t pid, sys::UniqueFd out_fd, sys::UniqueFd err_fd,
+                   std::chrono::seconds limit, RunResult* result) {
   sys::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   if (!pidfd.valid()) ADD_FAILURE() << "pidfd_open: " << std::strerror(errno);
-  auto deadline = std::chrono::steady_clock::now() + kRunDeadline;
+  auto deadline = std::chrono::steady_clock::now() + limit;
   bool killed = false;
   for (bool exited = !pidfd.valid(); !exited;) {
     if (!killed && MillisUntil(deadline) <= 0) {
-      ADD_FAILURE() << "still running after " << kRunDeadline.count()
-                    << " s, killed: " << result->command;
+      ADD_FAILURE() << "still running after " << limit.count() << " s, killed: " << result->command;
       kill(pid, SIGKILL);
       killed = true;
     }
@@ -218,11 +218,13 @@ void RunningProgram::KillAndReap() {
   pid_ = -1;
 }
 
-RunResult RunningProgram::Wait() {
+RunResult RunningProgram::Wait() { return Wait(kRunDeadline); }
+
+RunResult RunningProgram::Wait(std::chrono::seconds limit) {
   RunResult result;
   result.command = command_;
   if (pid_ <= 0) return result;
-  CollectOutput(std::exchange(pid_, -1), std::move(out_), std::move(err_), &result);
+  CollectOutput(std::exchange(pid_, -1), std::move(out_), std::move(err_), limit, &result);
   return result;
 }
 

@@ -115,6 +115,9 @@ class RunningProgram {
   // Waits for the program to exit (killing it after RunProgram's deadline) and returns how it
   // ended. May be called once.
   RunResult Wait();
+  // The same with its own deadline, for programs that run longer by design (an agent host
+  // whose turn waits on a whole berth job).
+  RunResult Wait(std::chrono::seconds limit);
 
  private:
   friend RunningProgram StartProgram(const std::vector<std::string>& argv, const EnvVars& env,
