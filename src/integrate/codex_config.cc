@@ -24,6 +24,13 @@ Result<toml::table> ParseToml(const std::string& text, const std::string& what) 
   return std::move(parsed).table();
 }
 
+// Whether `text` parses; its table is not needed.
+Status CheckParses(const std::string& text) {
+  Result<toml::table> parsed = ParseToml(text, "config.toml");
+  if (!parsed) return parsed.error();
+  return {};
+}
+
 const toml::table* Server(const toml::table& config) {
   return config["mcp_servers"]["berth"].as_table();
 }
@@ -74,9 +81,9 @@ Result<std::string> AddCodexServer(const std::string& config, const std::string&
 }
 
 Result<std::string> RemoveCodexServer(const std::string& config) {
-  TRY(ParseToml(config, "config.toml"));
+  TRY(CheckParses(config));
   std::string updated = TRY(TakeBlock(config, CodexConfigMarkers()));
-  if (updated != config) TRY(ParseToml(updated, "config.toml"));
+  if (updated != config) TRY(CheckParses(updated));
   return updated;
 }
 
