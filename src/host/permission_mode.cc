@@ -119,30 +119,18 @@ HostMode ModeFromRecordText(const std::optional<std::string>& record_text,
   return HostMode{true, host, *mode, "record"};
 }
 
-Mode ModeFromCodexMeta(const std::string& meta_json) {
-  if (meta_json.empty()) return Mode::kDefault;
+HostMode CodexHostMode(const std::string& meta_json) {
+  const char* kNoPolicy = "codex sends no approval policy";
   nlohmann::json meta = nlohmann::json::parse(meta_json, nullptr, /*allow_exceptions=*/false);
-  if (!meta.is_object()) return Mode::kDefault;
-  // Codex's own names for its approval policy and sandbox, wherever the call's _meta carries
-  // them; a shape berth does not know leaves the restrictive default.
-  const nlohmann::json* state = &meta;
-  for (const char* key : {"codex/sandbox-state", "codex/sandbox-state-meta"})
-    if (auto it = meta.find(key); it != meta.end() && it->is_object()) state = &*it;
-  std::string approval, sandbox;
-  for (const char* key : {"approvalPolicy", "approval_policy"})
-    if (auto it = state->find(key); it != state->end() && it->is_string()) approval = *it;
-  for (const char* key : {"sandboxPolicy", "sandbox_policy", "sandbox"}) {
-    auto it = state->find(key);
-    if (it == state->end()) continue;
-    if (it->is_string()) sandbox = *it;
-    if (it->is_object() && it->contains("type") && (*it)["type"].is_string())
-      sandbox = (*it)["type"];
-  }
-  if (sandbox == "read-only" || sandbox == "readOnly") return Mode::kPlan;
-  if (approval == "never" && (sandbox == "danger-full-access" || sandbox == "dangerFullAccess"))
-    return Mode::kBypassPermissions;
-  if (approval == "never") return Mode::kDontAsk;
-  return Mode::kDefault;
+  if (!meta.is_object()) return HostMode{true, "codex", Mode::kDefault, kNoPolicy};
+  auto turn = meta.find("x-codex-turn-metadata");
+  if (turn == meta.end() || !turn->is_object())
+    return HostMode{true, "codex", Mode::kDefault, kNoPolicy};
+  auto sandbox = turn->find("sandbox_mode");
+  if (sandbox == turn->end() || !sandbox->is_string())
+    return HostMode{true, "codex", Mode::kDefault, kNoPolicy};
+  return HostMode{true, "codex", Mode::kDefault,
+                  std::string(kNoPolicy) + " (its sandbox: " + sandbox->get<std::string>() + ")"};
 }
 
 HostMode ResolveHostMode(const Environ& environ, const std::string& state_dir, int64_t now_ms) {

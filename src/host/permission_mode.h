@@ -65,9 +65,13 @@ Status WriteRecord(const std::string& state_dir, const std::string& hook_json, i
 HostMode ModeFromRecordText(const std::optional<std::string>& record_text,
                             const std::string& session, int64_t now_ms);
 
-// Codex tells its MCP servers nothing of its approval policy in its environment; what a tool
-// call's `_meta` says of it (JSON text, may be empty) is mapped here. Unknown: `default`.
-Mode ModeFromCodexMeta(const std::string& meta_json);
+// The mode of a Codex host from a tool call's `_meta` (JSON text, may be empty). Codex 0.171
+// tells its MCP servers nothing of its approval policy (not in initialize, not in a call's
+// `_meta`, not in the server's environment), so a Codex host is always `default`. Its
+// `_meta["x-codex-turn-metadata"].sandbox_mode` only goes into `source`: Codex's sandbox bounds
+// its own commands (read-only is `codex exec`'s default) and says nothing of what the user lets
+// it do through MCP tools.
+HostMode CodexHostMode(const std::string& meta_json);
 
 using Environ = std::vector<std::pair<std::string, std::string>>;
 

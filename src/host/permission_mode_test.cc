@@ -110,14 +110,37 @@ TEST(PermissionModeTest, DecisionTable) {
   }
 }
 
-TEST(PermissionModeTest, CodexMeta) {
-  EXPECT_EQ(ModeFromCodexMeta(""), Mode::kDefault);
-  EXPECT_EQ(ModeFromCodexMeta("{}"), Mode::kDefault);
-  EXPECT_EQ(ModeFromCodexMeta(R"({"codex/sandbox-state":{"sandboxPolicy":{"type":"read-only"}}})"),
-            Mode::kPlan);
-  EXPECT_EQ(ModeFromCodexMeta(R"({"approvalPolicy":"on-request"})"), Mode::kDefault);
-  EXPECT_EQ(ModeFromCodexMeta(R"({"approvalPolicy":"never"})"), Mode::kDontAsk);
-  EXPECT_EQ(ModeFromCodexMeta(R"({"approvalPolicy":7})"), Mode::kDefault);
+// What Codex 0.171 really sends in a tools/call's _meta (captured from `codex exec` calling
+// berth's tools, trimmed): its sandbox, never its approval policy.
+constexpr char kCodexCallMeta[] = R"({"callId":"call_de61f2a764fa4f3990cb8016",
+  "x-codex-turn-metadata":{"session_id":"01a23361-2443-7f43-81b0-0a6d70e80582",
+    "model":"gpt-5.5","turn_trigger":"exec","sandbox":"seccomp","sandbox_mode":"read-only",
+    "auto_review_enabled":false,"codex_version":"0.171.0"},
+  "threadId":"01a23361-2443-7f43-81b0-0a6d70e80582","progressToken":1})";
+
+TEST(PermissionModeTest, CodexHostIsDefaultWhateverItsSandbox) {
+  HostMode read_only = CodexHostMode(kCodexCallMeta);
+  EXPECT_TRUE(read_only.hosted);
+  EXPECT_EQ(read_only.host, "codex");
+  EXPECT_EQ(read_only.mode, Mode::kDefault);
+  EXPECT_EQ(read_only.source, "codex sends no approval policy (its sandbox: read-only)");
+  // `-c approval_policy="on-request" -c sandbox_mode="danger-full-access"` changes only this.
+  std::string full = kCodexCallMeta;
+  full.replace(full.find("\"seccomp\""), 9, "\"none\"");
+  full.replace(full.find("\"read-only\""), 11, "\"danger-full-access\"");
+  EXPECT_EQ(CodexHostMode(full).mode, Mode::kDefault);
+  for (const char* meta : {"", "{}", "[]", R"({"x-codex-turn-metadata":7})"})
+    EXPECT_EQ(CodexHostMode(meta).source, "codex sends no approval policy") << meta;
+}
+
+// The guessed shapes the mapping once read (approvalPolicy, codex/sandbox-state) are not what
+// Codex sends; a call carrying them changes nothing.
+TEST(PermissionModeTest, CodexGuessedMetaShapesChangeNothingRegression) {
+  for (const char* meta :
+       {R"({"codex/sandbox-state":{"sandboxPolicy":{"type":"read-only"}}})",
+        R"({"approvalPolicy":"never"})",
+        R"({"approvalPolicy":"never","sandboxPolicy":{"type":"danger-full-access"}})"})
+    EXPECT_EQ(CodexHostMode(meta).mode, Mode::kDefault) << meta;
 }
 
 }  // namespace

@@ -51,8 +51,7 @@ Backend::Backend(job::JobContext ctx, std::string repo, std::string host)
 host::HostMode Backend::ModeFor(const nlohmann::json& meta) const {
   const int64_t now = sys::WallMillis();
   if (host_ == "codex") {
-    host::Mode mode = host::ModeFromCodexMeta(meta.is_object() ? meta.dump() : "");
-    return host::HostMode{true, "codex", mode, "codex call metadata"};
+    return host::CodexHostMode(meta.is_object() ? meta.dump() : "");
   }
   if (host_ == "claude-code") {
     std::optional<std::string> session = EnvValue(ctx_.environ, "CLAUDE_CODE_SESSION_ID");

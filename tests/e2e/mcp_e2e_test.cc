@@ -417,5 +417,45 @@ TEST_F(McpTest, ForgedRecordsChangeNothingButLanding) {
   }
 }
 
+// The MCP inspector's CLI mode (@modelcontextprotocol/inspector, a second client written by the
+// protocol's maintainers) lists berth's tools and calls one.
+TEST_F(McpTest, InspectorCliListsAndCallsTools) {
+  const char* clis = std::getenv("BERTH_TEST_CLIS");
+  const std::string inspector =
+      clis != nullptr ? std::string(clis) + "/node_modules/.bin/mcp-inspector" : "";
+  REQUIRE_FEATURE(node_ != "" && !inspector.empty() && PathExists(inspector),
+                  "node and @modelcontextprotocol/inspector are needed: run "
+                  "scripts/install-test-clis DIR and set BERTH_TEST_CLIS=DIR");
+  RunResult run = Berth({"run", "explore", "-p", "look"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  ASSERT_FALSE(id.empty()) << run.Describe();
+  EXPECT_EQ(GetStr(WaitForEnd(id), "state"), "completed");
+  // The inspector finds node through PATH; the server gets the test's environment with -e.
+  auto inspect = [&](const std::vector<std::string>& method) {
+    std::vector<std::string> argv = {inspector, "--cli"};
+    for (const std::string& e : {"BERTH_STATE_DIR=" + state(), "HOME=" + home()})
+      argv.insert(argv.end(), {"-e", e});
+    argv.insert(argv.end(), method.begin(), method.end());
+    argv.insert(argv.end(), {BERTH_BINARY, "mcp", "--repo", ws()});
+    RunResult r = RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}}, ws());
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    json out = ParseJson(r.out);
+    EXPECT_TRUE(out.is_object()) << r.Describe();
+    return out;
+  };
+  std::set<std::string> names;
+  for (const json& t : Get(inspect({"--method", "tools/list"}), "tools"))
+    names.insert(GetStr(t, "name"));
+  EXPECT_EQ(names, (std::set<std::string>{"run", "wait", "show", "status", "ls", "logs", "diff",
+                                          "verify", "cancel", "land"}));
+  json ls = inspect({"--method", "tools/call", "--tool-name", "ls"});
+  EXPECT_EQ(Get(ls, "isError"), false) << ls.dump(2);
+  const json& jobs = Get(Get(ls, "structuredContent"), "jobs");
+  ASSERT_EQ(jobs.size(), 1u) << ls.dump(2);
+  EXPECT_EQ(GetStr(jobs[0], "id"), id) << ls.dump(2);
+  EXPECT_NE(Text(ls).find(id), std::string::npos) << ls.dump(2);
+}
+
 }  // namespace
 }  // namespace berth::e2e
