@@ -69,6 +69,7 @@ Tool RunTool(Backend& backend) {
       {"grants", Param::Type::kStringArray, false,
        "grants the job needs; each must already be given to the agent by the policy"},
   };
+  t.params[0].positional = true;  // `agent` follows `berth run`
   t.read_only = false;
   t.run = [&backend](const nlohmann::json& args, CallContext& call) -> ToolResult {
     const std::string agent = args["agent"];

@@ -71,6 +71,8 @@ std::optional<std::string> CheckArguments(const std::vector<Param>& params,
         const std::string& s = v.get_ref<const std::string&>();
         if (p.max_length != 0 && s.size() > p.max_length)
           return where + " is longer than " + std::to_string(p.max_length) + " bytes";
+        if (p.positional && (s.empty() || s[0] == '-'))
+          return where + " must be a name, not empty and not starting with '-'";
         if (!p.choices.empty() &&
             std::find(p.choices.begin(), p.choices.end(), s) == p.choices.end()) {
           std::string list;

@@ -31,6 +31,9 @@ struct Param {
   std::optional<double> minimum;     // kInteger and kNumber
   std::optional<double> maximum;
   size_t max_length = 0;  // kString: at most this many bytes (0: no bound)
+  // kString: the value becomes a positional argument of a berth command (a job id, an agent
+  // name), so one that starts with '-' is refused rather than read as an option.
+  bool positional = false;
 };
 
 // {"type": "object", "properties": ..., "required": ..., "additionalProperties": false}

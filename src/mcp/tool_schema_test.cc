@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "mcp/tools.h"
+
 namespace berth::mcp {
 namespace {
 
@@ -47,6 +49,23 @@ TEST(ToolSchemaTest, Refuses) {
   EXPECT_TRUE(Check(R"({"job":"a","grants":"x"})"));
   EXPECT_TRUE(Check(R"({"job":"a","grants":[1]})"));
   EXPECT_TRUE(CheckArguments(kParams, nlohmann::json::array()));
+}
+
+// A job id or agent name becomes a positional argument of a berth command: `berth land
+// --dry-run --onto=main` must never be what a model's `{"job": "--onto=main"}`
+// turns into.
+TEST(ToolSchemaTest, APositionalValueThatLooksLikeAnOptionIsRefusedRegression) {
+  Param job = JobParam();
+  ASSERT_TRUE(job.positional);
+  const std::vector<Param> params = {job};
+  EXPECT_FALSE(CheckArguments(params, nlohmann::json::parse(R"({"job":"1m8sj17s08w64"})")));
+  for (const char* bad : {R"({"job":"--onto=main"})", R"({"job":"-h"})", R"({"job":""})"}) {
+    std::optional<std::string> why = CheckArguments(params, nlohmann::json::parse(bad));
+    ASSERT_TRUE(why) << bad;
+    EXPECT_EQ(*why, "argument 'job' must be a name, not empty and not starting with '-'");
+  }
+  // Not positional: a prompt may well start with a dash.
+  EXPECT_FALSE(Check(R"({"job":"a","stream":"stdout"})"));
 }
 
 }  // namespace

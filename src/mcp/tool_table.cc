@@ -5,8 +5,10 @@
 namespace berth::mcp {
 
 Param JobParam() {
-  return Param{"job", Param::Type::kString, true,         "the job id (or a unique prefix of it)",
-               {},    std::nullopt,         std::nullopt, 200};
+  Param job{"job", Param::Type::kString, true,         "the job id (or a unique prefix of it)",
+            {},    std::nullopt,         std::nullopt, 200};
+  job.positional = true;
+  return job;
 }
 
 std::string Str(const nlohmann::json& j, const char* key, const std::string& fallback) {
