@@ -99,8 +99,8 @@ void ExplainApprovals(const Policy& policy, const Agent& agent, std::string* out
   Line(out, 6, "may run",
        prefixes.empty() ? "nothing: every command Codex asks to run is declined"
                         : "commands that start with: " + List(prefixes) +
-                              " (an absolute program path counts when it resolves to the same "
-                              "program)");
+                              " (the program may also be named by another path to the same file, "
+                              "with the same name)");
   Line(out, 6, "declined",
        "every other command Codex asks to run, and any command with shell syntax (pipes, "
        "lists, redirections, expansions, globs), a shell as its program, a leading NAME=VALUE "
