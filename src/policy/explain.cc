@@ -88,7 +88,33 @@ void ExplainLimits(const Limits& own, const Limits& defaults, int indent, std::s
            source(own.disk_bytes.has_value(), defaults.disk_bytes.has_value()));
 }
 
-void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out) {
+// What berth answers when this app-server agent asks for approval (approval_decision.h).
+void ExplainApprovals(const Policy& policy, const Agent& agent, std::string* out) {
+  ApprovalRules rules = EffectiveApprovals(policy, agent);
+  Line(out, 4, "approvals",
+       agent.approvals ? "from [agents." + agent.name + ".approvals] (replaces [approvals])"
+                       : std::string("from [approvals]"));
+  std::vector<std::string> prefixes;
+  for (const std::vector<std::string>& prefix : rules.commands) prefixes.push_back(Argv(prefix));
+  Line(out, 6, "may run",
+       prefixes.empty() ? "nothing: every command Codex asks to run is declined"
+                        : "commands that start with: " + List(prefixes) +
+                              " (the program may also be named by another path to the same file, "
+                              "with the same name)");
+  Line(out, 6, "declined",
+       "every other command Codex asks to run, and any command with shell syntax (pipes, "
+       "lists, redirections, expansions, globs), a shell as its program, a leading NAME=VALUE "
+       "or a relative program path, or a working directory outside the workspace");
+  Line(out, 6, "file changes",
+       "accepted inside the workspace, declined outside it, inside .git, or when the paths are "
+       "not named");
+  Line(out, 6, "always declined", "root grants, permission requests and unknown requests");
+  Line(out, 6, "boundary",
+       "an approval never widens the sandbox: writable, grants and network still apply");
+}
+
+void ExplainAgent(const Policy& policy, const Agent& agent, const Defaults& defaults,
+                  std::string* out) {
   bool builtin = false;
   for (std::string_view name : kBuiltinProviders) builtin |= agent.provider == name;
   *out += "  " + agent.name + "\n";
@@ -97,6 +123,11 @@ void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out
                                               : "read (the workspace is read-only)");
   Line(out, 4, "provider",
        agent.provider + (builtin ? "" : " (not built in: must be defined in your user config)"));
+  if (agent.provider == "codex")
+    Line(out, 4, "protocol",
+         agent.protocol == AgentProtocol::kAppServer
+             ? "app-server (Codex asks berth before it runs a command or changes a file)"
+             : "exec");
   if (!agent.model.empty()) Line(out, 4, "model", agent.model);
   if (!agent.effort.empty()) Line(out, 4, "effort", agent.effort);
   if (agent.provider == "command")
@@ -116,6 +147,7 @@ void ExplainAgent(const Agent& agent, const Defaults& defaults, std::string* out
        std::string(NetworkModeName(agent.network.value_or(defaults.network))) +
            (agent.network ? "" : " (default)"));
   ExplainLimits(agent.limits, defaults.limits, 4, out);
+  if (agent.protocol == AgentProtocol::kAppServer) ExplainApprovals(policy, agent, out);
 }
 
 }  // namespace
@@ -137,7 +169,7 @@ std::string ExplainPolicy(const Policy& policy) {
 
   out += "\nagents\n";
   if (policy.agents.empty()) out += "  (none: only `berth sandbox` and ad-hoc read runs)\n";
-  for (const auto& [name, agent] : policy.agents) ExplainAgent(agent, d, &out);
+  for (const auto& [name, agent] : policy.agents) ExplainAgent(policy, agent, d, &out);
 
   out += "\nchecks (in order, on the committed tree, no network, no credentials)\n";
   if (policy.verify.empty()) out += "  (none: jobs complete without verification)\n";

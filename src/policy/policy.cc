@@ -7,6 +7,7 @@
 
 #include "base/strings.h"
 #include "base/toml_noexcept.h"
+#include "policy/approval_decision.h"
 #include "policy/sha256.h"
 #include "policy/syntax.h"
 #include "sys/fs.h"
@@ -439,6 +440,61 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
   return {};
 }
 
+// One allowed argv prefix of [approvals] commands: a program (a command name or an absolute
+// path) and, optionally, its first arguments.
+Result<std::vector<std::string>> CommandPrefix(const Reader& reader, const toml::node& node,
+                                               const std::string& path) {
+  if (node.is_string())
+    return reader.Fail(node, path,
+                       "expected an argv prefix as a list, got a string; write [\"npm\", \"test\"] "
+                       "for `npm test`");
+  std::vector<std::string> prefix = TRY(reader.Strings(node, path));
+  if (prefix.empty())
+    return reader.Fail(node, path, "is empty; an allowed prefix names at least the program");
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    const toml::node& item = *node.as_array()->get(i);
+    if (prefix[i].find('\0') != std::string::npos)
+      return reader.Fail(item, Index(path, i), "must not contain a NUL byte");
+    if (prefix[i].find_first_not_of(" \t\n\r\v\f") == std::string::npos)
+      return reader.Fail(item, Index(path, i), "must not be only whitespace");
+  }
+  const std::string& program = prefix[0];
+  const toml::node& first = *node.as_array()->get(0);
+  if (program.find('/') != std::string::npos && program[0] != '/')
+    return reader.Fail(first, Index(path, 0),
+                       Quote(program) +
+                           " is a relative path, which the workspace could provide; name a "
+                           "command (\"npm\") or an absolute path (\"/usr/bin/npm\")");
+  if (IsShellProgram(program))
+    return reader.Fail(first, Index(path, 0),
+                       Quote(program) +
+                           " is a shell, and shells are always declined as programs; allow the "
+                           "command the shell would run instead");
+  if (program.find('=') != std::string::npos && IsEnvName(program.substr(0, program.find('='))))
+    return reader.Fail(first, Index(path, 0),
+                       Quote(program) +
+                           " is a variable assignment, and commands that start with one are "
+                           "always declined");
+  return prefix;
+}
+
+// [approvals] or [agents.NAME.approvals].
+Result<ApprovalRules> ParseApprovals(const Reader& reader, const toml::node& node,
+                                     const std::string& path) {
+  const toml::table* table = TRY(reader.Table(node, path));
+  ApprovalRules rules;
+  for (const auto& [key, value] : *table) {
+    std::string key_path = Join(path, key.str());
+    if (key != "commands") return reader.Unknown(value, key_path, {"commands"});
+    TRY(reader.Each(value, key_path, "an array of argv prefixes, e.g. [[\"npm\", \"test\"]]",
+                    [&](const toml::node& item, const std::string& item_path, size_t) -> Status {
+                      rules.commands.push_back(TRY(CommandPrefix(reader, item, item_path)));
+                      return {};
+                    }));
+  }
+  return rules;
+}
+
 Result<Agent> ParseAgent(const Reader& reader, const std::string& name, const toml::node& node) {
   const std::string path = Join("agents", name);
   if (!IsProfileName(name))
@@ -464,12 +520,26 @@ Result<Agent> ParseAgent(const Reader& reader, const std::string& name, const to
                          "defined in your config), got " +
                              Quote(agent.provider));
   }
+  if (const toml::node* protocol = table->get("protocol")) {
+    agent.protocol = TRY(reader.Choice<AgentProtocol>(
+        *protocol, Join(path, "protocol"),
+        {{"exec", AgentProtocol::kExec}, {"app-server", AgentProtocol::kAppServer}}));
+    if (agent.provider != "codex")
+      return reader.Fail(
+          *protocol, Join(path, "protocol"),
+          "only the \"codex\" provider has a protocol (provider is " + Quote(agent.provider) + ")");
+  }
   bool write = agent.capability == Capability::kWrite;
   const toml::node* writable = nullptr;
   for (const auto& [key, value] : *table) {
     std::string key_path = Join(path, key.str());
-    if (key == "capability" || key == "provider") {
+    if (key == "capability" || key == "provider" || key == "protocol") {
       continue;
+    } else if (key == "approvals") {
+      if (agent.protocol != AgentProtocol::kAppServer)
+        return reader.Fail(value, key_path,
+                           "approvals apply only to agents with protocol = \"app-server\"");
+      agent.approvals = TRY(ParseApprovals(reader, value, key_path));
     } else if (key == "model") {
       agent.model = TRY(reader.NonEmptyString(value, key_path));
     } else if (key == "effort") {
@@ -509,8 +579,8 @@ Result<Agent> ParseAgent(const Reader& reader, const std::string& name, const to
     } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &agent.limits))) {
       return reader.Unknown(
           value, key_path,
-          {"capability", "provider", "model", "effort", "argv", "writable", "grants", "access",
-           "deadline", "network", "memory", "pids", "cpus", "disk"});
+          {"capability", "provider", "protocol", "model", "effort", "argv", "writable", "grants",
+           "access", "deadline", "network", "memory", "pids", "cpus", "disk", "approvals"});
     }
   }
   if (write && writable == nullptr)
@@ -715,10 +785,12 @@ Result<Policy> ParsePolicy(const std::string& text, const std::string& source_na
       TRY(ParseInclude(reader, value, &policy.include));
     } else if (key == "landing") {
       TRY(ParseLanding(reader, value, &policy.landing));
+    } else if (key == "approvals") {
+      policy.approvals = TRY(ParseApprovals(reader, value, "approvals"));
     } else {
       return reader.Unknown(
           value, std::string(key.str()),
-          {"version", "defaults", "agents", "verify", "env", "include", "landing"});
+          {"version", "defaults", "agents", "verify", "env", "include", "landing", "approvals"});
     }
   }
   policy.sha256 = Sha256Hex(text);
@@ -775,6 +847,14 @@ const char* NetworkModeName(NetworkMode n) {
       return "open";
   }
   return "none";
+}
+
+const char* AgentProtocolName(AgentProtocol p) {
+  return p == AgentProtocol::kAppServer ? "app-server" : "exec";
+}
+
+ApprovalRules EffectiveApprovals(const Policy& policy, const Agent& agent) {
+  return agent.approvals ? *agent.approvals : policy.approvals;
 }
 
 }  // namespace berth::policy

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "policy/approval_rules.h"
 #include "policy/glob.h"
 
 namespace berth::policy {
@@ -22,6 +23,10 @@ enum class Capability { kRead, kWrite };
 enum class Access { kBounded, kFull };
 enum class WorkspaceBackend { kAuto, kOverlay, kCopy };
 enum class NetworkMode { kNone, kProvider, kAllowlist, kOpen };
+// How berth drives a Codex agent: `codex exec` (one prompt, no questions) or `codex
+// app-server` (a session in which Codex asks berth for approvals; docs/policy.md, "Approvals
+// (Codex app-server)").
+enum class AgentProtocol { kExec, kAppServer };
 
 // A job's resource limits as the policy writes them ([defaults] and per agent; docs/policy.md
 // "Resource limits"). Unset fields fall back to [defaults], then to berth's built-in defaults
@@ -66,6 +71,10 @@ struct Agent {
   std::optional<int64_t> deadline_ms;  // overrides defaults
   std::optional<NetworkMode> network;  // overrides defaults
   Limits limits;                       // each set field overrides defaults
+  // Codex agents only; the key `protocol`.
+  AgentProtocol protocol = AgentProtocol::kExec;
+  // [agents.NAME.approvals]: replaces the top-level [approvals] when present (app-server only).
+  std::optional<ApprovalRules> approvals;
 };
 
 struct Check {
@@ -101,6 +110,8 @@ struct Policy {
   EnvPolicy env;
   Include include;
   Landing landing;
+  // [approvals], for the app-server agents without their own table.
+  ApprovalRules approvals;
   std::string sha256;  // of the file's bytes, recorded with every job
 };
 
@@ -115,6 +126,10 @@ Policy DefaultPolicy();
 const char* CapabilityName(Capability c);
 const char* BackendName(WorkspaceBackend b);
 const char* NetworkModeName(NetworkMode n);
+const char* AgentProtocolName(AgentProtocol p);  // "exec", "app-server"
+
+// The approval rules `agent` is judged by: its own table when it has one, else [approvals].
+ApprovalRules EffectiveApprovals(const Policy& policy, const Agent& agent);
 
 // A human explanation of a valid policy, for `berth policy check`.
 std::string ExplainPolicy(const Policy& policy);

@@ -10,6 +10,8 @@ nlohmann::json OptionalMs(const std::optional<int64_t>& ms) {
   return ms ? nlohmann::json(*ms) : nlohmann::json(nullptr);
 }
 
+nlohmann::json ApprovalsJson(const ApprovalRules& rules) { return {{"commands", rules.commands}}; }
+
 }  // namespace
 
 nlohmann::json PolicyToJson(const Policy& p) {
@@ -17,6 +19,7 @@ nlohmann::json PolicyToJson(const Policy& p) {
   for (const auto& [name, a] : p.agents) {
     agents[name] = {{"capability", CapabilityName(a.capability)},
                     {"provider", a.provider},
+                    {"protocol", AgentProtocolName(a.protocol)},
                     {"model", a.model},
                     {"effort", a.effort},
                     {"argv", a.argv},
@@ -24,6 +27,7 @@ nlohmann::json PolicyToJson(const Policy& p) {
                     {"grants", a.grants},
                     {"access", AccessName(a.access)},
                     {"deadline_ms", OptionalMs(a.deadline_ms)},
+                    {"approvals", a.approvals ? ApprovalsJson(*a.approvals) : nullptr},
                     {"network", a.network ? nlohmann::json(NetworkModeName(*a.network))
                                           : nlohmann::json(nullptr)}};
   }
@@ -54,7 +58,8 @@ nlohmann::json PolicyToJson(const Policy& p) {
           {"landing",
            {{"auto", p.landing.auto_land},
             {"target", p.landing.target},
-            {"allow_unverified", p.landing.allow_unverified}}}};
+            {"allow_unverified", p.landing.allow_unverified}}},
+          {"approvals", ApprovalsJson(p.approvals)}};
 }
 
 }  // namespace berth::policy

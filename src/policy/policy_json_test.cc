@@ -50,5 +50,30 @@ paths = [".env.example"]
   EXPECT_EQ(j["landing"]["auto"], false);
 }
 
+TEST(PolicyToJson, CarriesProtocolAndApprovals) {
+  Result<Policy> policy = ParsePolicy(R"(version = 1
+[approvals]
+commands = [["npm", "test"]]
+[agents.server]
+capability = "read"
+provider = "codex"
+protocol = "app-server"
+[agents.server.approvals]
+commands = [["make", "check"], ["/usr/bin/cargo", "test"]]
+[agents.exec]
+capability = "read"
+provider = "codex"
+)",
+                                      "p.toml");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  nlohmann::json j = PolicyToJson(*policy);
+  EXPECT_EQ(j["approvals"]["commands"], nlohmann::json::parse(R"([["npm", "test"]])"));
+  EXPECT_EQ(j["agents"]["server"]["protocol"], "app-server");
+  EXPECT_EQ(j["agents"]["server"]["approvals"]["commands"],
+            nlohmann::json::parse(R"([["make", "check"], ["/usr/bin/cargo", "test"]])"));
+  EXPECT_EQ(j["agents"]["exec"]["protocol"], "exec");
+  EXPECT_TRUE(j["agents"]["exec"]["approvals"].is_null());
+}
+
 }  // namespace
 }  // namespace berth::policy

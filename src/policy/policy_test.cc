@@ -668,5 +668,116 @@ TEST(ExplainPolicy, SummarisesEverySection) {
   EXPECT_NE(ExplainPolicy(DefaultPolicy()).find("(none"), std::string::npos);
 }
 
+// A codex agent at line 2 of a policy, with `body` from line 5 on.
+std::string CodexAgent(const std::string& body) {
+  return "version = 1\n[agents.c]\ncapability = \"read\"\nprovider = \"codex\"\n" + body;
+}
+
+TEST(ParsePolicy, AgentProtocol) {
+  Result<Policy> exec = Parse(CodexAgent(""));
+  ASSERT_TRUE(exec.has_value()) << exec.error().ToString();
+  EXPECT_EQ(exec->agents.at("c").protocol, AgentProtocol::kExec);
+  Result<Policy> server = Parse(CodexAgent("protocol = \"app-server\"\n"));
+  ASSERT_TRUE(server.has_value()) << server.error().ToString();
+  EXPECT_EQ(server->agents.at("c").protocol, AgentProtocol::kAppServer);
+  EXPECT_FALSE(server->agents.at("c").approvals.has_value());
+  ExpectAccepted(CodexAgent("protocol = \"exec\"\n"));
+  ExpectFails(CodexAgent("protocol = \"mcp\"\n"), 5, "agents.c.protocol",
+              "expected \"exec\" or \"app-server\", got \"mcp\"");
+  ExpectFails(CodexAgent("protocol = 1\n"), 5, "agents.c.protocol", "expected a string");
+  // Only Codex has an app-server; the key is refused on any other provider, "exec" included.
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\nprotocol = \"exec\"\n", 4,
+              "agents.a.protocol", "only the \"codex\" provider has a protocol");
+  ExpectFails(
+      "version = 1\n[agents.a]\ncapability = \"read\"\nprovider = \"claude\"\n"
+      "protocol = \"app-server\"\n",
+      5, "agents.a.protocol", "(provider is \"claude\")");
+  EXPECT_STREQ(AgentProtocolName(AgentProtocol::kExec), "exec");
+  EXPECT_STREQ(AgentProtocolName(AgentProtocol::kAppServer), "app-server");
+}
+
+TEST(ParsePolicy, Approvals) {
+  Result<Policy> policy = Parse(
+      "version = 1\n[approvals]\ncommands = [[\"npm\", \"test\"], [\"make\", \"check\"]]\n"
+      "[agents.own]\ncapability = \"read\"\nprovider = \"codex\"\nprotocol = \"app-server\"\n"
+      "[agents.own.approvals]\ncommands = [[\"/usr/bin/cargo\", \"test\"]]\n"
+      "[agents.shared]\ncapability = \"read\"\nprovider = \"codex\"\nprotocol = \"app-server\"\n"
+      "[agents.none]\ncapability = \"read\"\nprovider = \"codex\"\nprotocol = \"app-server\"\n"
+      "approvals = { commands = [] }\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  using Prefixes = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(policy->approvals.commands, (Prefixes{{"npm", "test"}, {"make", "check"}}));
+  // An agent's own table replaces [approvals]; an empty one allows nothing.
+  EXPECT_EQ(EffectiveApprovals(*policy, policy->agents.at("own")).commands,
+            (Prefixes{{"/usr/bin/cargo", "test"}}));
+  EXPECT_EQ(EffectiveApprovals(*policy, policy->agents.at("shared")), policy->approvals);
+  EXPECT_TRUE(EffectiveApprovals(*policy, policy->agents.at("none")).commands.empty());
+  EXPECT_TRUE(DefaultPolicy().approvals.commands.empty());
+}
+
+TEST(ParsePolicy, ApprovalErrorsNameTheKey) {
+  const std::string top = "version = 1\n[approvals]\n";
+  ExpectFails(top + "command = [[\"npm\"]]\n", 3, "approvals.command",
+              "unknown key (known here: commands)");
+  ExpectFails("version = 1\napprovals = 1\n", 2, "approvals", "expected a table");
+  ExpectFails(top + "commands = \"npm test\"\n", 3, "approvals.commands",
+              "expected an array of argv prefixes");
+  ExpectFails(top + "commands = [\"npm test\"]\n", 3, "approvals.commands[0]",
+              "got a string; write [\"npm\", \"test\"]");
+  ExpectFails(top + "commands = [[]]\n", 3, "approvals.commands[0]", "is empty");
+  ExpectFails(top + "commands = [[\"npm\", \"\"]]\n", 3, "approvals.commands[0][1]",
+              "must not be empty");
+  ExpectFails(top + "commands = [[\"npm\", 1]]\n", 3, "approvals.commands[0][1]",
+              "expected a string");
+  ExpectFails(top + "commands = [[\"npm\", \" \\t\"]]\n", 3, "approvals.commands[0][1]",
+              "only whitespace");
+  ExpectFails(top + "commands = [[\"npm\", \"a\\u0000b\"]]\n", 3, "approvals.commands[0][1]",
+              "NUL");
+  for (const char* relative : {"./npm", "../bin/npm", "node_modules/.bin/jest"}) {
+    ExpectFails(top + "commands = [[\"" + relative + "\"]]\n", 3, "approvals.commands[0][0]",
+                "is a relative path");
+  }
+  ExpectFails(top + "commands = [[\"bash\", \"scripts/test.sh\"]]\n", 3, "approvals.commands[0][0]",
+              "is a shell");
+  ExpectFails(top + "commands = [[\"/bin/sh\"]]\n", 3, "approvals.commands[0][0]", "is a shell");
+  ExpectFails(top + "commands = [[\"FOO=1\", \"npm\"]]\n", 3, "approvals.commands[0][0]",
+              "variable assignment");
+  ExpectAccepted(top + "commands = [[\"/usr/bin/npm\", \"run\", \"a b\"], [\"make\"]]\n");
+  ExpectAccepted(top + "commands = []\n");
+  // The agent table follows the same rules, and exists only for app-server agents.
+  ExpectFails(CodexAgent("protocol = \"app-server\"\n[agents.c.approvals]\nmode = 1\n"), 7,
+              "agents.c.approvals.mode", "unknown key");
+  ExpectFails(CodexAgent("[agents.c.approvals]\ncommands = []\n"), 5, "agents.c.approvals",
+              "approvals apply only to agents with protocol = \"app-server\"");
+  ExpectFails(CodexAgent("protocol = \"exec\"\n[agents.c.approvals]\ncommands = []\n"), 6,
+              "agents.c.approvals", "approvals apply only to agents with protocol");
+  ExpectFails("version = 1\n[agents.a]\ncapability = \"read\"\n[agents.a.approvals]\n", 4,
+              "agents.a.approvals", "approvals apply only to agents with protocol");
+}
+
+TEST(ExplainPolicy, SaysWhatAnAppServerAgentMayRun) {
+  Result<Policy> policy = Parse(
+      "version = 1\n[approvals]\ncommands = [[\"npm\", \"test\"]]\n"
+      "[agents.server]\ncapability = \"read\"\nprovider = \"codex\"\nprotocol = \"app-server\"\n"
+      "[agents.own]\ncapability = \"read\"\nprovider = \"codex\"\nprotocol = \"app-server\"\n"
+      "[agents.own.approvals]\ncommands = []\n"
+      "[agents.exec]\ncapability = \"read\"\nprovider = \"codex\"\n");
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  std::string text = ExplainPolicy(*policy);
+  for (const char* expected :
+       {"app-server (Codex asks berth", "from [approvals]", "commands that start with: npm test",
+        "from [agents.own.approvals] (replaces [approvals])",
+        "nothing: every command Codex asks to run is declined", "every other command",
+        "outside the workspace", "root grants, permission requests and unknown requests",
+        "never widens the sandbox"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+  // An exec agent gets no approvals section.
+  std::string exec = text.substr(text.find("  exec\n"));
+  exec = exec.substr(0, exec.find("\n  own\n"));
+  EXPECT_NE(exec.find("protocol"), std::string::npos) << exec;
+  EXPECT_EQ(exec.find("approvals"), std::string::npos) << exec;
+}
+
 }  // namespace
 }  // namespace berth::policy
