@@ -6,8 +6,8 @@
 #include <string>
 
 #include "base/check.h"
-#include "mcp/jsonrpc.h"
 #include "mcp/session.h"
+#include "rpc/jsonrpc.h"
 
 namespace {
 
@@ -26,8 +26,8 @@ class FuzzChannel : public berth::mcp::Channel {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
-  auto parsed = berth::mcp::ParseMessage(input);
-  if (auto* m = std::get_if<berth::mcp::Message>(&parsed)) CHECK(m->params.is_object());
+  auto parsed = berth::rpc::ParseMessage(input);
+  if (auto* m = std::get_if<berth::rpc::Message>(&parsed)) CHECK(m->params.is_object());
   FuzzChannel channel;
   berth::mcp::Tool echo;
   echo.name = "echo";

@@ -46,7 +46,7 @@ class Session::Call : public CallContext {
   void Progress(const std::string& message) override {
     if (token_.is_null()) return;
     ++progress_;
-    session_.Send(MakeNotification(
+    session_.Send(rpc::MakeNotification(
         "notifications/progress",
         {{"progressToken", token_}, {"progress", progress_}, {"message", message}}));
   }
@@ -69,7 +69,7 @@ class Session::Call : public CallContext {
     const nlohmann::json id = "berth-" + std::to_string(session_.next_request_id_++);
     const std::string key = id.dump();
     session_.responses_.erase(key);
-    session_.Send(MakeRequest(
+    session_.Send(rpc::MakeRequest(
         id, "elicitation/create",
         {{"mode", "form"}, {"message", message}, {"requestedSchema", requested_schema}}));
     const int64_t deadline = sys::MonotonicMillis() + timeout_ms;
@@ -99,7 +99,7 @@ class Session::Call : public CallContext {
 Session::Session(Channel& channel, std::vector<Tool> tools, Resources* resources, ServerInfo info)
     : channel_(channel), tools_(std::move(tools)), resources_(resources), info_(std::move(info)) {}
 
-void Session::Send(const nlohmann::json& message) { channel_.Send(Serialize(message)); }
+void Session::Send(const nlohmann::json& message) { channel_.Send(rpc::Serialize(message)); }
 
 void Session::Serve() {
   while (!ended_) {
@@ -127,8 +127,8 @@ void Session::HandleItem(const sys::LineReader::Item& item) {
       HandleLine(item.text);
       return;
     case sys::LineReader::Kind::kTooLong:
-      Send(MakeError(
-          nullptr, kInvalidRequest,
+      Send(rpc::MakeError(
+          nullptr, rpc::kInvalidRequest,
           "message larger than " + std::to_string(kMaxMessageBytes) + " bytes: refused unread"));
       return;
     case sys::LineReader::Kind::kEnd:
@@ -144,20 +144,20 @@ void Session::HandleLine(const std::string& line) {
   if (std::all_of(line.begin(), line.end(),
                   [](char c) { return c == ' ' || c == '\t' || c == '\r'; }))
     return;
-  std::variant<Message, ParseFailure> parsed = ParseMessage(line);
-  if (auto* failure = std::get_if<ParseFailure>(&parsed)) {
-    Send(MakeError(failure->id, failure->code, failure->message));
+  std::variant<rpc::Message, rpc::ParseFailure> parsed = rpc::ParseMessage(line);
+  if (auto* failure = std::get_if<rpc::ParseFailure>(&parsed)) {
+    Send(rpc::MakeError(failure->id, failure->code, failure->message));
     return;
   }
-  const Message& m = std::get<Message>(parsed);
+  const rpc::Message& m = std::get<rpc::Message>(parsed);
   switch (m.kind) {
-    case Message::Kind::kRequest:
+    case rpc::Message::Kind::kRequest:
       HandleRequest(m);
       return;
-    case Message::Kind::kNotification:
+    case rpc::Message::Kind::kNotification:
       HandleNotification(m);
       return;
-    case Message::Kind::kResponse:
+    case rpc::Message::Kind::kResponse:
       responses_[m.id.dump()] = m.error.is_null() ? nlohmann::json{{"result", m.result}}
                                                   : nlohmann::json{{"error", m.error}};
       // Answers nobody waits for any more are not kept.
@@ -166,7 +166,7 @@ void Session::HandleLine(const std::string& line) {
   }
 }
 
-void Session::HandleNotification(const Message& m) {
+void Session::HandleNotification(const rpc::Message& m) {
   if (m.method == "notifications/cancelled") {
     auto id = m.params.find("requestId");
     if (id != m.params.end() && current_call_ && *id == *current_call_) current_cancelled_ = true;
@@ -174,28 +174,28 @@ void Session::HandleNotification(const Message& m) {
   // notifications/initialized, roots changes and unknown notifications need no answer.
 }
 
-void Session::HandleRequest(const Message& m) {
+void Session::HandleRequest(const rpc::Message& m) {
   const nlohmann::json& meta = MetaOf(m.params);
   auto version = meta.find(kVersionKey);
   const bool stateless = version != meta.end();
   nlohmann::json error;
   nlohmann::json result;
   if (stateless && (!version->is_string() || *version != kStatelessRevision)) {
-    error = ErrorObject(kInvalidParams, "unsupported protocol version",
+    error = ErrorObject(rpc::kInvalidParams, "unsupported protocol version",
                         {{"supported", SupportedVersions()}, {"requested", *version}});
   } else if (stateless && m.method == "initialize") {
-    error = ErrorObject(kInvalidRequest, "the 2026-07-28 revision has no initialize");
+    error = ErrorObject(rpc::kInvalidRequest, "the 2026-07-28 revision has no initialize");
   } else {
     result = Dispatch(m, stateless, &error);
   }
   if (!error.is_null()) {
-    Send(MakeError(m.id, error["code"], error["message"],
-                   error.contains("data") ? error["data"] : nlohmann::json(nullptr)));
+    Send(rpc::MakeError(m.id, error["code"], error["message"],
+                        error.contains("data") ? error["data"] : nlohmann::json(nullptr)));
     return;
   }
   if (stateless && result.is_object() && !result.contains("resultType"))
     result["resultType"] = "complete";
-  Send(MakeResult(m.id, std::move(result)));
+  Send(rpc::MakeResult(m.id, std::move(result)));
 }
 
 nlohmann::json Session::Capabilities() const {
@@ -203,7 +203,7 @@ nlohmann::json Session::Capabilities() const {
           {"resources", {{"listChanged", false}, {"subscribe", false}}}};
 }
 
-nlohmann::json Session::Dispatch(const Message& m, bool stateless, nlohmann::json* error) {
+nlohmann::json Session::Dispatch(const rpc::Message& m, bool stateless, nlohmann::json* error) {
   if (m.method == "initialize") return Initialize(m, error);
   if (m.method == "ping") return nlohmann::json::object();
   if (m.method == "server/discover") {
@@ -218,16 +218,17 @@ nlohmann::json Session::Dispatch(const Message& m, bool stateless, nlohmann::jso
                                  "resources/templates/list"};
   if (std::find_if(std::begin(kKnown), std::end(kKnown),
                    [&](const char* k) { return m.method == k; }) == std::end(kKnown)) {
-    *error = ErrorObject(kMethodNotFound, "unknown method '" + m.method + "'");
+    *error = ErrorObject(rpc::kMethodNotFound, "unknown method '" + m.method + "'");
     return nullptr;
   }
   if (!stateless && negotiated_.empty()) {
-    *error = ErrorObject(kInvalidRequest, "the session is not initialized: send initialize first");
+    *error =
+        ErrorObject(rpc::kInvalidRequest, "the session is not initialized: send initialize first");
     return nullptr;
   }
   if (auto cursor = m.params.find("cursor"); cursor != m.params.end() && m.method != "tools/call") {
     // Every list fits in one page: no cursor was ever handed out.
-    *error = ErrorObject(kInvalidParams, "unknown cursor");
+    *error = ErrorObject(rpc::kInvalidParams, "unknown cursor");
     return nullptr;
   }
   if (m.method == "tools/list") return ListTools();
@@ -245,9 +246,9 @@ nlohmann::json Session::Dispatch(const Message& m, bool stateless, nlohmann::jso
   return ReadResource(m, error);
 }
 
-nlohmann::json Session::Initialize(const Message& m, nlohmann::json* error) {
+nlohmann::json Session::Initialize(const rpc::Message& m, nlohmann::json* error) {
   if (!negotiated_.empty()) {
-    *error = ErrorObject(kInvalidRequest, "the session is already initialized");
+    *error = ErrorObject(rpc::kInvalidRequest, "the session is already initialized");
     return nullptr;
   }
   auto version = m.params.find("protocolVersion");
@@ -255,7 +256,7 @@ nlohmann::json Session::Initialize(const Message& m, nlohmann::json* error) {
   auto client = m.params.find("clientInfo");
   if (version == m.params.end() || !version->is_string() || capabilities == m.params.end() ||
       !capabilities->is_object() || client == m.params.end() || !client->is_object()) {
-    *error = ErrorObject(kInvalidParams,
+    *error = ErrorObject(rpc::kInvalidParams,
                          "initialize needs protocolVersion (a string), capabilities and "
                          "clientInfo (objects)");
     return nullptr;
@@ -292,22 +293,22 @@ nlohmann::json Session::ListTools() const {
   return {{"tools", std::move(list)}};
 }
 
-nlohmann::json Session::CallTool(const Message& m, bool stateless, nlohmann::json* error) {
+nlohmann::json Session::CallTool(const rpc::Message& m, bool stateless, nlohmann::json* error) {
   auto name = m.params.find("name");
   if (name == m.params.end() || !name->is_string()) {
-    *error = ErrorObject(kInvalidParams, "tools/call needs the tool's name (a string)");
+    *error = ErrorObject(rpc::kInvalidParams, "tools/call needs the tool's name (a string)");
     return nullptr;
   }
   auto tool =
       std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.name == *name; });
   if (tool == tools_.end()) {
-    *error = ErrorObject(kInvalidParams, "unknown tool '" + name->get<std::string>() + "'");
+    *error = ErrorObject(rpc::kInvalidParams, "unknown tool '" + name->get<std::string>() + "'");
     return nullptr;
   }
   nlohmann::json arguments = nlohmann::json::object();
   if (auto a = m.params.find("arguments"); a != m.params.end() && !a->is_null()) arguments = *a;
   if (std::optional<std::string> why = CheckArguments(tool->params, arguments)) {
-    *error = ErrorObject(kInvalidParams, tool->name + ": " + *why);
+    *error = ErrorObject(rpc::kInvalidParams, tool->name + ": " + *why);
     return nullptr;
   }
   Call call(*this, MetaOf(m.params), stateless);
@@ -318,10 +319,10 @@ nlohmann::json Session::CallTool(const Message& m, bool stateless, nlohmann::jso
   return out;
 }
 
-nlohmann::json Session::ReadResource(const Message& m, nlohmann::json* error) {
+nlohmann::json Session::ReadResource(const rpc::Message& m, nlohmann::json* error) {
   auto uri = m.params.find("uri");
   if (uri == m.params.end() || !uri->is_string()) {
-    *error = ErrorObject(kInvalidParams, "resources/read needs the uri (a string)");
+    *error = ErrorObject(rpc::kInvalidParams, "resources/read needs the uri (a string)");
     return nullptr;
   }
   std::string why = "no such resource";
@@ -344,21 +345,22 @@ void Session::PumpOnce(int timeout_ms) {
     HandleItem(*item);
     return;
   }
-  std::variant<Message, ParseFailure> parsed = ParseMessage(item->text);
-  if (std::holds_alternative<ParseFailure>(parsed)) {
+  std::variant<rpc::Message, rpc::ParseFailure> parsed = rpc::ParseMessage(item->text);
+  if (std::holds_alternative<rpc::ParseFailure>(parsed)) {
     HandleLine(item->text);  // answers the error at once
     return;
   }
-  const Message& m = std::get<Message>(parsed);
-  const bool answer_now = m.kind == Message::Kind::kResponse ||
-                          m.kind == Message::Kind::kNotification ||
-                          (m.kind == Message::Kind::kRequest && m.method == "ping");
+  const rpc::Message& m = std::get<rpc::Message>(parsed);
+  const bool answer_now = m.kind == rpc::Message::Kind::kResponse ||
+                          m.kind == rpc::Message::Kind::kNotification ||
+                          (m.kind == rpc::Message::Kind::kRequest && m.method == "ping");
   if (answer_now) {
     HandleLine(item->text);
     return;
   }
   if (pending_.size() >= kMaxPending) {
-    Send(MakeError(m.id, kInternalError, "busy: too many requests while a tool call runs"));
+    Send(rpc::MakeError(m.id, rpc::kInternalError,
+                        "busy: too many requests while a tool call runs"));
     return;
   }
   pending_.push_back(std::move(item->text));

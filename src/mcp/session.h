@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "base/result.h"
-#include "mcp/jsonrpc.h"
 #include "mcp/tool.h"
+#include "rpc/jsonrpc.h"
 #include "sys/line_reader.h"
 
 namespace berth::mcp {
@@ -59,15 +59,15 @@ class Session {
 
   void Send(const nlohmann::json& message);
   void HandleItem(const sys::LineReader::Item& item);
-  void HandleRequest(const Message& m);
-  void HandleNotification(const Message& m);
-  // The result of request `m`, or a JSON-RPC error (as MakeError's object) in `*error`.
-  nlohmann::json Dispatch(const Message& m, bool stateless, nlohmann::json* error);
-  nlohmann::json Initialize(const Message& m, nlohmann::json* error);
+  void HandleRequest(const rpc::Message& m);
+  void HandleNotification(const rpc::Message& m);
+  // The result of request `m`, or a JSON-RPC error (as rpc::MakeError's object) in `*error`.
+  nlohmann::json Dispatch(const rpc::Message& m, bool stateless, nlohmann::json* error);
+  nlohmann::json Initialize(const rpc::Message& m, nlohmann::json* error);
   nlohmann::json Capabilities() const;
   nlohmann::json ListTools() const;
-  nlohmann::json CallTool(const Message& m, bool stateless, nlohmann::json* error);
-  nlohmann::json ReadResource(const Message& m, nlohmann::json* error);
+  nlohmann::json CallTool(const rpc::Message& m, bool stateless, nlohmann::json* error);
+  nlohmann::json ReadResource(const rpc::Message& m, nlohmann::json* error);
 
   // While a tool runs: reads what arrives for up to `timeout_ms`, answering pings and parse
   // errors at once, noting cancellation and responses, queueing everything else.

@@ -84,16 +84,16 @@ TEST_F(SessionTest, InitializeWithWrongParams) {
       {R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})",
        R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":5,"capabilities":{},"clientInfo":{}}})"});
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0]["error"]["code"], kInvalidParams);
-  EXPECT_EQ(out[1]["error"]["code"], kInvalidParams);
+  EXPECT_EQ(out[0]["error"]["code"], rpc::kInvalidParams);
+  EXPECT_EQ(out[1]["error"]["code"], rpc::kInvalidParams);
 }
 
 TEST_F(SessionTest, RequestsBeforeInitializeAndTwice) {
   auto out = Serve({R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", kInit, kInit,
                     R"({"jsonrpc":"2.0","id":2,"method":"ping"})"});
   ASSERT_EQ(out.size(), 4u);
-  EXPECT_EQ(out[0]["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(out[2]["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(out[0]["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_EQ(out[2]["error"]["code"], rpc::kInvalidRequest);
   EXPECT_EQ(out[3]["result"], nlohmann::json::object());
 }
 
@@ -102,11 +102,11 @@ TEST_F(SessionTest, GarbageGetsErrorsAndTheSessionKeepsServing) {
                     R"({"jsonrpc":"2.0","id":1,"method":"nope"})", "",
                     R"({"jsonrpc":"2.0","id":3,"method":"ping"})"});
   ASSERT_EQ(out.size(), 5u);
-  EXPECT_EQ(out[0]["error"]["code"], kParseError);
+  EXPECT_EQ(out[0]["error"]["code"], rpc::kParseError);
   EXPECT_TRUE(out[0]["id"].is_null());
-  EXPECT_EQ(out[1]["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(out[2]["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(out[3]["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(out[1]["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_EQ(out[2]["error"]["code"], rpc::kInvalidRequest);
+  EXPECT_EQ(out[3]["error"]["code"], rpc::kMethodNotFound);
   EXPECT_EQ(out[3]["id"], 1);
   EXPECT_EQ(out[4]["id"], 3);
 }
@@ -126,7 +126,7 @@ TEST_F(SessionTest, TooLongMessageIsRefused) {
   Session s(too_long, tools, nullptr, ServerInfo{});
   s.Serve();
   ASSERT_EQ(too_long.out.size(), 1u);
-  EXPECT_EQ(too_long.out[0]["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(too_long.out[0]["error"]["code"], rpc::kInvalidRequest);
 }
 
 TEST_F(SessionTest, ToolsListAndCall) {
@@ -150,7 +150,7 @@ TEST_F(SessionTest, WrongToolParamsAreInvalidParams) {
        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","x":1}}})",
        R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}})"});
   ASSERT_EQ(out.size(), 5u);
-  for (int i = 1; i <= 4; ++i) EXPECT_EQ(out[i]["error"]["code"], kInvalidParams) << i;
+  for (int i = 1; i <= 4; ++i) EXPECT_EQ(out[i]["error"]["code"], rpc::kInvalidParams) << i;
 }
 
 TEST_F(SessionTest, ToolFailureIsAResult) {
@@ -205,7 +205,7 @@ TEST_F(SessionTest, StatelessRevision) {
   EXPECT_EQ(out[0]["result"]["resultType"], "complete");
   EXPECT_EQ(out[1]["result"]["resultType"], "complete");
   EXPECT_EQ(out[1]["result"]["tools"][0]["name"], "echo");
-  EXPECT_EQ(out[2]["error"]["code"], kInvalidParams);
+  EXPECT_EQ(out[2]["error"]["code"], rpc::kInvalidParams);
   // No server-to-client request in the stateless revision: the tool cannot ask.
   EXPECT_EQ(out[3]["result"]["isError"], true);
 }

@@ -1,8 +1,8 @@
-#include "mcp/jsonrpc.h"
+#include "rpc/jsonrpc.h"
 
 #include <gtest/gtest.h>
 
-namespace berth::mcp {
+namespace berth::rpc {
 namespace {
 
 ParseFailure FailureOf(const std::string& line) {
@@ -99,5 +99,20 @@ TEST(JsonRpcTest, SerializeReplacesInvalidUtf8) {
             std::string::npos);
 }
 
+TEST(JsonRpcTest, CodexAppServerDialectOmitsTheVersion) {
+  auto parsed = ParseMessage(R"({"id":3,"method":"item/fileChange/requestApproval","params":{}})",
+                             Dialect::kCodexAppServer);
+  ASSERT_TRUE(std::holds_alternative<Message>(parsed));
+  EXPECT_EQ(std::get<Message>(parsed).kind, Message::Kind::kRequest);
+  // A version that is present must still be right; MCP's dialect requires it.
+  EXPECT_TRUE(std::holds_alternative<ParseFailure>(
+      ParseMessage(R"({"jsonrpc":"1.0","id":3,"method":"m"})", Dialect::kCodexAppServer)));
+  EXPECT_EQ(FailureOf(R"({"id":3,"method":"m"})").code, kInvalidRequest);
+  EXPECT_FALSE(MakeRequest(1, "turn/start", {}, Dialect::kCodexAppServer).contains("jsonrpc"));
+  EXPECT_EQ(MakeResult(1, {}).at("jsonrpc"), "2.0");
+  EXPECT_FALSE(
+      MakeError(1, kInvalidRequest, "no", nullptr, Dialect::kCodexAppServer).contains("jsonrpc"));
+}
+
 }  // namespace
-}  // namespace berth::mcp
+}  // namespace berth::rpc

@@ -1,5 +1,7 @@
-// JSON-RPC 2.0 as MCP's stdio transport carries it: one message per line, strictly checked.
-// Parsing never throws and never aborts: every malformed line yields the error to answer.
+// JSON-RPC 2.0 over stdio, one message per line, strictly checked, in the two dialects berth
+// speaks: MCP's (`berth mcp`, every message carries "jsonrpc": "2.0") and Codex app-server's
+// (the same messages without that field). Parsing never throws and never aborts: every
+// malformed line yields the error to answer.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,7 +9,7 @@
 #include <string_view>
 #include <variant>
 
-namespace berth::mcp {
+namespace berth::rpc {
 
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
@@ -17,6 +19,10 @@ inline constexpr int kInternalError = -32603;
 
 // Nesting deeper than this is refused before it is parsed (no message of MCP needs it).
 inline constexpr int kMaxDepth = 64;
+
+// kJsonRpc2: "jsonrpc": "2.0" required in every message and written in every message (MCP).
+// kCodexAppServer: the field is omitted on the wire; one that is present must say "2.0".
+enum class Dialect { kJsonRpc2, kCodexAppServer };
 
 struct Message {
   enum class Kind { kRequest, kNotification, kResponse };
@@ -36,15 +42,19 @@ struct ParseFailure {
   nlohmann::json id;
 };
 
-std::variant<Message, ParseFailure> ParseMessage(std::string_view line);
+std::variant<Message, ParseFailure> ParseMessage(std::string_view line,
+                                                 Dialect dialect = Dialect::kJsonRpc2);
 
-nlohmann::json MakeResult(const nlohmann::json& id, nlohmann::json result);
+nlohmann::json MakeResult(const nlohmann::json& id, nlohmann::json result,
+                          Dialect dialect = Dialect::kJsonRpc2);
 nlohmann::json MakeError(const nlohmann::json& id, int code, const std::string& message,
-                         const nlohmann::json& data = nullptr);
-nlohmann::json MakeNotification(const std::string& method, nlohmann::json params);
+                         const nlohmann::json& data = nullptr,
+                         Dialect dialect = Dialect::kJsonRpc2);
+nlohmann::json MakeNotification(const std::string& method, nlohmann::json params,
+                                Dialect dialect = Dialect::kJsonRpc2);
 nlohmann::json MakeRequest(const nlohmann::json& id, const std::string& method,
-                           nlohmann::json params);
+                           nlohmann::json params, Dialect dialect = Dialect::kJsonRpc2);
 // One line of JSON without its '\n'; invalid UTF-8 (from agent output) is replaced.
 std::string Serialize(const nlohmann::json& message);
 
-}  // namespace berth::mcp
+}  // namespace berth::rpc

@@ -1,6 +1,6 @@
-#include "mcp/jsonrpc.h"
+#include "rpc/jsonrpc.h"
 
-namespace berth::mcp {
+namespace berth::rpc {
 
 namespace {
 
@@ -39,14 +39,13 @@ bool ValidId(const nlohmann::json& id) {
 
 }  // namespace
 
-std::variant<Message, ParseFailure> ParseMessage(std::string_view line) {
+std::variant<Message, ParseFailure> ParseMessage(std::string_view line, Dialect dialect) {
   if (NestingDepth(line) > kMaxDepth)
     return ParseFailure{kParseError, "nesting deeper than " + std::to_string(kMaxDepth), nullptr};
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr,
                                            /*allow_exceptions=*/false);
   if (j.is_discarded()) return ParseFailure{kParseError, "not valid JSON", nullptr};
-  if (j.is_array())
-    return ParseFailure{kInvalidRequest, "batches are not part of this MCP revision", nullptr};
+  if (j.is_array()) return ParseFailure{kInvalidRequest, "batches are not supported", nullptr};
   if (!j.is_object()) return ParseFailure{kInvalidRequest, "a message is a JSON object", nullptr};
   nlohmann::json id = nullptr;
   const bool has_id = j.contains("id");
@@ -56,8 +55,9 @@ std::variant<Message, ParseFailure> ParseMessage(std::string_view line) {
     id = j["id"];
   }
   auto version = j.find("jsonrpc");
-  if (version == j.end() || !version->is_string() || *version != "2.0")
-    return ParseFailure{kInvalidRequest, "jsonrpc must be \"2.0\"", id};
+  const bool version_ok = version == j.end() ? dialect == Dialect::kCodexAppServer
+                                             : version->is_string() && *version == "2.0";
+  if (!version_ok) return ParseFailure{kInvalidRequest, "jsonrpc must be \"2.0\"", id};
   Message m;
   m.id = id;
   auto method = j.find("method");
@@ -71,7 +71,7 @@ std::variant<Message, ParseFailure> ParseMessage(std::string_view line) {
     auto params = j.find("params");
     if (params != j.end()) {
       if (params->is_array())
-        return ParseFailure{kInvalidParams, "params must be an object in MCP", id};
+        return ParseFailure{kInvalidParams, "params must be an object, not an array", id};
       if (!params->is_object())
         return ParseFailure{kInvalidRequest, "params must be an object", id};
       m.params = *params;
@@ -91,28 +91,37 @@ std::variant<Message, ParseFailure> ParseMessage(std::string_view line) {
   return m;
 }
 
-nlohmann::json MakeResult(const nlohmann::json& id, nlohmann::json result) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+namespace {
+
+nlohmann::json Framed(nlohmann::json message, Dialect dialect) {
+  if (dialect == Dialect::kJsonRpc2) message["jsonrpc"] = "2.0";
+  return message;
+}
+
+}  // namespace
+
+nlohmann::json MakeResult(const nlohmann::json& id, nlohmann::json result, Dialect dialect) {
+  return Framed({{"id", id}, {"result", std::move(result)}}, dialect);
 }
 
 nlohmann::json MakeError(const nlohmann::json& id, int code, const std::string& message,
-                         const nlohmann::json& data) {
+                         const nlohmann::json& data, Dialect dialect) {
   nlohmann::json error = {{"code", code}, {"message", message}};
   if (!data.is_null()) error["data"] = data;
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}};
+  return Framed({{"id", id}, {"error", std::move(error)}}, dialect);
 }
 
-nlohmann::json MakeNotification(const std::string& method, nlohmann::json params) {
-  return {{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
+nlohmann::json MakeNotification(const std::string& method, nlohmann::json params, Dialect dialect) {
+  return Framed({{"method", method}, {"params", std::move(params)}}, dialect);
 }
 
 nlohmann::json MakeRequest(const nlohmann::json& id, const std::string& method,
-                           nlohmann::json params) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+                           nlohmann::json params, Dialect dialect) {
+  return Framed({{"id", id}, {"method", method}, {"params", std::move(params)}}, dialect);
 }
 
 std::string Serialize(const nlohmann::json& message) {
   return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace berth::mcp
+}  // namespace berth::rpc
