@@ -196,11 +196,11 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
   if (command < 0) Fail(fds, Phase::kExec, 0, -command);
   if (command == 0) RunCommand(plan, fds);
   (void)k::CloseFd(fds.error_write);
-  // The init keeps no copy of the command's output pipes, so readers see EOF when the
-  // command's tree is done with them.
-  for (int fd : plan.stdio)
-    if (fd > 2) (void)k::CloseFd(fd);
-  if (plan.seccomp_notify_socket >= 0) (void)k::CloseFd(plan.seccomp_notify_socket);
+  // The init keeps nothing of berth's but its status pipe: no copy of the command's pipes,
+  // so readers see EOF when the command's tree is done with them, and none of the other
+  // descriptors the clone copied (a protocol client's end of the command's stdin, whose EOF
+  // tells a server such as Codex app-server to exit).
+  (void)k::CloseAllFrom3Except(fds.status_write);
 
   int status = 0;
   bool done = false;

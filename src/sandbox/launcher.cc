@@ -77,18 +77,25 @@ constexpr const char* kSignalIgnored = "the init is our child: a failed signal m
 // kills the whole tree (KillTreeSignal); if even that does not end it, SIGKILL to the init.
 class Terminator {
  public:
-  Terminator(int pidfd, int64_t grace_ms) : pidfd_(pidfd), grace_ms_(grace_ms) {}
+  Terminator(int pidfd, int64_t grace_ms, const LaunchOptions& options)
+      : pidfd_(pidfd), grace_ms_(grace_ms), options_(options) {}
   void Start(int64_t now) {
     if (stage_ != Stage::kIdle) return;
-    stage_ = Stage::kTerm;
-    next_at_ = now + grace_ms_;
-    IgnoreError(sys::SendSignal(pidfd_, SIGTERM), kSignalIgnored);
+    if (options_.on_stop) options_.on_stop();
+    if (options_.stop_notice_ms > 0) {
+      stage_ = Stage::kNotice;
+      next_at_ = now + options_.stop_notice_ms;
+      return;
+    }
+    Term(now);
   }
   // Milliseconds to wait before the next check, or -1 when nothing is pending.
   int NextWait(int64_t now) {
     if (stage_ == Stage::kIdle || stage_ == Stage::kKilled) return -1;
     if (now >= next_at_) {
-      if (stage_ == Stage::kTerm) {
+      if (stage_ == Stage::kNotice) {
+        Term(now);
+      } else if (stage_ == Stage::kTerm) {
         IgnoreError(sys::SendSignal(pidfd_, KillTreeSignal()), kSignalIgnored);
         stage_ = Stage::kKillTree;
         next_at_ = now + kLastResortMillis;
@@ -102,10 +109,17 @@ class Terminator {
   }
 
  private:
+  void Term(int64_t now) {
+    stage_ = Stage::kTerm;
+    next_at_ = now + grace_ms_;
+    IgnoreError(sys::SendSignal(pidfd_, SIGTERM), kSignalIgnored);
+  }
+
   static constexpr int64_t kLastResortMillis = 2000;
-  enum class Stage { kIdle, kTerm, kKillTree, kKilled };
+  enum class Stage { kIdle, kNotice, kTerm, kKillTree, kKilled };
   int pidfd_;
   int64_t grace_ms_;
+  const LaunchOptions& options_;
   Stage stage_ = Stage::kIdle;
   int64_t next_at_ = 0;
 };
@@ -401,7 +415,7 @@ Status Launching::WaitReady() {
 }
 
 Status Launching::Supervise() {
-  Terminator terminator(init_.pidfd(), spec_.kill_grace_ms);
+  Terminator terminator(init_.pidfd(), spec_.kill_grace_ms, options_);
   const int64_t deadline = spec_.timeout_ms > 0 ? exec_at_ + spec_.timeout_ms : -1;
   while (true) {
     int64_t now = sys::MonotonicMillis();

@@ -72,6 +72,12 @@ struct LaunchOptions {
   // Called on the launching thread while SIGINT, SIGTERM and SIGHUP are blocked, so threads
   // it starts inherit that mask and never take those signals from the launcher.
   std::function<Status(sys::UniqueFd listener)> on_proxy_listener;
+  // A stop (the timeout, stop_fd, SIGTERM or SIGHUP, SIGINT when it stops) first calls
+  // `on_stop`, once, on the launching thread, and leaves the command `stop_notice_ms` to end
+  // by itself before its tree gets SIGTERM, then SIGKILL after the spec's grace: a client of
+  // the command's own protocol asks it to stop first (Codex app-server's turn/interrupt).
+  std::function<void()> on_stop;
+  int64_t stop_notice_ms = 0;
 };
 
 // What went wrong when a launch failed, for callers to switch on (states, exit codes); the

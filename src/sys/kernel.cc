@@ -336,6 +336,15 @@ int CloseOnExecFrom3() {
   return Errno(static_cast<int>(::syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC)));
 }
 
+int CloseAllFrom3Except(int keep) {
+  if (keep < 3) return Errno(static_cast<int>(::syscall(SYS_close_range, 3, ~0U, 0)));
+  if (keep > 3) {
+    if (int rc = Errno(static_cast<int>(::syscall(SYS_close_range, 3, keep - 1, 0))); rc != 0)
+      return rc;
+  }
+  return Errno(static_cast<int>(::syscall(SYS_close_range, keep + 1, ~0U, 0)));
+}
+
 int PathExists(const char* path) {
   return Errno(::faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW));
 }

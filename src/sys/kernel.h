@@ -70,6 +70,8 @@ int SendSignalTo(pid_t pid, int signal);
 int ResetSignals();
 // Marks every descriptor from 3 up close-on-exec.
 int CloseOnExecFrom3();
+// Closes every descriptor from 3 up except `keep`.
+int CloseAllFrom3Except(int keep);
 // 0 when `path` exists (without following a final symlink), else the errno.
 int PathExists(const char* path);
 int Execute(const char* path, char* const argv[], char* const envp[]);

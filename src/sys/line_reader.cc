@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "sys/process.h"
@@ -47,6 +48,7 @@ Result<LineReader::Item> LineReader::Next(int timeout_ms) {
   Item item;
   const int64_t start = MonotonicMillis();
   char chunk[65536];
+  bool polled = false;  // a timeout of 0 still reads what is already there
   while (true) {
     if (TakeBuffered(&item)) return item;
     if (ended_) {
@@ -62,12 +64,13 @@ Result<LineReader::Item> LineReader::Next(int timeout_ms) {
     int left = -1;
     if (timeout_ms >= 0) {
       int64_t remaining = timeout_ms - (MonotonicMillis() - start);
-      if (remaining <= 0) {
+      if (remaining <= 0 && polled) {
         item.kind = Kind::kTimeout;
         return item;
       }
-      left = static_cast<int>(remaining);
+      left = static_cast<int>(std::max<int64_t>(remaining, 0));
     }
+    polled = true;
     struct pollfd fd = {fd_, POLLIN, 0};
     int ready = ::poll(&fd, 1, left);
     if (ready < 0 && errno != EINTR) return Error::FromErrno("poll", errno);

@@ -24,7 +24,8 @@ class LineReader {
   // Does not own `fd`.
   LineReader(int fd, size_t max_line) : fd_(fd), max_line_(max_line) {}
 
-  // The next line, waiting at most `timeout_ms` (-1: forever) for it.
+  // The next line, waiting at most `timeout_ms` (-1: forever) for it; 0 takes only what has
+  // already arrived.
   Result<Item> Next(int timeout_ms);
 
  private:

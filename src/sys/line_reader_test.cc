@@ -37,5 +37,19 @@ TEST(LineReaderTest, LinesTooLongLinesTimeoutAndEnd) {
   EXPECT_EQ(item->kind, LineReader::Kind::kEnd);
 }
 
+// A timeout of 0 does not wait, but it reads what is already there (a poll loop's drain).
+TEST(LineReaderTest, ZeroTimeoutTakesWhatHasArrivedRegression) {
+  Result<Pipe> pipe = MakePipe();
+  ASSERT_TRUE(pipe);
+  LineReader reader(pipe->read.get(), 64);
+  EXPECT_EQ(reader.Next(0)->kind, LineReader::Kind::kTimeout);
+  ASSERT_TRUE(WriteAll(pipe->write.get(), "ready\npart", "pipe"));
+  Result<LineReader::Item> item = reader.Next(0);
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->kind, LineReader::Kind::kLine);
+  EXPECT_EQ(item->text, "ready");
+  EXPECT_EQ(reader.Next(0)->kind, LineReader::Kind::kTimeout);
+}
+
 }  // namespace
 }  // namespace berth::sys

@@ -185,6 +185,12 @@ void BlockStopSignals() {
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+void BlockBrokenPipeInThisThread() {
+  sigset_t set;
+  kernel::MakeSignalSet({SIGPIPE}, &set);
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 // pthread_sigmask fails only for an invalid `how`; SIG_SETMASK and SIG_BLOCK are valid.
 SavedSignalMask::SavedSignalMask() { ::pthread_sigmask(SIG_BLOCK, nullptr, &mask_); }
 SavedSignalMask::~SavedSignalMask() { ::pthread_sigmask(SIG_SETMASK, &mask_, nullptr); }

@@ -98,6 +98,10 @@ Result<UniqueFd> BlockIntoSignalFd(std::initializer_list<int> signals);
 // stay pending for the launcher's signalfd instead of taking their default action (ending
 // berth) on whichever thread the kernel picks. Threads started later inherit the mask.
 void BlockStopSignals();
+// Blocks SIGPIPE in the calling thread only, so that its writes to a pipe whose reader is
+// gone fail with EPIPE instead of ending berth (the signal is thread-directed). The process's
+// disposition stays the default, which the commands berth starts inherit.
+void BlockBrokenPipeInThisThread();
 
 // The calling thread's signal mask when this was made, put back when it is destroyed.
 class SavedSignalMask {
