@@ -15,12 +15,11 @@
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "sys/spawn.h"
-#include "tests/e2e/jobs_fixture.h"
+#include "tests/e2e/model_server_fixture.h"
 
 namespace berth::e2e {
 namespace {
 
-constexpr char kModelServer[] = MODEL_SERVER_DIR "/model_server.py";
 constexpr char kLanePath[] = "hello.txt";
 constexpr char kLaneContent[] = "banana";
 // The host's turn spans the lane's whole job: start-up of both CLIs, the lane in its sandbox
@@ -59,11 +58,6 @@ const Chain kChains[] = {
 
 void PrintTo(const Chain& chain, std::ostream* os) { *os << chain.name; }
 
-std::string CliDir() {
-  const char* dir = std::getenv("BERTH_TEST_CLIS");
-  return dir != nullptr ? std::string(dir) + "/node_modules/.bin" : "";
-}
-
 // A TOML basic string (for Codex's -c overrides, which are TOML values).
 std::string TomlString(const std::string& text) {
   std::string out = "\"";
@@ -91,28 +85,13 @@ std::string ModelServerTrace(const std::string& log) {
   return trace;
 }
 
-class HostChainTest : public JobsTest, public ::testing::WithParamInterface<Chain> {
+class HostChainTest : public ModelServerTest, public ::testing::WithParamInterface<Chain> {
  protected:
   void SetUp() override {
     JobsTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
-    const std::string bin = CliDir();
-    for (const char* cli : {GetParam().host, GetParam().lane_provider}) {
-      REQUIRE_FEATURE(!bin.empty() && PathExists(bin + "/" + cli),
-                      std::string("the real ") + cli +
-                          " CLI is not installed: run scripts/install-test-clis DIR and set "
-                          "BERTH_TEST_CLIS=DIR");
-    }
-    std::optional<std::string> python = FindInPath("python3");
-    REQUIRE_FEATURE(python.has_value(), "python3 is needed for the test model server");
-
-    const std::string port_file = root() + "/model-server.port";
-    server_ = StartProgram({*python, kModelServer, "--port", "0", "--port-file", port_file, "--log",
-                            root() + "/model-server.log"},
-                           {{"PATH", kPath}}, root());
-    ASSERT_TRUE(WaitUntil([&] { return PathExists(port_file); }, std::chrono::seconds(20)))
-        << "the model server did not start";
-    port_ = TrimRight(ReadText(port_file));
+    StartModelServer({GetParam().host, GetParam().lane_provider});
+    if (HasFatalFailure() || IsSkipped()) return;
 
     ASSERT_TRUE(WriteText(PolicyPath(), std::string(R"(version = 1
 [agents.lane]
@@ -123,28 +102,14 @@ writable = ["*.txt"]
 )"));
     ASSERT_EQ(Git({"commit", "-q", "-am", "policy for the lane"}).exit_code, 0);
     base_ = GitOut({"rev-parse", "HEAD"});
-    ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
-    ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
-                          "[net.hosts]\n\"model.test\" = \"127.0.0.1\"\n"));
   }
-  void TearDown() override {
-    if (server_.pid() > 0) ::kill(server_.pid(), SIGTERM);
-    if (server_.pid() > 0) server_.Wait();
-    JobsTest::TearDown();
-  }
-
   // `berth mcp`'s environment: the state directory, the lane CLI in PATH and the lane's
   // credentials. Both hosts get it explicitly (Codex starts MCP servers with a scrubbed
   // environment; Claude Code adds it to its own).
   EnvVars McpEnv() const {
-    EnvVars env = {{"PATH", CliDir() + ":" + kPath},
-                   {"HOME", home()},
-                   {"BERTH_STATE_DIR", state()},
-                   {"GIT_CONFIG_NOSYSTEM", "1"}};
-    for (auto [name, value] : GetParam().lane_env) {
-      if (size_t at = value.find("{port}"); at != std::string::npos) value.replace(at, 6, port_);
-      env.emplace_back(name, value);
-    }
+    EnvVars env = CliEnv(GetParam().lane_env);
+    env.emplace_back("HOME", home());
+    env.emplace_back("BERTH_STATE_DIR", state());
     return env;
   }
   std::vector<std::string> McpArgs() const {
@@ -154,8 +119,8 @@ writable = ["*.txt"]
   // The host CLI's command line and environment, its model pointed at the model server on
   // loopback, berth its only MCP server.
   RunResult RunHost(const std::string& prompt) {
-    const std::string cli = CliDir() + "/" + GetParam().host;
-    EnvVars env = {{"PATH", CliDir() + ":" + kPath}, {"HOME", home()}, {"LANG", "C.UTF-8"}};
+    const std::string cli = TestCliDir() + "/" + GetParam().host;
+    EnvVars env = {{"PATH", TestCliDir() + ":" + kPath}, {"HOME", home()}, {"LANG", "C.UTF-8"}};
     std::vector<std::string> argv = {cli};
     if (std::string(GetParam().host) == "claude") {
       json servers = json::object();
@@ -213,8 +178,6 @@ writable = ["*.txt"]
     return host.Wait(kHostDeadline);
   }
 
-  RunningProgram server_;
-  std::string port_;
   std::string base_;  // the commit with the lane's policy: the user's branch before the host
 };
 
@@ -227,7 +190,7 @@ TEST_P(HostChainTest, TheHostDispatchesALaneToTheOtherCliAndQuotesItsDiff) {
   const std::regex kQuote(R"(host-lane: job (\S+) added: (.*))");
   ASSERT_TRUE(std::regex_search(host.out, quoted, kQuote))
       << host.Describe() << "\n--- model server requests ---\n"
-      << ModelServerTrace(ReadText(root() + "/model-server.log"));
+      << ModelServerTrace(ReadText(ModelServerLog()));
   const std::string id = quoted[1];
   EXPECT_EQ(TrimRight(quoted[2]), kLaneContent) << host.Describe();
   EXPECT_EQ(id, NewestJobId());

@@ -12,12 +12,11 @@
 
 #include <cstdlib>
 
-#include "tests/e2e/jobs_fixture.h"
+#include "tests/e2e/model_server_fixture.h"
 
 namespace berth::e2e {
 namespace {
 
-constexpr char kModelServer[] = MODEL_SERVER_DIR "/model_server.py";
 constexpr char kDefaultText[] = "hello from the berth model server";
 constexpr char kScriptedFailure[] = "berth scripted failure";
 
@@ -48,57 +47,23 @@ const LaneCli kLaneClis[] = {
 
 void PrintTo(const LaneCli& cli, std::ostream* os) { *os << cli.provider; }
 
-std::string CliDir() {
-  const char* dir = std::getenv("BERTH_TEST_CLIS");
-  return dir != nullptr ? std::string(dir) + "/node_modules/.bin" : "";
-}
-
 mode_t Mode(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
 }
 
-class LaneRealCliTest : public JobsTest, public ::testing::WithParamInterface<LaneCli> {
+class LaneRealCliTest : public ModelServerTest, public ::testing::WithParamInterface<LaneCli> {
  protected:
   void SetUp() override {
     JobsTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
-    const std::string bin = CliDir();
-    REQUIRE_FEATURE(!bin.empty() && PathExists(bin + "/" + GetParam().provider),
-                    std::string("the real ") + GetParam().provider +
-                        " CLI is not installed: run scripts/install-test-clis DIR and set "
-                        "BERTH_TEST_CLIS=DIR");
-    std::optional<std::string> python = FindInPath("python3");
-    REQUIRE_FEATURE(python.has_value(), "python3 is needed for the test model server");
-
-    const std::string port_file = root() + "/model-server.port";
-    server_ = StartProgram({*python, kModelServer, "--port", "0", "--port-file", port_file, "--log",
-                            root() + "/model-server.log"},
-                           {{"PATH", kPath}}, root());
-    ASSERT_TRUE(WaitUntil([&] { return PathExists(port_file); }, std::chrono::seconds(20)))
-        << "the model server did not start";
-    port_ = TrimRight(ReadText(port_file));
-    ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
-    ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
-                          "[net.hosts]\n\"model.test\" = \"127.0.0.1\"\n"));
+    StartModelServer({GetParam().provider});
+    if (HasFatalFailure() || IsSkipped()) return;
     // The lane's files live outside the repository, so the checkout stays as it was.
     lanes_ = root() + "/lanes";
     ASSERT_TRUE(sys::MakeDirs(lanes_, 0755));
   }
-  void TearDown() override {
-    if (server_.pid() > 0) ::kill(server_.pid(), SIGTERM);
-    if (server_.pid() > 0) server_.Wait();
-    JobsTest::TearDown();
-  }
-
-  EnvVars CliEnv() const {
-    EnvVars env = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"PATH", CliDir() + ":" + kPath}};
-    for (auto [name, value] : GetParam().env) {
-      if (size_t at = value.find("{port}"); at != std::string::npos) value.replace(at, 6, port_);
-      env.emplace_back(name, value);
-    }
-    return env;
-  }
+  EnvVars CliEnv() const { return ModelServerTest::CliEnv(GetParam().env); }
   // `berth lane` for this provider with the prompt `prompt`; the files are lanes_/NAME.*.
   RunResult Lane(const std::string& name, const std::string& mode, const std::string& prompt,
                  const EnvVars& env) const {
@@ -152,8 +117,6 @@ class LaneRealCliTest : public JobsTest, public ::testing::WithParamInterface<La
     return json::object();
   }
 
-  RunningProgram server_;
-  std::string port_;
   std::string lanes_;
 };
 
@@ -166,7 +129,7 @@ TEST_P(LaneRealCliTest, IsolatedWriteCompletesAndItsJobCommitsExactlyTheEdit) {
   EXPECT_TRUE(Get(r, "error").is_null()) << r.dump(2);
   EXPECT_EQ(GetInt(r, "exitCode"), 0);
   EXPECT_EQ(GetStr(r, "preflight.status"), "passed");
-  EXPECT_EQ(GetStr(r, "executable"), CliDir() + "/" + GetParam().provider);
+  EXPECT_EQ(GetStr(r, "executable"), TestCliDir() + "/" + GetParam().provider);
   ExpectModelContract(r);
   EXPECT_FALSE(GetStr(r, "sessionId").empty()) << r.dump(2);
   EXPECT_GT(GetInt(r, "usage.inputTokens").value_or(0), 0) << r.dump(2);

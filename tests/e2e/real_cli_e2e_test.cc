@@ -8,14 +8,10 @@
 //
 // Without $BERTH_TEST_CLIS the suite is a loud skip, and a failure when CI is set.
 
-#include <cstdlib>
-
-#include "tests/e2e/jobs_fixture.h"
+#include "tests/e2e/model_server_fixture.h"
 
 namespace berth::e2e {
 namespace {
-
-constexpr char kModelServer[] = MODEL_SERVER_DIR "/model_server.py";
 
 struct Cli {
   const char* provider;
@@ -47,35 +43,15 @@ const Cli kClis[] = {
      false},
 };
 
-std::string CliDir() {
-  const char* dir = std::getenv("BERTH_TEST_CLIS");
-  return dir != nullptr ? std::string(dir) + "/node_modules/.bin" : "";
-}
-
 void PrintTo(const Cli& cli, std::ostream* os) { *os << cli.provider; }
 
-class RealCliTest : public JobsTest, public ::testing::WithParamInterface<Cli> {
+class RealCliTest : public ModelServerTest, public ::testing::WithParamInterface<Cli> {
  protected:
   void SetUp() override {
     JobsTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
-    const std::string bin = CliDir();
-    REQUIRE_FEATURE(!bin.empty() && PathExists(bin + "/" + GetParam().provider),
-                    std::string("the real ") + GetParam().provider +
-                        " CLI is not installed: run scripts/install-test-clis DIR and set "
-                        "BERTH_TEST_CLIS=DIR");
-    std::optional<std::string> python = FindInPath("python3");
-    REQUIRE_FEATURE(python.has_value(), "python3 is needed for the test model server");
-
-    // The model server, on the host's loopback.
-    const std::string port_file = root() + "/model-server.port";
-    server_ = StartProgram({*python, kModelServer, "--port", "0", "--port-file", port_file, "--log",
-                            root() + "/model-server.log"},
-                           {{"PATH", kPath}}, root());
-    ASSERT_TRUE(WaitUntil([&] { return PathExists(port_file); }, std::chrono::seconds(20)))
-        << "the model server did not start";
-    port_ = TrimRight(ReadText(port_file));
-
+    StartModelServer({GetParam().provider});
+    if (HasFatalFailure() || IsSkipped()) return;
     ASSERT_TRUE(WriteText(PolicyPath(), std::string(R"(version = 1
 [agents.agent]
 capability = "write"
@@ -84,25 +60,10 @@ model = ")" + GetParam().model + R"("
 writable = ["*.txt", "src/**"]
 )"));
     ASSERT_EQ(Git({"commit", "-q", "-am", "policy for the real CLI"}).exit_code, 0);
-    ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
-    ASSERT_TRUE(
-        WriteText(home() + "/.config/berth/config.toml",
-                  "[net.hosts]\n\"model.test\" = \"127.0.0.1\"\n\"reach.test\" = \"127.0.0.1\"\n"));
-  }
-  void TearDown() override {
-    if (server_.pid() > 0) ::kill(server_.pid(), SIGTERM);
-    if (server_.pid() > 0) server_.Wait();
-    JobsTest::TearDown();
   }
 
   EnvVars CliEnv(bool with_cli_in_path = true) const {
-    EnvVars env = {{"GIT_CONFIG_NOSYSTEM", "1"},
-                   {"PATH", (with_cli_in_path ? CliDir() + ":" : std::string()) + kPath}};
-    for (auto [name, value] : GetParam().env) {
-      if (size_t at = value.find("{port}"); at != std::string::npos) value.replace(at, 6, port_);
-      env.emplace_back(name, value);
-    }
-    return env;
+    return ModelServerTest::CliEnv(GetParam().env, with_cli_in_path);
   }
   RunResult RunAgent(const std::string& prompt, const EnvVars& env) const {
     return Run({"run", "agent", "-p", prompt}, env);
@@ -114,9 +75,6 @@ writable = ["*.txt", "src/**"]
         if (GetStr(h, "host") == host) return h;
     return json::object();
   }
-
-  RunningProgram server_;
-  std::string port_;
 };
 
 TEST_P(RealCliTest, EditsAFileThroughItsOwnToolsAndTheJobCommitsIt) {
