@@ -179,6 +179,14 @@ int Show(Session& s, const JobsOptions& o) {
           t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
+      std::vector<std::string> approvals = ApprovalLines(*r);
+      if (!approvals.empty()) {
+        size_t accepted = 0;
+        for (const job::ApprovalRecord& a : r->approvals) accepted += a.answer == "accept";
+        fmt::print("approvals  {} asked, {} accepted, {} declined (by the policy)\n",
+                   r->approvals.size(), accepted, r->approvals.size() - accepted);
+        for (const std::string& line : approvals) fmt::print("  {}\n", line);
+      }
     }
   }
   return 0;

@@ -11,6 +11,13 @@ std::vector<std::string> SkippedIncludeLines(const job::Receipt& receipt) {
   return lines;
 }
 
+std::vector<std::string> ApprovalLines(const job::Receipt& receipt) {
+  std::vector<std::string> lines;
+  for (const job::ApprovalRecord& a : receipt.approvals)
+    lines.push_back(EscapeControls(a.answer + " (" + a.rule + ") " + a.kind + ": " + a.asked));
+  return lines;
+}
+
 std::vector<std::string> ReceiptChangeLines(const job::Receipt& receipt) {
   std::vector<std::string> lines;
   for (const job::ReceiptChange& f : receipt.changes)

@@ -14,6 +14,9 @@ namespace berth::cli {
 // "skipped [include] PATH: REASON" per [include] path the workspace did not copy, in that
 // order.
 std::vector<std::string> ReceiptChangeLines(const job::Receipt& receipt);
+// "accept|decline (RULE) KIND: ASKED" per approval request, in order, each escaped (what was
+// asked comes from the agent).
+std::vector<std::string> ApprovalLines(const job::Receipt& receipt);
 // Only the "skipped [include]" lines.
 std::vector<std::string> SkippedIncludeLines(const job::Receipt& receipt);
 

@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "git/repository.h"
 #include "job/agent_launcher.h"
+#include "job/app_server_turn.h"
 #include "job/clock.h"
 #include "job/context.h"
 #include "job/full_access.h"
@@ -106,6 +107,9 @@ class JobRun {
   Status PrepareWorkspace();
   Result<sandbox::SandboxSpec> BuildSpec();
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
+  // The session of a Codex app-server agent, copying the server's lines to `transcript`.
+  Result<std::unique_ptr<AppServerTurn>> StartAppServerTurn(const sandbox::SandboxSpec& spec,
+                                                            int transcript);
   Status AddProviderState(sandbox::SandboxSpec* spec);
   Status ApplySettings();
   // Stops the egress proxy, records its counts in the receipt and its denials as events.

@@ -114,7 +114,8 @@ Status ResolveNetwork(policy::NetworkMode mode, const std::vector<std::string>& 
 
 Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const std::string& prompt,
                      RunRequest* r) {
-  const provider::Provider p = TRY(provider::Find(choice.provider, ctx.user));
+  const provider::Provider found = TRY(provider::Find(choice.provider, ctx.user));
+  const provider::Provider p = r->app_server ? provider::CodexAppServer(found) : found;
   const std::string& home = ctx.identity.home;
   r->provider = p.name;
   r->provider_def = p;
@@ -144,10 +145,14 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
   if (p.prompt != provider::PromptChannel::kStdin && prompt.empty())
     return Error(Cause::kInvalidArgument, "the " + p.name + " provider needs a prompt", 0,
                  "give one with --prompt or --prompt-file");
+  // An app-server's stdin is the protocol: the prompt is the turn's input (app_server_turn.h).
+  if (r->app_server && prompt.empty())
+    return Error(Cause::kInvalidArgument, "an app-server agent needs a prompt", 0,
+                 "give one with --prompt or --prompt-file");
   provider::Invocation invocation = TRY(provider::BuildInvocation(p, inv));
   invocation.argv[0] = r->provider_cli;
   r->argv = invocation.argv;
-  r->prompt_on_stdin = invocation.prompt_on_stdin;
+  r->prompt_on_stdin = invocation.prompt_on_stdin && !r->app_server;
 
   for (const std::string& name : p.env) {
     if (std::find(r->env_pass.begin(), r->env_pass.end(), name) != r->env_pass.end()) continue;

@@ -277,6 +277,36 @@ Result<std::optional<LandingRecord>> LandingFromJson(const JsonReader& receipt) 
   return std::optional<LandingRecord>(std::move(l));
 }
 
+nlohmann::json ApprovalsToJson(const std::vector<ApprovalRecord>& approvals) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ApprovalRecord& a : approvals)
+    out.push_back({{"method", a.method},
+                   {"kind", a.kind},
+                   {"asked", a.asked},
+                   {"argv", a.argv},
+                   {"answer", a.answer},
+                   {"rule", a.rule},
+                   {"reason", a.reason}});
+  return out;
+}
+
+Status ApprovalsFromJson(const JsonReader& receipt, std::vector<ApprovalRecord>* out) {
+  return receipt.ReadList(
+      "approvals", out,
+      [](const nlohmann::json& v, const std::string& where) -> Result<ApprovalRecord> {
+        JsonReader e = TRY(JsonReader::Of(v, where));
+        ApprovalRecord a;
+        TRY(e.Read("method", &a.method));
+        TRY(e.Read("kind", &a.kind));
+        TRY(e.Read("asked", &a.asked));
+        TRY(e.Read("argv", &a.argv));
+        TRY(e.Read("answer", &a.answer));
+        TRY(e.Read("rule", &a.rule));
+        TRY(e.Read("reason", &a.reason));
+        return a;
+      });
+}
+
 // The fields of a JobRecord that a receipt carries (and so reads back).
 bool ReceiptJobEqual(const store::JobRecord& a, const store::JobRecord& b) {
   auto tie = [](const store::JobRecord& j) {
@@ -399,6 +429,7 @@ nlohmann::json Receipt::ToJson() const {
                 {"started_at", time_or_null(job.started_at_ms)},
                 {"ended_at", time_or_null(job.ended_at_ms)}};
   if (landing) j["landing"] = LandingToJson(*landing);
+  if (!approvals.empty()) j["approvals"] = ApprovalsToJson(approvals);
   return j;
 }
 
@@ -519,6 +550,7 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   TRY(ReadTime(times, "ended_at", &job.ended_at_ms));
 
   out.landing = TRY(LandingFromJson(r));
+  TRY(ApprovalsFromJson(r, &out.approvals));
   return out;
 }
 
@@ -533,7 +565,7 @@ bool Receipt::operator==(const Receipt& o) const {
     return std::tie(r.argv, r.write, r.backend, r.skipped_includes, r.sandbox, r.child_exit,
                     r.child_signal, r.changes, r.refusals, r.ignored, r.output, r.timings,
                     r.verify_ms, r.verification, r.verification_history, r.error, r.provider,
-                    r.network, r.access, r.landing);
+                    r.network, r.access, r.landing, r.approvals);
   };
   return ReceiptJobEqual(job, o.job) && tie(*this) == tie(o);
 }

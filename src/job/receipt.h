@@ -210,6 +210,20 @@ struct LandingRecord {
   bool operator==(const LandingRecord&) const = default;
 };
 
+// One entry of `approvals`: a request the agent's CLI made to go past its limits (Codex
+// app-server; docs/app-server.md), and the policy's answer.
+struct ApprovalRecord {
+  std::string method;             // the protocol's method
+  std::string kind;               // command, file-change, permissions, unknown
+  std::string asked;              // what was asked, for people
+  std::vector<std::string> argv;  // the command as parsed, when it parsed
+  std::string answer;             // accept, decline
+  std::string rule;               // the rule that decided
+  std::string reason;
+
+  bool operator==(const ApprovalRecord&) const = default;
+};
+
 struct Receipt {
   // State, ids, owner and times as recorded; only the fields the receipt carries are read back
   // (ReceiptJobEqual).
@@ -238,6 +252,8 @@ struct Receipt {
   std::optional<NetworkRecord> network;
   AccessRecord access;
   std::optional<LandingRecord> landing;
+  // Every approval request and its answer, in order; empty for agents that make none.
+  std::vector<ApprovalRecord> approvals;
 
   nlohmann::json ToJson() const;
   // Fails, naming the field, on another schema or a known field of the wrong type; a missing

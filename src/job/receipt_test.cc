@@ -102,6 +102,20 @@ Receipt FullReceipt() {
                             "2026-11-29T12:00:02.000Z",
                             true,
                             {"src/app.c"}};
+  r.approvals = {{"item/commandExecution/requestApproval",
+                  "command",
+                  "npm test (in /src/app)",
+                  {"npm", "test"},
+                  "accept",
+                  "command-prefix",
+                  "npm test matches [npm test]"},
+                 {"item/fileChange/requestApproval",
+                  "file-change",
+                  "/etc/passwd",
+                  {},
+                  "decline",
+                  "file-change-outside",
+                  "/etc/passwd is outside the workspace"}};
   return r;
 }
 
@@ -194,6 +208,8 @@ TEST(ReceiptCodec, WrongTypesAreErrorsThatNameTheField) {
       {"/job/state"_json_pointer, "sleeping", "receipt.job.state"},
       {"/error"_json_pointer, "failed", "receipt.error"},
       {"/landing/paths"_json_pointer, nlohmann::json::object(), "receipt.landing.paths"},
+      {"/approvals/1/rule"_json_pointer, 3, "receipt.approvals[1].rule"},
+      {"/approvals"_json_pointer, "none", "receipt.approvals"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = FullReceipt().ToJson();

@@ -124,6 +124,8 @@ nlohmann::json RunRequest::ToJson() const {
   j["network"] = policy::NetworkModeName(network);
   j["allowlist"] = allowlist;
   j["workdir"] = workdir;
+  j["app_server"] = app_server;
+  j["approvals"] = {{"commands", approvals.commands}};
   j["state_dirs"] = state_dirs;
   j["state_files"] = state_files;
   j["full_access"] = full_access;
@@ -193,6 +195,24 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   optional("network", &network);
   optional("allowlist", &r.allowlist);
   optional("workdir", &r.workdir);  // `berth lane` (job/lane_submit.h); older requests: the root
+  optional("app_server", &r.app_server);  // older requests: codex exec
+  if (auto it = j.find("approvals"); it != j.end() && !it->is_null()) {
+    auto commands = it->is_object() ? it->find("commands") : it->end();
+    if (!it->is_object() || (commands != it->end() && !commands->is_array()))
+      return Error(Cause::kInternal, "the stored approval rules are not {commands: [[...]]}");
+    if (commands != it->end())
+      for (const nlohmann::json& prefix : *commands) {
+        if (!prefix.is_array())
+          return Error(Cause::kInternal, "a stored approval rule is not a list");
+        std::vector<std::string> words;
+        for (const nlohmann::json& word : prefix) {
+          if (!word.is_string())
+            return Error(Cause::kInternal, "a stored approval rule holds a non-string");
+          words.push_back(word.get<std::string>());
+        }
+        r.approvals.commands.push_back(std::move(words));
+      }
+  }
   optional("state_dirs", &r.state_dirs);
   optional("state_files", &r.state_files);
   // Absent in requests queued before full access existed: those are bounded.

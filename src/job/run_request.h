@@ -14,6 +14,7 @@
 
 #include "base/result.h"
 #include "job/access_ask.h"
+#include "policy/approval_rules.h"
 #include "policy/policy.h"
 #include "provider/provider.h"
 #include "sandbox/spec.h"
@@ -100,6 +101,10 @@ struct RunRequest {
   // Where the agent starts, relative to the repository root ("": the root). Set by `berth
   // lane` for a --cwd below the root (job/lane_submit.h).
   std::string workdir;
+  // Codex through `codex app-server` (docs/app-server.md): the session answers the CLI's
+  // approval requests from `approvals`, the agent's rules or else the policy's top-level ones.
+  bool app_server = false;
+  policy::ApprovalRules approvals;
 
   // Where the agent reads its prompt: kPromptPathInJob inside the sandbox; the job's own
   // copy on the host for a full-access job, which has no mounts.

@@ -45,6 +45,29 @@ TEST(RunRequestJsonTest, TypedFieldsRoundTripAsTheirNames) {
   EXPECT_EQ(provider::ToJson(*back.provider_def), provider::ToJson(*r.provider_def));
 }
 
+TEST(RunRequestJsonTest, AppServerAndItsApprovalRulesRoundTrip) {
+  RunRequest r = ProviderRequest();
+  r.app_server = true;
+  r.provider_def = provider::CodexAppServer(*r.provider_def);
+  r.approvals.commands = {{"npm", "test"}, {"make"}};
+  nlohmann::json j = r.ToJson();
+  EXPECT_EQ(j["approvals"]["commands"], nlohmann::json({{"npm", "test"}, {"make"}}));
+  RunRequest back = RunRequest::FromJson(j.dump()).value();
+  EXPECT_TRUE(back.app_server);
+  EXPECT_EQ(back.approvals, r.approvals);
+  EXPECT_EQ(back.provider_def->output, provider::OutputFormat::kCodexAppServer);
+  // A request an older berth queued runs codex exec, with no rules.
+  j.erase("app_server");
+  j.erase("approvals");
+  back = RunRequest::FromJson(j.dump()).value();
+  EXPECT_FALSE(back.app_server);
+  EXPECT_TRUE(back.approvals.commands.empty());
+  j["approvals"] = nlohmann::json::parse(R"({"commands": [["npm", 1]]})");
+  EXPECT_FALSE(RunRequest::FromJson(j.dump()));
+  j["approvals"] = nlohmann::json::parse(R"({"commands": {"npm": "test"}})");
+  EXPECT_FALSE(RunRequest::FromJson(j.dump()));
+}
+
 TEST(RunRequestJsonTest, BestEffortLimitsAreStoredByName) {
   RunRequest r = ProviderRequest();
   r.limits.pids = 4096;

@@ -46,6 +46,8 @@ constexpr const char* kPromptPath = kPromptPathInJob;
 // The user's object store, read-only, for the agent's git (the user's .git is covered).
 constexpr const char* kObjectsPath = "/run/berth/objects";
 constexpr size_t kMaxPromptInEnv = 64 * 1024;
+// How long a Codex app-server's turn has to end after turn/interrupt before its tree is ended.
+constexpr int64_t kInterruptNoticeMs = 5000;
 
 }  // namespace
 
@@ -294,7 +296,23 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
         {ws.backend == workspace::Backend::kOverlay ? ws.upper : ws.copy, ws.git_dir},
         request_.limits.disk_bytes, lost_.get());
   }
+  // Codex app-server: its stdin and stdout are the protocol, spoken by the session's thread,
+  // which has the store to itself until Finish() (app_server_turn.h); nothing between here
+  // and Finish() uses the store on this thread.
+  std::unique_ptr<AppServerTurn> turn;
+  if (request_.app_server) {
+    turn = TRY(StartAppServerTurn(spec, out.write.get()));
+    options.stdio[0] = turn->server_stdin();
+    options.stdio[1] = turn->server_stdout();
+    // A stop asks for turn/interrupt first; the tree is ended only if the turn does not end.
+    options.on_stop = [&turn] { turn->Interrupt(); };
+    options.stop_notice_ms = kInterruptNoticeMs;
+  }
   Result<sandbox::LaunchResult> result = launcher_.LaunchAgent(spec, job_.id, options);
+  if (turn) {
+    turn->Finish();
+    receipt_.approvals = turn->approvals();
+  }
   if (disk_watch) disk_exceeded_ = disk_watch->exceeded();
   disk_watch.reset();
   FinishProxy(spec, result ? result->proxy_address : "");
@@ -306,6 +324,25 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   OutputCapture::Stats e = stderr_capture->Finish();
   receipt_.output = OutputRecord{{o.bytes, o.elided}, {e.bytes, e.elided}};
   return result;
+}
+
+Result<std::unique_ptr<AppServerTurn>> JobRun::StartAppServerTurn(const sandbox::SandboxSpec& spec,
+                                                                  int transcript) {
+  appserver::TurnSpec turn;
+  turn.cwd = spec.workspace;
+  if (request_.has_prompt)
+    turn.prompt = TRY_CTX(sys::ReadFile(request_.prompt_file), "reading the job's prompt");
+  turn.network = spec.network != sandbox::Network::kNone;
+  std::string path;
+  for (const sandbox::EnvVar& var : spec.env)
+    if (var.name == "PATH") path = var.value;
+  Step("agent", "speaking the app-server protocol of codex " + request_.provider_version +
+                    " (checked against " + appserver::kPinnedCodexVersion + "); " +
+                    std::to_string(request_.approvals.commands.size()) +
+                    " command prefix(es) may be approved");
+  return AppServerTurn::Start(
+      std::move(turn), request_.approvals, JobApprovalContext(job_.repo, path), transcript,
+      [this](const std::string& step, const std::string& detail) { Step(step, detail); });
 }
 
 Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {

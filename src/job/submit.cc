@@ -85,6 +85,14 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.argv = agent.argv;
     if (r.write) r.writable = agent.writable.patterns();
     r.grants = agent.grants;
+    r.app_server = agent.protocol == policy::AgentProtocol::kAppServer;
+    if (r.app_server) r.approvals = policy::EffectiveApprovals(pol, agent);
+    if (r.app_server && r.full_access)
+      return Denied("agent '" + agent.name +
+                        "' speaks Codex's app-server protocol, which berth runs only inside its "
+                        "sandbox: its approvals are a second wall inside that one",
+                    "run it without full access, or give a full-access run an agent with "
+                    "protocol = \"exec\"");
   }
   choice->provider = r.provider;
   choice->network = pol.defaults.network;

@@ -59,6 +59,32 @@ TEST(Invocation, CodexArgv) {
 
 // A full-access job has no berth sandbox around it: the CLI's own sandbox is in its
 // full-access mode by name (docs/providers.md "Full access").
+// protocol = "app-server": the same switches after `app-server`, the model pinned by -c, no
+// prompt argument (the prompt is the turn's input), no approval bypass.
+TEST(Invocation, CodexAppServerArgv) {
+  InvocationRequest r;
+  r.write = true;
+  r.model = "gpt-5.5";
+  r.effort = "high";
+  Result<Invocation> inv = BuildInvocation(CodexAppServer(Builtin("codex")), r);
+  ASSERT_TRUE(inv.has_value()) << inv.error().ToString();
+  const V expected = {"codex",     "app-server",
+                      "-c",        "analytics.enabled=false",
+                      "-c",        "check_for_update_on_startup=false",
+                      "-c",        "web_search=\"disabled\"",
+                      "-c",        "history.persistence=\"none\"",
+                      "--disable", "plugins",
+                      "--disable", "apps",
+                      "--disable", "multi_agent",
+                      "--disable", "hooks",
+                      "--disable", "memories",
+                      "--disable", "shell_snapshot",
+                      "-c",        "model=\"gpt-5.5\"",
+                      "-c",        "model_reasoning_effort=\"high\""};
+  EXPECT_EQ(inv->argv, expected);
+  EXPECT_EQ(CodexAppServer(Builtin("codex")).output, OutputFormat::kCodexAppServer);
+}
+
 TEST(Invocation, CodexFullAccessArgvUsesDangerFullAccess) {
   const V full = {"codex",
                   "exec",

@@ -54,6 +54,8 @@ AgentOutput ParseJsonLines(std::string_view text, const FieldPaths& fields) {
 
 AgentOutput ParseOutput(const Provider& provider, std::string_view text) {
   switch (provider.output) {
+    case OutputFormat::kCodexAppServer:
+      return ParseCodexAppServer(text);
     case OutputFormat::kCodex:
       return ParseCodex(text);
     case OutputFormat::kClaude:

@@ -42,6 +42,7 @@ AgentOutput ParseOutput(const Provider& provider, std::string_view stdout_text);
 
 // One parser per format, exposed for tests and fuzzing.
 AgentOutput ParseCodex(std::string_view text);
+AgentOutput ParseCodexAppServer(std::string_view text);
 AgentOutput ParseClaude(std::string_view text);
 AgentOutput ParseGemini(std::string_view text);
 AgentOutput ParseGrok(std::string_view text);

@@ -10,6 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   using namespace berth::provider;
   (void)ParseCodex(text);
+  (void)ParseCodexAppServer(text);
   (void)ParseClaude(text);
   (void)ParseGemini(text);
   (void)ParseGrok(text);

@@ -25,6 +25,46 @@ TEST(Output, CodexEvents) {
   EXPECT_EQ(o.usage.output_tokens, 5);
 }
 
+// A transcript of `codex app-server` as berth's session copies it (docs/app-server.md).
+TEST(Output, CodexAppServerTranscript) {
+  const std::string start =
+      R"({"id":2,"result":{"thread":{"id":"thr-1"},"model":"gpt-5.5"}})"
+      "\n"
+      R"({"method":"error","params":{"error":{"message":"Reconnecting... 1/5"},"willRetry":true}})"
+      "\n"
+      R"({"method":"item/completed","params":{"item":{"type":"agentMessage","text":"first"}}})"
+      "\n"
+      R"({"method":"thread/tokenUsage/updated","params":{"tokenUsage":{"total":{"inputTokens":10,)"
+      R"("cachedInputTokens":2,"outputTokens":5}}}})"
+      "\n"
+      R"({"method":"item/completed","params":{"item":{"type":"agentMessage","text":"done"}}})"
+      "\n";
+  AgentOutput o = ParseCodexAppServer(
+      start + R"({"method":"turn/completed","params":{"turn":{"status":"completed"}}})");
+  EXPECT_TRUE(o.has_final);
+  EXPECT_EQ(o.final_text, "done");
+  EXPECT_EQ(o.session_id, "thr-1");
+  EXPECT_EQ(o.usage.input_tokens, 10);
+  EXPECT_EQ(o.usage.cached_input_tokens, 2);
+  EXPECT_EQ(o.usage.output_tokens, 5);
+  EXPECT_TRUE(o.failure.empty()) << o.failure;  // the retried error is no failure
+
+  AgentOutput failed = ParseCodexAppServer(
+      start + R"({"method":"turn/completed","params":{"turn":{"status":"failed",)"
+              R"("error":{"message":"401 Unauthorized"}}}})");
+  EXPECT_FALSE(failed.has_final);
+  EXPECT_EQ(failed.failure, "401 Unauthorized");
+  AgentOutput interrupted = ParseCodexAppServer(
+      R"({"method":"turn/completed","params":{"turn":{"status":"interrupted"}}})");
+  EXPECT_TRUE(interrupted.cancelled);
+  EXPECT_FALSE(interrupted.has_final);
+  // One of berth's requests failed and no turn ran.
+  AgentOutput refused =
+      ParseCodexAppServer(R"({"id":2,"error":{"code":-32600,"message":"not logged in"}})");
+  EXPECT_EQ(refused.failure, "not logged in");
+  EXPECT_FALSE(refused.has_final);
+}
+
 TEST(Output, ClaudeResult) {
   AgentOutput o = ParseClaude(
       "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"model\":\"claude-x\"}\n"

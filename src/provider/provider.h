@@ -14,7 +14,16 @@ namespace berth::provider {
 enum class PromptChannel { kStdin, kFile, kArgument };
 // How stdout is read: a built-in parser for one CLI's structured stream, generic JSON lines
 // with field paths, or plain text (the whole stdout is the final text).
-enum class OutputFormat { kCodex, kClaude, kGemini, kGrok, kJsonLines, kPlain, kNone };
+enum class OutputFormat {
+  kCodex,
+  kClaude,
+  kGemini,
+  kGrok,
+  kJsonLines,
+  kPlain,
+  kNone,
+  kCodexAppServer,  // the transcript of a `codex app-server` session (appserver/session.h)
+};
 
 const char* PromptChannelName(PromptChannel channel);
 const char* OutputFormatName(OutputFormat format);

@@ -6,9 +6,10 @@ namespace berth::provider {
 
 namespace {
 
-const OutputFormat kFormats[] = {
-    OutputFormat::kCodex,     OutputFormat::kClaude, OutputFormat::kGemini, OutputFormat::kGrok,
-    OutputFormat::kJsonLines, OutputFormat::kPlain,  OutputFormat::kNone};
+const OutputFormat kFormats[] = {OutputFormat::kCodex,     OutputFormat::kClaude,
+                                 OutputFormat::kGemini,    OutputFormat::kGrok,
+                                 OutputFormat::kJsonLines, OutputFormat::kPlain,
+                                 OutputFormat::kNone,      OutputFormat::kCodexAppServer};
 const PromptChannel kChannels[] = {PromptChannel::kStdin, PromptChannel::kFile,
                                    PromptChannel::kArgument};
 

@@ -9,6 +9,20 @@ namespace berth::provider {
 
 namespace {
 
+// What berth turns off in every Codex run, exec or app-server.
+std::vector<std::string> CodexQuietArgs() {
+  return {"-c",        "analytics.enabled=false",
+          "-c",        "check_for_update_on_startup=false",
+          "-c",        "web_search=\"disabled\"",
+          "-c",        "history.persistence=\"none\"",
+          "--disable", "plugins",
+          "--disable", "apps",
+          "--disable", "multi_agent",
+          "--disable", "hooks",
+          "--disable", "memories",
+          "--disable", "shell_snapshot"};
+}
+
 Provider Codex() {
   Provider p;
   p.name = "codex";
@@ -22,16 +36,8 @@ Provider Codex() {
     std::vector<std::string> argv = {"exec",        "--json",  "--skip-git-repo-check",
                                      "--ephemeral", "--color", "never"};
     argv.insert(argv.end(), sandbox.begin(), sandbox.end());
-    argv.insert(argv.end(), {"-c",        "analytics.enabled=false",
-                             "-c",        "check_for_update_on_startup=false",
-                             "-c",        "web_search=\"disabled\"",
-                             "-c",        "history.persistence=\"none\"",
-                             "--disable", "plugins",
-                             "--disable", "apps",
-                             "--disable", "multi_agent",
-                             "--disable", "hooks",
-                             "--disable", "memories",
-                             "--disable", "shell_snapshot"});
+    const std::vector<std::string> quiet = CodexQuietArgs();
+    argv.insert(argv.end(), quiet.begin(), quiet.end());
     return argv;
   };
   p.read_args = args({"--dangerously-bypass-approvals-and-sandbox"});
@@ -216,6 +222,22 @@ std::string Names(const std::vector<Provider>& all) {
 
 }  // namespace
 
+Provider CodexAppServer(Provider p) {
+  // Approvals are not bypassed here: the session asks for them on every turn (approvalPolicy
+  // "untrusted") and the policy answers. The sandbox policy is set per turn (externalSandbox).
+  std::vector<std::string> argv = {"app-server"};
+  const std::vector<std::string> quiet = CodexQuietArgs();
+  argv.insert(argv.end(), quiet.begin(), quiet.end());
+  p.read_args = argv;
+  p.write_args = argv;
+  p.full_args = {};
+  // Pinned on the command line, so that the model's evidence stays the argv.
+  p.model_args = {"-c", "model=\"{model}\""};
+  p.prompt_args = {};
+  p.output = OutputFormat::kCodexAppServer;
+  return p;
+}
+
 const std::vector<Provider>& Builtins() {
   static const std::vector<Provider> kBuiltins = {Codex(), Claude(), Gemini(), Grok(), Command()};
   return kBuiltins;
@@ -352,6 +374,8 @@ const char* OutputFormatName(OutputFormat format) {
   switch (format) {
     case OutputFormat::kCodex:
       return "codex";
+    case OutputFormat::kCodexAppServer:
+      return "codex-app-server";
     case OutputFormat::kClaude:
       return "claude";
     case OutputFormat::kGemini:

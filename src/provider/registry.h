@@ -14,6 +14,12 @@ namespace berth::provider {
 // codex, claude, gemini, grok and command, in that order.
 const std::vector<Provider>& Builtins();
 
+// Codex driven through `codex app-server` instead of `codex exec` (policy: protocol =
+// "app-server"; docs/app-server.md): the same CLI, credentials, state and endpoints, its
+// app-server command line, the prompt and model given through the protocol, the transcript
+// read as OutputFormat::kCodexAppServer.
+Provider CodexAppServer(Provider codex);
+
 // A user-defined provider from its [providers.NAME] table. Errors name the key.
 Result<Provider> FromConfig(const config::ProviderEntry& entry);
 
