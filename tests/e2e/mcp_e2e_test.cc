@@ -162,7 +162,11 @@ TEST_F(McpTest, SdkClientDrivesEveryTool) {
   EXPECT_NE(Text(wait).find("job " + id + " completed"), std::string::npos) << wait.dump(2);
   EXPECT_NE(Text(wait).find("done: true"), std::string::npos);
   EXPECT_EQ(Get(Get(wait, "structuredContent"), "done"), true);
-  EXPECT_GT(Get(wait, "progress").get<int>(), 2);
+  // At least one progress notification reaches the client. Not more: when the job is already
+  // done, its events go out in one burst right before the result, and the SDK drops those it
+  // handles after the result has removed the call's progress handler (2 of 7 arrived on an
+  // idle machine). The session's own tests count every notification it sends.
+  EXPECT_GE(Get(wait, "progress").get<int>(), 1) << wait.dump(2);
   // The diff, paged in 100-byte pages, is `berth diff`'s patch.
   RunResult diff = Berth({"diff", id});
   ASSERT_EQ(diff.exit_code, 0) << diff.Describe();
