@@ -4,6 +4,7 @@
 #include "sys/file_io.h"
 #include "sys/fs.h"
 #include "sys/net.h"
+#include "sys/process.h"
 
 namespace berth::job {
 
@@ -51,14 +52,24 @@ Result<std::unique_ptr<AppServerTurn>> AppServerTurn::Start(appserver::TurnSpec 
   t->to_server_ = TRY(sys::MakePipe());
   t->from_server_ = TRY(sys::MakePipe());
   t->gone_ = TRY(sys::MakeEventFd());
+  t->end_ = TRY(sys::MakeEventFd());
   t->turn_ = std::move(turn);
   t->observer_ = std::make_unique<Observer>(transcript, std::move(on_event), &t->approvals_);
   t->session_ = std::make_unique<appserver::Session>(
       TRY(appserver::Session::Create(std::move(t->to_server_.write), t->from_server_.read.get(),
                                      std::move(rules), std::move(context), *t->observer_)));
   AppServerTurn* self = t.get();
-  t->thread_ = std::thread(
-      [self] { self->end_ = self->session_->Run(self->turn_, kBerthVersion, self->gone_.get()); });
+  t->thread_ = std::thread([self] {
+    self->session_end_ = self->session_->Run(self->turn_, kBerthVersion, self->gone_.get());
+    // The server's stdin is closed now; a server that does not exit is ended (still on this
+    // thread, which has the store until Finish()).
+    Result<int> gone = sys::PollReadable({self->gone_.get()}, kExitGraceMs);
+    if (gone && *gone == 0) return;
+    self->observer_->OnEvent("appserver", "the app-server did not exit within " +
+                                              std::to_string(kExitGraceMs / 1000) +
+                                              " s of its turn's end: its process tree is ended");
+    sys::SignalEventFd(self->end_.get());
+  });
   return t;
 }
 
@@ -69,14 +80,14 @@ AppServerTurn::~AppServerTurn() {
 void AppServerTurn::Interrupt() { session_->Interrupt(); }
 
 appserver::SessionEnd AppServerTurn::Finish() {
-  if (!thread_.joinable()) return end_;
+  if (!thread_.joinable()) return session_end_;
   // berth's copies of the server's ends: closed, so that the session sees the end of the
   // server's output and a write to its stdin fails rather than blocks.
   from_server_.write.Reset();
   to_server_.read.Reset();
   sys::SignalEventFd(gone_.get());
   thread_.join();
-  return end_;
+  return session_end_;
 }
 
 policy::ApprovalContext JobApprovalContext(const std::string& workspace, const std::string& path) {

@@ -38,6 +38,10 @@ class AppServerTurn {
   // The ends the server's process gets as its stdin and stdout.
   int server_stdin() const { return to_server_.read.get(); }
   int server_stdout() const { return from_server_.write.get(); }
+  // Readable when the turn is over but the server has not exited kExitGraceMs after the end of
+  // its stdin: the launcher's end_fd, which ends its tree.
+  int end_fd() const { return end_.get(); }
+  static constexpr int kExitGraceMs = 5000;
 
   // The launcher's stop (cancel, deadline, lost lease): turn/interrupt. Any thread.
   void Interrupt();
@@ -54,10 +58,11 @@ class AppServerTurn {
 
   sys::Pipe to_server_, from_server_;
   sys::UniqueFd gone_;  // eventfd: the server's process has ended
+  sys::UniqueFd end_;   // eventfd: the server outlived its turn
   std::unique_ptr<Observer> observer_;
   std::unique_ptr<appserver::Session> session_;
   appserver::TurnSpec turn_;
-  appserver::SessionEnd end_;
+  appserver::SessionEnd session_end_;
   std::vector<ApprovalRecord> approvals_;  // written by the session's thread until joined
   std::thread thread_;
 };

@@ -307,6 +307,7 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
     // A stop asks for turn/interrupt first; the tree is ended only if the turn does not end.
     options.on_stop = [&turn] { turn->Interrupt(); };
     options.stop_notice_ms = kInterruptNoticeMs;
+    options.end_fd = turn->end_fd();
   }
   Result<sandbox::LaunchResult> result = launcher_.LaunchAgent(spec, job_.id, options);
   if (turn) {
@@ -477,6 +478,12 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
   facts.signaled = run.status.signaled;
   facts.exit_code = run.status.code;
   facts.signal = run.status.signal;
+  // berth ended an app-server that outlived its turn (end_fd): its exit says nothing about
+  // the turn; the transcript does.
+  if (run.ended) {
+    facts.signaled = false;
+    facts.exit_code = 0;
+  }
   facts.output = provider::ParseOutput(p, out);
   facts.stderr_tail = err;
   facts.model = provider::CheckModel(p, request_.model, facts.output.model);

@@ -429,11 +429,16 @@ Status Launching::Supervise() {
       wait = wait < 0 ? until_deadline : std::min(wait, until_deadline);
     }
     int stop_fd = result_.stopped ? -1 : options_.stop_fd;
+    int end_fd = result_.ended ? -1 : options_.end_fd;
     int ready = TRY(sys::PollReadable(
-        {init_.pidfd(), signals_.get(), stop_fd, listener_.valid() ? listener_.get() : -1}, wait));
+        {init_.pidfd(), signals_.get(), stop_fd, listener_.valid() ? listener_.get() : -1, end_fd},
+        wait));
     if (ready == 0) return {};  // the init exited
     if (ready == 2) {
       result_.stopped = true;
+      terminator.Start(sys::MonotonicMillis());
+    } else if (ready == 4) {
+      result_.ended = true;
       terminator.Start(sys::MonotonicMillis());
     } else if (ready == 3) {
       HandleNotification();

@@ -40,6 +40,7 @@ struct LaunchResult {
   sys::ExitStatus status;  // the command's
   bool timed_out = false;
   bool stopped = false;  // ended through stop_fd, SIGTERM or SIGHUP
+  bool ended = false;    // ended through end_fd
   std::string tier;      // "namespaces", "landlock" or "none (full access)"
   std::vector<std::string> layers;
   nlohmann::json limits;  // AppliedLimit list
@@ -78,6 +79,10 @@ struct LaunchOptions {
   // the command's own protocol asks it to stop first (Codex app-server's turn/interrupt).
   std::function<void()> on_stop;
   int64_t stop_notice_ms = 0;
+  // When readable, the command's tree is ended (SIGTERM, grace, SIGKILL) because the caller
+  // is done with it, which is not a stop: `stopped` stays false and `ended` is set (a protocol
+  // server that outlived its conversation). -1: none.
+  int end_fd = -1;
 };
 
 // What went wrong when a launch failed, for callers to switch on (states, exit codes); the

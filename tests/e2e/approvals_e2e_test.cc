@@ -239,5 +239,27 @@ TEST_F(ApprovalsTest, TheDeadlineInterruptsTheTurnBeforeTheTreeIsEnded) {
   EXPECT_TRUE(JobProcesses(id).empty());
 }
 
+// A server that ignores the end of its stdin must not hold the job until its deadline: berth
+// ends its tree 5 s after the turn, and the completed turn stands.
+TEST_F(JobsTest, AServerThatOutlivesItsTurnIsEnded) {
+  ASSERT_TRUE(WriteText(PolicyPath(), kPolicy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "an app-server agent"}).exit_code, 0);
+  const auto start = std::chrono::steady_clock::now();
+  RunResult run = Run({"run", "agent", "-p", "anything"},
+                      {{"PATH", std::string(APPSERVER_FIXTURES) + "/hung-server:" + kPath},
+                       {"OPENAI_API_KEY", "sk-berth-test"},
+                       {"GIT_CONFIG_NOSYSTEM", "1"}});
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string id = NewestJobId();
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GetStr(receipt, "job.state"), "completed") << receipt.dump(2);
+  EXPECT_EQ(GetStr(receipt, "provider.final_text"), "done, staying");
+  EXPECT_LT(took, std::chrono::seconds(25));
+  RunResult logs = Run({"logs", id}, {{"PATH", kPath}});
+  EXPECT_TRUE(Contains(logs.err, "did not exit within 5 s of its turn's end")) << logs.Describe();
+  EXPECT_TRUE(JobProcesses(id).empty());
+}
+
 }  // namespace
 }  // namespace berth::e2e
