@@ -7,12 +7,6 @@ namespace {
 using policy::ApprovalKind;
 using policy::ApprovalRequest;
 
-std::string StringAt(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 bool IsStringArray(const nlohmann::json& value) {
   if (!value.is_array()) return false;
   for (const nlohmann::json& element : value)
@@ -29,6 +23,12 @@ ApprovalRequest Unknown(const std::string& method) {
 
 }  // namespace
 
+std::string StringField(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 nlohmann::json InitializeParams(const std::string& berth_version) {
   return {{"clientInfo", {{"name", "berth"}, {"title", "berth"}, {"version", berth_version}}}};
 }
@@ -41,7 +41,6 @@ nlohmann::json ThreadStartParams(const TurnSpec& turn) {
                            {"approvalPolicy", "untrusted"},
                            {"ephemeral", true},
                            {"serviceName", "berth"}};
-  if (!turn.model.empty()) params["model"] = turn.model;
   return params;
 }
 
@@ -53,8 +52,6 @@ nlohmann::json TurnStartParams(const std::string& thread_id, const TurnSpec& tur
       {"approvalPolicy", "untrusted"},
       {"sandboxPolicy",
        {{"type", "externalSandbox"}, {"networkAccess", turn.network ? "enabled" : "restricted"}}}};
-  if (!turn.model.empty()) params["model"] = turn.model;
-  if (!turn.effort.empty()) params["effort"] = turn.effort;
   return params;
 }
 
@@ -63,24 +60,24 @@ nlohmann::json TurnInterruptParams(const std::string& thread_id, const std::stri
 }
 
 void ItemTracker::Observe(const nlohmann::json& item) {
-  const std::string id = StringAt(item, "id");
+  const std::string id = StringField(item, "id");
   if (id.empty()) return;
   if (items_.size() >= kMaxItems && items_.count(id) == 0) return;
   Item& tracked = items_[id];
-  tracked.type = StringAt(item, "type");
+  tracked.type = StringField(item, "type");
   if (tracked.type == "commandExecution") {
-    tracked.command = StringAt(item, "command");
-    tracked.cwd = StringAt(item, "cwd");
+    tracked.command = StringField(item, "command");
+    tracked.cwd = StringField(item, "cwd");
   } else if (tracked.type == "fileChange") {
     tracked.paths.clear();
     auto changes = item.find("changes");
     if (changes == item.end() || !changes->is_array()) return;
     for (const nlohmann::json& change : *changes) {
-      std::string path = StringAt(change, "path");
+      std::string path = StringField(change, "path");
       if (!path.empty()) tracked.paths.push_back(path);
       // A move names its target in the change's kind: {"type": "update", "move_path": P}.
       if (change.is_object() && change.contains("kind")) {
-        std::string moved = StringAt(change["kind"], "move_path");
+        std::string moved = StringField(change["kind"], "move_path");
         if (!moved.empty()) tracked.paths.push_back(moved);
       }
     }
@@ -97,10 +94,10 @@ ApprovalRequest ReadApprovalRequest(const std::string& method, const nlohmann::j
   if (!params.is_object()) return Unknown(method);
   ApprovalRequest request;
   request.method = method;
-  const ItemTracker::Item* item = items.Find(StringAt(params, "itemId"));
+  const ItemTracker::Item* item = items.Find(StringField(params, "itemId"));
   if (method == "item/commandExecution/requestApproval") {
     request.kind = ApprovalKind::kCommand;
-    request.cwd = StringAt(params, "cwd");
+    request.cwd = StringField(params, "cwd");
     auto command = params.find("command");
     if (command != params.end() && command->is_string()) {
       request.command_line = command->get<std::string>();
@@ -112,7 +109,7 @@ ApprovalRequest ReadApprovalRequest(const std::string& method, const nlohmann::j
   }
   if (method == "execCommandApproval") {
     request.kind = ApprovalKind::kCommand;
-    request.cwd = StringAt(params, "cwd");
+    request.cwd = StringField(params, "cwd");
     auto command = params.find("command");
     if (command != params.end() && IsStringArray(*command))
       request.argv = command->get<std::vector<std::string>>();
@@ -120,19 +117,19 @@ ApprovalRequest ReadApprovalRequest(const std::string& method, const nlohmann::j
   }
   if (method == "item/fileChange/requestApproval") {
     request.kind = ApprovalKind::kFileChange;
-    request.grant_root = StringAt(params, "grantRoot");
+    request.grant_root = StringField(params, "grantRoot");
     if (item != nullptr && item->type == "fileChange") request.paths = item->paths;
     return request;
   }
   if (method == "applyPatchApproval") {
     request.kind = ApprovalKind::kFileChange;
-    request.grant_root = StringAt(params, "grantRoot");
+    request.grant_root = StringField(params, "grantRoot");
     auto changes = params.find("fileChanges");
     if (changes != params.end() && changes->is_object())
       for (auto it = changes->begin(); it != changes->end(); ++it) {
         request.paths.push_back(it.key());
         if (it->is_object()) {
-          std::string moved = StringAt(*it, "move_path");
+          std::string moved = StringField(*it, "move_path");
           if (!moved.empty()) request.paths.push_back(moved);
         }
       }
@@ -140,7 +137,7 @@ ApprovalRequest ReadApprovalRequest(const std::string& method, const nlohmann::j
   }
   if (method == "item/permissions/requestApproval") {
     request.kind = ApprovalKind::kPermissions;
-    request.cwd = StringAt(params, "cwd");
+    request.cwd = StringField(params, "cwd");
     return request;
   }
   return Unknown(method);

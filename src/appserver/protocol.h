@@ -22,10 +22,14 @@ inline constexpr const char* kPinnedCodexVersion = "0.171.0";
 struct TurnSpec {
   std::string cwd;      // the workspace (or the lane's subdirectory) as the agent sees it
   std::string prompt;   // the turn's only input
-  std::string model;    // "": the CLI's default
-  std::string effort;   // "": the CLI's default
   bool network = true;  // whether berth's sandbox lets the job reach the network at all
+  // No model or effort: berth pins both on the command line (-c), so that the model's
+  // evidence stays the argv (docs/app-server.md).
 };
+
+// The string member `key` of `object`; "" when `object` is not an object, or the member is
+// missing or not a string (the server's messages are untrusted).
+std::string StringField(const nlohmann::json& object, const char* key);
 
 nlohmann::json InitializeParams(const std::string& berth_version);
 nlohmann::json ThreadStartParams(const TurnSpec& turn);

@@ -17,7 +17,7 @@ using policy::ApprovalKind;
 nlohmann::json J(const char* text) { return nlohmann::json::parse(text); }
 
 TEST(ProtocolTest, TurnStartTellsCodexItRunsInAnExternalSandboxAndMustAsk) {
-  TurnSpec turn{"/src/app", "fix it", "gpt-5-codex", "high", false};
+  TurnSpec turn{"/src/app", "fix it", false};
   nlohmann::json p = TurnStartParams("thr_1", turn);
   EXPECT_EQ(p["threadId"], "thr_1");
   EXPECT_EQ(p["input"][0]["type"], "text");
@@ -26,13 +26,14 @@ TEST(ProtocolTest, TurnStartTellsCodexItRunsInAnExternalSandboxAndMustAsk) {
   EXPECT_EQ(p["approvalPolicy"], "untrusted");
   EXPECT_EQ(p["sandboxPolicy"]["type"], "externalSandbox");
   EXPECT_EQ(p["sandboxPolicy"]["networkAccess"], "restricted");
-  EXPECT_EQ(p["model"], "gpt-5-codex");
-  EXPECT_EQ(p["effort"], "high");
+  // The model and the effort are on the command line, never in the protocol.
+  EXPECT_FALSE(p.contains("model"));
+  EXPECT_FALSE(p.contains("effort"));
   nlohmann::json t = ThreadStartParams(turn);
   EXPECT_EQ(t["cwd"], "/src/app");
   EXPECT_EQ(t["ephemeral"], true);
   EXPECT_EQ(t["approvalPolicy"], "untrusted");
-  EXPECT_FALSE(ThreadStartParams(TurnSpec{"/w", "p", "", "", true}).contains("model"));
+  EXPECT_FALSE(t.contains("model"));
   EXPECT_EQ(TurnInterruptParams("thr", "turn"), J(R"({"threadId":"thr","turnId":"turn"})"));
 }
 
@@ -172,8 +173,8 @@ TEST(ProtocolTest, ARecordedTranscriptOfTheRealServerIsDecidedAsThePolicySays) {
 // the JSON Schema the real CLI prints. BERTH_UPDATE_GOLDEN=1 rewrites the file.
 TEST(ProtocolTest, WhatBerthSendsIsTheGoldenFileTheSchemaTestChecks) {
   const rpc::Dialect d = rpc::Dialect::kCodexAppServer;
-  TurnSpec turn{"/src/app", "fix the test", "gpt-5.5", "high", true};
-  TurnSpec offline{"/src/app", "read only", "", "", false};
+  TurnSpec turn{"/src/app", "fix the test", true};
+  TurnSpec offline{"/src/app", "read only", false};
   std::vector<std::pair<std::string, nlohmann::json>> sent = {
       {"ClientRequest", rpc::MakeRequest(1, "initialize", InitializeParams("0.1.0"), d)},
       {"ClientNotification", rpc::MakeNotification("initialized", nlohmann::json::object(), d)},

@@ -21,14 +21,8 @@ constexpr size_t kMaxLine = 32u << 20;
 // in the events once.
 constexpr size_t kMaxUnknownMethods = 20;
 
-std::string StringAt(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 std::string ErrorText(const nlohmann::json& error) {
-  std::string message = StringAt(error, "message");
+  std::string message = StringField(error, "message");
   return message.empty() ? error.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                          : message;
 }
@@ -148,7 +142,7 @@ class Session::Conversation {
       Request("thread/start", ThreadStartParams(turn_));
     } else if (method == "thread/start") {
       thread_id_ =
-          m.result.is_object() ? StringAt(m.result.value("thread", nlohmann::json()), "id") : "";
+          m.result.is_object() ? StringField(m.result.value("thread", nlohmann::json()), "id") : "";
       if (thread_id_.empty())
         return End(SessionEnd::Kind::kFailed, "thread/start answered without a thread id");
       s_.observer_->OnEvent("appserver", "thread " + thread_id_ + " started in " + turn_.cwd);
@@ -157,7 +151,7 @@ class Session::Conversation {
       Request("turn/start", TurnStartParams(thread_id_, turn_));
     } else if (method == "turn/start") {
       std::string id =
-          m.result.is_object() ? StringAt(m.result.value("turn", nlohmann::json()), "id") : "";
+          m.result.is_object() ? StringField(m.result.value("turn", nlohmann::json()), "id") : "";
       if (turn_id_.empty()) turn_id_ = id;
       if (turn_id_.empty())
         return End(SessionEnd::Kind::kFailed, "turn/start answered without a turn id");
@@ -196,13 +190,13 @@ class Session::Conversation {
       return;
     }
     if (m.method == "turn/started") {
-      if (turn_id_.empty()) turn_id_ = StringAt(p.value("turn", nlohmann::json()), "id");
+      if (turn_id_.empty()) turn_id_ = StringField(p.value("turn", nlohmann::json()), "id");
       MaybeInterrupt();
       return;
     }
     if (m.method == "turn/completed") {
       const nlohmann::json turn = p.value("turn", nlohmann::json());
-      const std::string status = StringAt(turn, "status");
+      const std::string status = StringField(turn, "status");
       const std::string error =
           turn.is_object() && turn.contains("error") ? ErrorText(turn["error"]) : "";
       if (status == "completed") return End(SessionEnd::Kind::kCompleted, "");
@@ -243,7 +237,7 @@ class Session::Conversation {
   }
 
   void DescribeStart(const nlohmann::json& item) {
-    const ItemTracker::Item* tracked = items_.Find(StringAt(item, "id"));
+    const ItemTracker::Item* tracked = items_.Find(StringField(item, "id"));
     if (tracked == nullptr) return;
     if (tracked->type == "commandExecution") {
       s_.observer_->OnEvent("appserver", "command: " + tracked->command);

@@ -128,7 +128,7 @@ void RunSession(FakeServer& server, Outcome* out, std::function<void(Session&)> 
   server.Start();
   std::thread helper;
   if (during) helper = std::thread([&] { during(*session); });
-  out->end = session->Run(TurnSpec{"/w", "do it", "", "", true}, "test", -1);
+  out->end = session->Run(TurnSpec{"/w", "do it", true}, "test", -1);
   if (helper.joinable()) helper.join();
   server.Join();
 }
@@ -237,7 +237,7 @@ TEST(SessionTest, AnInterruptBeforeTheTurnExistsWaitsForIt) {
   ASSERT_TRUE(session);
   session->Interrupt();
   server.Start();
-  run.end = session->Run(TurnSpec{"/w", "p", "", "", true}, "test", -1);
+  run.end = session->Run(TurnSpec{"/w", "p", true}, "test", -1);
   server.Join();
   // thread/start came back after the wish to stop: no turn was started at all.
   EXPECT_EQ(run.end.kind, SessionEnd::Kind::kInterrupted);
