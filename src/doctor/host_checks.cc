@@ -179,6 +179,15 @@ std::string CheckHost(const Inputs& in, std::vector<Item>* items) {
 void CheckGit(const Inputs& in, std::vector<Item>* items) {
   items->push_back(Make("git", "libgit2", ItemStatus::kOk,
                         git::Libgit2Version() + ", linked into berth (berth never runs git)"));
+  workspace::SnapshotSummary snapshots = workspace::SummarizeSnapshots(in.state_dir);
+  items->push_back(Make("git", "snapshots", ItemStatus::kOk,
+                        std::to_string(snapshots.full + snapshots.derived) + " (" +
+                            std::to_string(snapshots.full) + " full, " +
+                            std::to_string(snapshots.derived) + " derived, deepest stack " +
+                            std::to_string(snapshots.deepest) + " of at most " +
+                            std::to_string(workspace::kMaxSnapshotDepth) + "), " +
+                            std::to_string((snapshots.bytes + (1 << 19)) >> 20) +
+                            " MiB; `berth gc` frees unused ones"));
   Result<std::string> git = sys::FindExecutable("git", Lookup(in, "PATH"));
   if (!git) {
     items->push_back(Make("git", "git command", ItemStatus::kMissing,

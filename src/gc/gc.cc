@@ -1,5 +1,7 @@
 #include "gc/gc.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -494,8 +496,33 @@ class Collector {
     return false;
   }
 
+  // The commit of the snapshot `commit` is stacked on ("" for a full snapshot).
+  std::string BelowOf(const std::string& commit) const {
+    Result<std::string> below = sys::ReadFile(snapshots_dir_ + "/" + commit + "/below");
+    if (!below) return "";
+    std::string text = *below;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+  }
+
+  bool StackedOn(const std::string& commit) const {
+    for (const std::string& other : SnapshotCommits())
+      if (other != commit && BelowOf(other) == commit) return true;
+    return false;
+  }
+
+  // Snapshots stacked on others first, so that one pass can free a whole unused chain.
   void CollectSnapshots() {
+    std::vector<std::pair<size_t, std::string>> by_depth;
     for (const std::string& commit : SnapshotCommits()) {
+      size_t depth = 1;
+      for (std::string below = BelowOf(commit); !below.empty() && depth <= 64;
+           below = BelowOf(below))
+        ++depth;
+      by_depth.emplace_back(depth, commit);
+    }
+    std::sort(by_depth.begin(), by_depth.end(), std::greater<>());
+    for (const auto& [depth, commit] : by_depth) {
       Result<bool> removed = CollectSnapshot(commit);
       if (!removed) Warn("snapshot " + commit + ": " + removed.error().ToString());
     }
@@ -509,6 +536,8 @@ class Collector {
     std::optional<sys::FileLock> lock;
     if (!dry_) lock.emplace(TRY(sys::FileLock::Acquire(dir + ".lock")));
     if (!UsersOf(dir, commit).empty() || TRY(LiveJobOnBase(commit))) return false;
+    // A snapshot stacked on this one is built and renamed into place under this lock.
+    if (StackedOn(commit)) return false;
     uint64_t bytes = sys::DiskUsage(dir);
     if (!dry_) {
       // The ".tmp-" prefix makes a leftover of a crashed gc an abandoned build, which

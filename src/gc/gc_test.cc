@@ -125,6 +125,51 @@ TEST_F(GcTest, RemovesALandedJobAndItsSnapshotOnlyWithItsLastUser) {
   EXPECT_GT(report->freed_bytes, 20000u);
 }
 
+// kTop stacked on kDerived stacked on kBase, with one job on kTop registered in all three
+// (as workspace::RegisterUser does).
+class StackedGcTest : public GcTest {
+ protected:
+  static constexpr char kDerived[] = "3333333333333333333333333333333333333333";
+  static constexpr char kTop[] = "4444444444444444444444444444444444444444";
+
+  void Stack(JobState state, bool landed) {
+    AddJob("job1", state, kTop, landed);
+    for (const char* commit : {kBase, kDerived}) {
+      ASSERT_TRUE(sys::MakeDirs(Snapshot(commit) + "/tree", 0700));
+      ASSERT_TRUE(sys::MakeDirs(Snapshot(commit) + "/users", 0700));
+      ASSERT_TRUE(sys::WriteNewFile(Snapshot(commit) + "/users/job1", "", 0600));
+    }
+    ASSERT_TRUE(sys::WriteNewFile(Snapshot(kDerived) + "/below", std::string(kBase) + "\n", 0600));
+    ASSERT_TRUE(sys::WriteNewFile(Snapshot(kTop) + "/below", std::string(kDerived) + "\n", 0600));
+  }
+};
+
+TEST_F(StackedGcTest, KeepsTheWholeStackOfALiveJob) {
+  Stack(JobState::kRunning, /*landed=*/false);
+  Result<GcReport> report = Gc();
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_TRUE(report->removed_snapshots.empty());
+  for (const char* commit : {kBase, kDerived, kTop}) EXPECT_TRUE(sys::Exists(Snapshot(commit)));
+}
+
+TEST_F(StackedGcTest, KeepsASnapshotWithOneStackedOnItEvenWithoutUsers) {
+  Stack(JobState::kRunning, /*landed=*/false);
+  ASSERT_TRUE(sys::RemoveFile(Snapshot(kDerived) + "/users/job1"));
+  ASSERT_TRUE(sys::RemoveFile(Snapshot(kBase) + "/users/job1"));
+  Result<GcReport> report = Gc();
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_TRUE(report->removed_snapshots.empty());
+  for (const char* commit : {kBase, kDerived, kTop}) EXPECT_TRUE(sys::Exists(Snapshot(commit)));
+}
+
+TEST_F(StackedGcTest, FreesAWholeUnusedChainInOnePassTopFirst) {
+  Stack(JobState::kCompleted, /*landed=*/true);
+  Result<GcReport> report = Gc();
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->removed_snapshots, (std::vector<std::string>{kTop, kDerived, kBase}));
+  for (const char* commit : {kBase, kDerived, kTop}) EXPECT_FALSE(sys::Exists(Snapshot(commit)));
+}
+
 TEST_F(GcTest, DiscardRecordsAnAuditEntryAndRemovesExactlyThatJob) {
   AddJob("disc1", JobState::kRefused);
   AddJob("disc2", JobState::kRefused);

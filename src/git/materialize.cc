@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <ctime>
 #include <optional>
 #include <system_error>
 #include <thread>
 
 #include "base/mutex.h"
+#include "git/checkout_rules.h"
 #include "git/handles.h"
 #include "git/repository.h"
 #include "sys/dir.h"
@@ -24,20 +24,6 @@ namespace {
 
 git_repository* Raw(const Repository& repository) {
   return static_cast<git_repository*>(repository.raw());
-}
-
-bool IsDotGit(std::string_view name) {
-  return name.size() == 4 && name[0] == '.' && (name[1] | 0x20) == 'g' && (name[2] | 0x20) == 'i' &&
-         (name[3] | 0x20) == 't';
-}
-
-// Git itself refuses to check out these names; a tree holding one is corrupt or hostile.
-Status CheckEntryName(std::string_view name, const std::string& parent) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != name.npos ||
-      name.find('\0') != name.npos || IsDotGit(name))
-    return Error(Cause::kInvalidArgument, "the tree holds an entry git refuses to check out: '" +
-                                              parent + std::string(name) + "'");
-  return {};
 }
 
 // The files of a tree, to be written once every directory exists.
@@ -170,16 +156,6 @@ class FilePass {
   std::optional<Error> error_ GUARDED_BY(mutex_);
 };
 
-// The modification time of every materialized file: a whole second before now. Workspace
-// indexes use core.checkStat=minimal, which compares only whole seconds of mtime; any later
-// edit lands in a later second, so git in the workspace sees it without racy-git rehashing,
-// and no entry is racily clean against an index written after the files.
-struct timespec MaterializeStamp() {
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now).count();
-  return timespec{static_cast<time_t>(seconds - 1), 0};
-}
-
 struct IndexSource {
   std::string path;
   git_oid oid;
@@ -194,19 +170,6 @@ int CollectIndexSource(const char* root, const git_tree_entry* entry, void* payl
                              *git_tree_entry_id(entry),
                              static_cast<uint32_t>(git_tree_entry_filemode(entry))});
   return 0;
-}
-
-void FillStat(git_index_entry& entry, const struct stat& st) {
-  // The index stores 32-bit fields, as git does; truncation is what git compares against.
-  entry.ctime.seconds = static_cast<int32_t>(st.st_ctim.tv_sec);
-  entry.ctime.nanoseconds = static_cast<uint32_t>(st.st_ctim.tv_nsec);
-  entry.mtime.seconds = static_cast<int32_t>(st.st_mtim.tv_sec);
-  entry.mtime.nanoseconds = static_cast<uint32_t>(st.st_mtim.tv_nsec);
-  entry.dev = static_cast<uint32_t>(st.st_dev);
-  entry.ino = static_cast<uint32_t>(st.st_ino);
-  entry.uid = static_cast<uint32_t>(st.st_uid);
-  entry.gid = static_cast<uint32_t>(st.st_gid);
-  entry.file_size = static_cast<uint32_t>(st.st_size);
 }
 
 }  // namespace

@@ -57,6 +57,13 @@ struct TreeEntry {
   uint32_t mode;     // git mode: 0100644, 0100755, 0120000, 0160000 (submodule), 040000
 };
 
+// What WriteLayer wrote, for DeriveIndex: the entries of the newer tree that differ from the
+// older one (blobs, symlinks, submodules) and the entries of the older one it no longer has.
+struct LayerDiff {
+  std::vector<TreeEntry> upserts;
+  std::vector<std::string> removals;
+};
+
 class Repository {
  public:
   // Finds the repository containing `dir` (like git rev-parse --show-toplevel).
@@ -100,6 +107,22 @@ class Repository {
   // by Materialize), so `git status` in a workspace of `dir` is clean without rehashing.
   Status WriteIndex(const std::string& commit, const std::string& dir,
                     const std::string& index_path);
+
+  // --- Derived snapshots (derive.cc): costs grow with the changed paths ---------------------
+
+  // How many paths differ between the trees of two commits (a tree diff, no rename pairing);
+  // stops counting past `limit` and then returns limit + 1.
+  Result<size_t> CountChangedPaths(const std::string& from, const std::string& to, size_t limit);
+  // Writes into the empty directory `dir` an overlayfs layer that, stacked over a snapshot of
+  // `from`, shows `to`: its changed files (as Materialize writes them), submodules as empty
+  // directories, a whiteout for each vanished path (the highest vanished directory only), and
+  // every directory the older tree does not hold as a directory marked opaque.
+  Result<LayerDiff> WriteLayer(const std::string& from, const std::string& to,
+                               const std::string& dir);
+  // Writes the index `index_path`: a copy of `from_index` (the older snapshot's) without the
+  // removals and with the upserts, their stat data read from the layer `dir`.
+  Status DeriveIndex(const std::string& from_index, const LayerDiff& diff, const std::string& dir,
+                     const std::string& index_path);
 
   // A new commit: `parent`'s tree with `changes` applied, written to the user's object store.
   // Cost grows with the number of changes, not the size of the tree.

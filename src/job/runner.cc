@@ -360,7 +360,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     std::string real = TRY(sys::RealPath(dir));
     // Mounted where the CLI looks for it: a symlinked ~/.claude is a plain directory there.
     std::string target = TRY(confine::PathInView(dir, ctx_.identity.home));
-    spec->state_overlays.push_back({real, base + "/upper", base + "/work", target});
+    spec->state_overlays.push_back({{real}, base + "/upper", base + "/work", target});
   }
   TRY(ApplySettings());
   // State files (a CLI's settings file beside its directory) get a job-private copy.

@@ -211,6 +211,8 @@ Result<Verification> RunChecks(
   v.policy_sha256 = job.policy_hash;
   workspace::Snapshot tree = TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
                                      "materialising the job commit for verification");
+  // Kept by garbage collection until the job ends, like the job's own base.
+  TRY(workspace::RegisterUser(tree, job.id));
   std::string dir = TRY(sys::MakeTempDir(job.job_dir, "verify-"));
   // The scratch directory (the overlay's upper and work, the checks' logs) goes with the
   // verification, however it ends: the receipt keeps each check's output tail.
@@ -265,7 +267,8 @@ Result<Verification> RunChecks(
       result.reason = "could not start: " + built.error().ToString();
     } else {
       sandbox::SandboxSpec spec = std::move(*built);
-      spec.overlay = sandbox::OverlayWorkspace{tree.tree, dir + "/upper", dir + "/work", job.repo};
+      spec.overlay =
+          sandbox::OverlayWorkspace{tree.Layers(), dir + "/upper", dir + "/work", job.repo};
       // Defence in depth: whatever the allowlist let through, no credential-shaped variable.
       spec.env.erase(std::remove_if(spec.env.begin(), spec.env.end(),
                                     [](const sandbox::EnvVar& e) {

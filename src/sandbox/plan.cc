@@ -270,8 +270,10 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
     overlays.push_back({Overlay::Kind::kTmpfs, spec.private_home, "", "0755", "private home"});
   auto overlay = [&](const OverlayWorkspace& o, const std::string& origin) {
     Overlay mount{Overlay::Kind::kOverlay, o.target, "", "", origin};
-    mount.options = "lowerdir=" + EscapeOverlayPath(kOldRoot + o.lower) +
-                    ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
+    std::string lower;
+    for (const std::string& layer : o.lower)
+      lower += (lower.empty() ? "" : ":") + EscapeOverlayPath(kOldRoot + layer);
+    mount.options = "lowerdir=" + lower + ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
                     ",workdir=" + EscapeOverlayPath(kOldRoot + o.work) + ",userxattr";
     overlays.push_back(std::move(mount));
   };

@@ -127,7 +127,7 @@ TEST_F(PlanTest, LandlockTierRefusesRemappedPathsRegression) {
   spec_.paths.back().access = PathGrant::Access::kReadOnly;
   EXPECT_TRUE(BuildPlan(spec_, inputs).has_value()) << "a read-only remap only reads";
   spec_.paths.pop_back();
-  spec_.overlay = OverlayWorkspace{"/usr/lib", "/usr/share", "/usr/src", "/usr/share"};
+  spec_.overlay = OverlayWorkspace{{"/usr/lib"}, "/usr/share", "/usr/src", "/usr/share"};
   EXPECT_FALSE(BuildPlan(spec_, inputs).has_value());
   spec_.overlay.reset();
   EXPECT_TRUE(BuildPlan(spec_, inputs).has_value()) << "control: a plain spec plans";

@@ -98,8 +98,10 @@ Status SandboxSpec::Validate() const {
     return invalid("net: grants need --network proxy",
                    "drop --network " + std::string(NetworkName(network)) + ", or the net: grants");
   if (overlay) {
-    for (const std::string* p :
-         {&overlay->lower, &overlay->upper, &overlay->work, &overlay->target})
+    std::vector<const std::string*> paths = {&overlay->upper, &overlay->work, &overlay->target};
+    for (const std::string& lower : overlay->lower) paths.push_back(&lower);
+    if (overlay->lower.empty()) return invalid("the overlay needs a lower layer");
+    for (const std::string* p : paths)
       if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
     if (overlay->target != workspace)
       return invalid("the overlay must be mounted at the workspace");
@@ -108,10 +110,14 @@ Status SandboxSpec::Validate() const {
                                 sys::NormalizePath(private_home) != private_home))
     return invalid("the private home '" + private_home +
                    "' must be an absolute, normal path below /");
-  for (const OverlayWorkspace& o : state_overlays)
-    for (const std::string* p : {&o.lower, &o.upper, &o.work, &o.target})
+  for (const OverlayWorkspace& o : state_overlays) {
+    std::vector<const std::string*> paths = {&o.upper, &o.work, &o.target};
+    for (const std::string& lower : o.lower) paths.push_back(&lower);
+    if (o.lower.empty()) return invalid("a state overlay needs a lower layer");
+    for (const std::string* p : paths)
       if (p->empty() || (*p)[0] != '/' || sys::NormalizePath(*p) != *p)
         return invalid("state overlay path '" + *p + "' must be absolute and normal");
+  }
   for (const PathGrant& grant : paths) {
     if (grant.path.empty() || grant.path[0] != '/' || sys::NormalizePath(grant.path) != grant.path)
       return invalid("path '" + grant.path + "' (" + grant.origin +

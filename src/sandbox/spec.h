@@ -55,7 +55,7 @@ struct PathGrant {
 // The job's workspace as an overlay: the shared read-only snapshot below, the job's own
 // upper directory above, merged at `target` inside the sandbox only.
 struct OverlayWorkspace {
-  std::string lower;
+  std::vector<std::string> lower;  // the lower layers, top first
   std::string upper;
   std::string work;
   std::string target;

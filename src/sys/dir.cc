@@ -246,6 +246,12 @@ Result<std::optional<std::string>> Dir::GetXattrOf(std::string_view name, const 
       PathOf(name));
 }
 
+Status Dir::SetXattr(const char* key, std::string_view value) const {
+  if (::fsetxattr(fd_.get(), key, value.data(), value.size(), 0) != 0)
+    return Error::FromErrno("set " + std::string(key) + " on " + path_, errno);
+  return {};
+}
+
 Status Dir::CopyFileFrom(const Dir& source, std::string_view name,
                          std::string_view target_name) const {
   std::string from = NameString(name);

@@ -71,6 +71,8 @@ class Dir {
   Result<std::optional<std::string>> GetXattr(const char* key) const;
   // An extended attribute of the entry `name` (not following a symlink), or nullopt.
   Result<std::optional<std::string>> GetXattrOf(std::string_view name, const char* key) const;
+  // Sets an extended attribute of this directory.
+  Status SetXattr(const char* key, std::string_view value) const;
 
   // Copies the regular file `name` of `source` to the new file `target_name` here, keeping
   // its permission bits and modification time. Tries a reflink (FICLONE), then

@@ -45,14 +45,21 @@ int EnterUserAndMountNamespace(const SelfIdMaps& maps) {
 
 }  // namespace kernel
 
-Result<std::string> OverlayOptions(const std::string& lower, const std::string& upper,
+Result<std::string> OverlayOptions(const std::vector<std::string>& lower, const std::string& upper,
                                    const std::string& work) {
-  for (const std::string* path : {&lower, &upper, &work}) {
+  std::vector<const std::string*> paths = {&upper, &work};
+  std::string lowers;
+  for (const std::string& layer : lower) {
+    paths.push_back(&layer);
+    lowers += (lowers.empty() ? "" : ":") + layer;
+  }
+  if (lower.empty()) return Error(Cause::kInvalidArgument, "an overlay needs a lower layer");
+  for (const std::string* path : paths) {
     if (path->find_first_of(",:\\\n") != std::string::npos)
       return Error(Cause::kInvalidArgument, "overlayfs cannot use the path " + *path +
                                                 " (it holds ',', ':', '\\' or a newline)");
   }
-  return "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",userxattr";
+  return "lowerdir=" + lowers + ",upperdir=" + upper + ",workdir=" + work + ",userxattr";
 }
 
 SelfIdMaps SelfIdMapsForCaller() {
@@ -112,7 +119,7 @@ Capability RunProbe(const std::string& dir) {
   }
   if (int error = kernel::MakeEmptyFile((dir + "/lower/lower-file").c_str(), 0600); error != 0)
     return Capability{false, "create the probe's lower file: " + std::string(strerror(error))};
-  Result<std::string> options = OverlayOptions(dir + "/lower", dir + "/upper", dir + "/work");
+  Result<std::string> options = OverlayOptions({dir + "/lower"}, dir + "/upper", dir + "/work");
   if (!options) return Capability{false, options.error().ToString()};
   ProbePaths paths{dir + "/merged", *options, dir + "/merged/created", dir + "/merged/lower-file"};
   SelfIdMaps maps = SelfIdMapsForCaller();
@@ -175,6 +182,8 @@ Result<bool> IsOpaqueDir(const Dir& dir) {
   }
   return false;
 }
+
+Status MakeOpaque(const Dir& dir) { return dir.SetXattr("user.overlay.opaque", "y"); }
 
 Result<bool> HasRedirect(const Dir& dir) {
   for (const char* prefix : kPrefixes) {

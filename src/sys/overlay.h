@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/dir.h"
@@ -17,9 +18,9 @@
 
 namespace berth::sys {
 
-// "lowerdir=L,upperdir=U,workdir=W,userxattr". Fails when a path holds a character the
-// option syntax reserves (',', ':', '\\' or a newline).
-Result<std::string> OverlayOptions(const std::string& lower, const std::string& upper,
+// "lowerdir=L1:L2...,upperdir=U,workdir=W,userxattr" (`lower` top first). Fails when a path
+// holds a character the option syntax reserves (',', ':', '\\' or a newline).
+Result<std::string> OverlayOptions(const std::vector<std::string>& lower, const std::string& upper,
                                    const std::string& work);
 
 // uid_map/gid_map lines mapping the caller's ids to themselves, formatted before a fork so
@@ -49,6 +50,9 @@ bool IsWhiteout(const struct stat& st);
 Status MakeWhiteout(const Dir& upper, std::string_view name);
 // An opaque directory ("y"): the lower directory of the same name is hidden entirely.
 Result<bool> IsOpaqueDir(const Dir& dir);
+// Marks `dir` opaque for a `userxattr` mount (user.overlay.opaque="y"), as overlayfs itself
+// marks a directory that replaced a lower one; the owner may set it without privilege.
+Status MakeOpaque(const Dir& dir);
 // A directory renamed with redirect_dir, or a metadata-only copy-up (metacopy): layouts the
 // userxattr mount option rules out; a reader that met one could not trust what it sees.
 Result<bool> HasRedirect(const Dir& dir);

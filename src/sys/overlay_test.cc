@@ -10,9 +10,12 @@ namespace berth::sys {
 namespace {
 
 TEST(OverlayOptions, RejectsReservedCharacters) {
-  EXPECT_EQ(*OverlayOptions("/l", "/u", "/w"), "lowerdir=/l,upperdir=/u,workdir=/w,userxattr");
-  EXPECT_FALSE(OverlayOptions("/l,x", "/u", "/w").has_value());
-  EXPECT_FALSE(OverlayOptions("/l", "/u:x", "/w").has_value());
+  EXPECT_EQ(*OverlayOptions({"/l"}, "/u", "/w"), "lowerdir=/l,upperdir=/u,workdir=/w,userxattr");
+  EXPECT_FALSE(OverlayOptions({"/l,x"}, "/u", "/w").has_value());
+  EXPECT_EQ(*OverlayOptions({"/a", "/b"}, "/u", "/w"),
+            "lowerdir=/a:/b,upperdir=/u,workdir=/w,userxattr");
+  EXPECT_FALSE(OverlayOptions({}, "/u", "/w").has_value());
+  EXPECT_FALSE(OverlayOptions({"/l"}, "/u:x", "/w").has_value());
 }
 
 // This host (kernel >= 5.11 with user namespaces) supports it, as root and unprivileged.

@@ -14,6 +14,7 @@
 #include "sys/dir.h"
 #include "sys/overlay.h"
 #include "workspace/ignore_rules.h"
+#include "workspace/layer_stack.h"
 #include "workspace/paths.h"
 #include "workspace/workspace.h"
 
@@ -126,7 +127,7 @@ bool SameStat(const struct stat& a, const struct stat& b) {
 class Collector {
  public:
   Collector(Layer layer, BaseTree& base, IgnoreRules& ignore, const policy::GlobSet& writable,
-            const sys::Dir* snapshot_tree)
+            const LayerStack* snapshot_tree)
       : layer_(layer),
         base_(base),
         ignore_(ignore),
@@ -256,7 +257,7 @@ class Collector {
     bool base_is_file = base && !base->is_tree();
     bool tracked = base && (base->mode == kBlobMode || base->mode == kExecutableMode);
     if (layer_ == Layer::kFullCopy && tracked) {
-      std::optional<struct stat> original = TRY(snapshot_tree_->StatIfExists(path));
+      std::optional<struct stat> original = TRY(snapshot_tree_->Stat(path));
       if (original && SameStat(*original, st)) return {};
     }
     if (!base_is_file && TRY(ignore_.IsIgnored(path, IgnoreRules::Kind::kFile))) {
@@ -375,7 +376,7 @@ class Collector {
   BaseTree& base_;
   IgnoreRules& ignore_;
   const policy::GlobSet& writable_;
-  const sys::Dir* snapshot_tree_;  // copy only
+  const LayerStack* snapshot_tree_;  // copy only
   bool own_git_inside_ = false;
 
   std::unordered_set<std::string> present_;  // paths found in the layer (not whiteouts)
@@ -389,7 +390,7 @@ class Collector {
 
 Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapshot,
                           git::Repository& repo, const policy::GlobSet& writable) {
-  IgnoreRules ignore = TRY(IgnoreRules::Open(snapshot));
+  IgnoreRules ignore = TRY(IgnoreRules::Open(repo, snapshot, workspace.job_dir));
   switch (workspace.backend) {
     case Backend::kOverlay: {
       BaseTree base = BaseTree::Lazy(repo, snapshot.commit);
@@ -401,7 +402,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
     case Backend::kCopy: {
       BaseTree base = TRY(BaseTree::Listed(repo, snapshot.commit));
       sys::Dir copy = TRY(sys::Dir::Open(workspace.copy));
-      sys::Dir tree = TRY(sys::Dir::Open(snapshot.tree));
+      LayerStack tree = TRY(LayerStack::Open(snapshot.Layers()));
       Collector collector(Layer::kFullCopy, base, ignore, writable, &tree);
       if (workspace.git_place == GitDirPlace::kInsideCopy) collector.SetOwnGitInside();
       TRY_CTX(collector.Walk(copy, ""), "collect the changes in " + workspace.copy);

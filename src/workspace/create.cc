@@ -9,6 +9,7 @@
 #include "sys/fs.h"
 #include "sys/overlay.h"
 #include "workspace/ignore_rules.h"
+#include "workspace/layer_stack.h"
 #include "workspace/paths.h"
 #include "workspace/private_git.h"
 #include "workspace/secrets.h"
@@ -28,27 +29,6 @@ Status ValidateJobId(const std::string& job_id) {
 }
 
 std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-// Copies a tree made by Materialize: directories, regular files (reflinked where the
-// filesystem can; modes and mtimes kept, so collection can trust stat data) and symlinks.
-Status CopyTree(const sys::Dir& from, const sys::Dir& to) {
-  for (const std::string& name : TRY(from.List())) {
-    struct stat st = TRY(from.Stat(name));
-    if (S_ISDIR(st.st_mode)) {
-      sys::Dir source = TRY(from.OpenDir(name));
-      sys::Dir target = TRY(to.MakeDir(name, st.st_mode & 07777));
-      TRY(CopyTree(source, target));
-    } else if (S_ISREG(st.st_mode)) {
-      TRY(to.CopyFileFrom(from, name, name));
-    } else if (S_ISLNK(st.st_mode)) {
-      TRY(to.MakeSymlink(TRY(from.ReadLink(name)), name));
-      TRY(to.SetTimes(name, st.st_atim, st.st_mtim));
-    } else {
-      return Error(Cause::kInternal, "unexpected file type in snapshot " + from.PathOf(name));
-    }
-  }
-  return {};
-}
 
 // Copies the user's ignored files named by `[include]` into the workspace's writable layer.
 class IncludeCopier {
@@ -170,7 +150,7 @@ class IncludeCopier {
 Status CopyIncludes(git::Repository& repo, const Snapshot& snapshot, const CreateOptions& options,
                     const std::string& target, std::vector<SkippedInclude>& skipped) {
   if (options.include_paths.empty()) return {};
-  IgnoreRules ignore = TRY(IgnoreRules::Open(snapshot));
+  IgnoreRules ignore = TRY(IgnoreRules::Open(repo, snapshot, sys::Dirname(target)));
   sys::Dir source_root = TRY(sys::Dir::Open(repo.workdir()));
   sys::Dir target_root = TRY(sys::Dir::Open(target));
   IncludeCopier copier(repo, snapshot, options, source_root, target_root, ignore, skipped);
@@ -183,7 +163,7 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
                 const CreateOptions& options, const sys::Dir& job, JobWorkspace& workspace) {
   std::string writable_layer;
   if (workspace.backend == Backend::kOverlay) {
-    workspace.lower = snapshot.tree;
+    workspace.lower = snapshot.Layers();
     workspace.upper = workspace.job_dir + "/upper";
     workspace.work = workspace.job_dir + "/work";
     // The upper root's attributes become the merged root's: a normal directory mode.
@@ -192,10 +172,11 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
     writable_layer = workspace.upper;
   } else {
     workspace.copy = workspace.job_dir + "/copy";
-    sys::Dir tree = TRY(sys::Dir::Open(snapshot.tree));
+    sys::Dir tree = TRY(sys::Dir::Open(snapshot.stack.back() + "/tree"));
     struct stat st = TRY(sys::StatFd(tree.fd()));
     sys::Dir copy = TRY(job.MakeDir("copy", st.st_mode & 07777));
-    TRY_CTX(CopyTree(tree, copy), "copy the snapshot");
+    LayerStack layers = TRY(LayerStack::Open(snapshot.Layers()));
+    TRY_CTX(layers.CopyTo(copy), "copy the snapshot");
     writable_layer = workspace.copy;
     if (options.git_place == GitDirPlace::kInsideCopy) {
       // The snapshot's empty .git/ is a mount point; here the git dir itself takes its place.
@@ -210,10 +191,8 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
               snapshot),
           "create the private git dir");
   TRY(CopyIncludes(repo, snapshot, options, writable_layer, workspace.skipped_includes));
-  // Registers the job as a user of the snapshot (garbage collection keeps it while any is).
-  sys::Dir users = TRY(sys::Dir::Open(snapshot.dir + "/users"));
-  if (!TRY(users.StatIfExists(job_id))) TRY(users.WriteNewFile(job_id, "", 0600));
-  return {};
+  // Garbage collection keeps the snapshot and those below it while any user is live.
+  return RegisterUser(snapshot, job_id);
 }
 
 }  // namespace

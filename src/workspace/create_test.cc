@@ -39,7 +39,7 @@ TEST_F(WorkspaceTest, OverlayLayoutAndPrivateGitDir) {
   EXPECT_EQ(ws.backend, Backend::kOverlay);
   EXPECT_EQ(ws.job_dir, state_ + "/jobs/job-1");
   EXPECT_EQ(ModeOf(ws.job_dir) & 0777, 0700u);
-  EXPECT_EQ(ws.lower, snapshot().tree);
+  EXPECT_EQ(ws.lower, std::vector<std::string>{snapshot().tree});
   EXPECT_TRUE(sys::ListDir(ws.upper)->empty());
   EXPECT_TRUE(sys::ListDir(ws.work)->empty());
   EXPECT_EQ(ws.copy, "");

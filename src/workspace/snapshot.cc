@@ -1,10 +1,17 @@
-// EnsureSnapshot: one read-only materialization of a base commit, shared by every job on it.
+// EnsureSnapshot: one read-only materialization of a base commit, shared by every job on it,
+// written in full or derived from the nearest existing snapshot.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "base/strings.h"
 #include "sys/dir.h"
+#include "sys/disk.h"
 #include "sys/file_lock.h"
 #include "sys/fs.h"
+#include "sys/self.h"
 #include "workspace/ignore_rules.h"
 #include "workspace/workspace.h"
 
@@ -16,12 +23,30 @@ bool IsFullCommitId(const std::string& commit) {
   return commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-Snapshot SnapshotAt(const std::string& snapshots_dir, const std::string& commit) {
+// Reads the snapshot of `commit` and the chain of those it is stacked on. Fails when a
+// snapshot of the chain is missing or malformed (a build always completes before its
+// rename, so that means someone removed a part: the caller rebuilds).
+Result<Snapshot> Load(const std::string& snapshots_dir, const std::string& commit) {
   Snapshot snapshot;
   snapshot.commit = commit;
   snapshot.dir = snapshots_dir + "/" + commit;
   snapshot.tree = snapshot.dir + "/tree";
   snapshot.index_path = snapshot.dir + "/index";
+  std::string at = commit;
+  while (true) {
+    std::string dir = snapshots_dir + "/" + at;
+    if (sys::TypeOf(dir + "/tree") != sys::FileType::kDirectory)
+      return Error(Cause::kNotFound, "the snapshot " + dir + " is missing or incomplete");
+    snapshot.stack.push_back(dir);
+    if (sys::TypeOf(dir + "/below") != sys::FileType::kRegular) break;
+    std::string below = TRY(sys::ReadFile(dir + "/below"));
+    if (!below.empty() && below.back() == '\n') below.pop_back();
+    if (!IsFullCommitId(below) || snapshot.stack.size() > 4 * kMaxSnapshotDepth)
+      return Error(Cause::kInvalidArgument,
+                   "the snapshot " + dir + " names no valid snapshot below");
+    if (snapshot.below.empty()) snapshot.below = below;
+    at = below;
+  }
   return snapshot;
 }
 
@@ -29,12 +54,12 @@ Snapshot SnapshotAt(const std::string& snapshots_dir, const std::string& commit)
 Status RemoveAbandonedBuilds(const std::string& snapshots_dir, const std::string& commit) {
   std::string prefix = commit + ".tmp-";
   for (const std::string& name : TRY(sys::ListDir(snapshots_dir))) {
-    if (StartsWith(name, prefix)) TRY(sys::RemoveTree(snapshots_dir + "/" + name));
+    if (StartsWith(name, prefix)) TRY(sys::RemoveTreeForcibly(snapshots_dir + "/" + name));
   }
   return {};
 }
 
-Status Build(git::Repository& repo, const std::string& commit, const std::string& dir) {
+Status BuildFull(git::Repository& repo, const std::string& commit, const std::string& dir) {
   TRY_CTX(repo.Materialize(commit, dir + "/tree"), "materialize " + commit);
   TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/index"), "write the snapshot index");
   TRY(IgnoreRules::Create(dir + "/ignore"));
@@ -42,33 +67,138 @@ Status Build(git::Repository& repo, const std::string& commit, const std::string
   return {};
 }
 
+Status BuildDerived(git::Repository& repo, const std::string& commit, const Snapshot& below,
+                    const std::string& dir) {
+  git::LayerDiff diff = TRY_CTX(repo.WriteLayer(below.commit, commit, dir + "/tree"),
+                                "write the layer of " + commit + " over " + below.commit);
+  TRY_CTX(repo.DeriveIndex(below.index_path, diff, dir + "/tree", dir + "/index"),
+          "derive the snapshot index");
+  TRY(IgnoreRules::Create(dir + "/ignore"));
+  TRY(sys::MakeDirs(dir + "/users", 0700));
+  sys::Dir root = TRY(sys::Dir::Open(dir));
+  TRY(root.WriteNewFile("below", below.commit + "\n", 0600));
+  return {};
+}
+
+// A derived snapshot's layer holds every changed path: past about half the tree's entries a
+// full write costs about the same and the layer is no longer small. An index entry takes
+// about 80 bytes or more (62 plus the path, padded to 8), so index bytes / 160 is about half
+// the entries; small trees always derive.
+size_t DeriveLimit(const Snapshot& below) {
+  constexpr size_t kAlwaysDerive = 1000;
+  Result<sys::Dir> dir = sys::Dir::Open(below.dir);
+  if (!dir) return kAlwaysDerive;
+  Result<struct stat> index = dir->Stat("index");
+  return std::max(kAlwaysDerive, index ? static_cast<size_t>(index->st_size / 160) : 0);
+}
+
+struct Nearest {
+  Snapshot snapshot;
+  size_t changed = 0;
+};
+
+// The existing snapshot whose tree differs from `commit`'s in the fewest paths, among those
+// with room for one more layer and whose commit this repository has. Each tree diff stops
+// once it passes the best so far, so far candidates cost little.
+Result<std::optional<Nearest>> FindNearest(git::Repository& repo, const std::string& snapshots_dir,
+                                           const std::string& commit) {
+  std::optional<Nearest> best;
+  for (const std::string& name : TRY(sys::ListDir(snapshots_dir))) {
+    if (!IsFullCommitId(name) || name == commit) continue;
+    Result<Snapshot> candidate = Load(snapshots_dir, name);
+    if (!candidate || candidate->stack.size() >= kMaxSnapshotDepth) continue;
+    size_t limit = best ? best->changed : DeriveLimit(*candidate);
+    Result<size_t> changed = repo.CountChangedPaths(name, commit, limit);
+    if (!changed || *changed > limit) continue;  // another repository's commit, or too far
+    if (best && *changed == best->changed && candidate->stack.size() >= best->snapshot.stack.size())
+      continue;
+    best = Nearest{std::move(*candidate), *changed};
+  }
+  return best;
+}
+
+// Builds the snapshot of `commit` into `build_dir` (the caller holds the commit's lock and
+// renames the result into place while `below_lock` still holds the snapshot underneath).
+Status Build(git::Repository& repo, const std::string& snapshots_dir, const std::string& commit,
+             const std::string& build_dir, std::optional<sys::FileLock>& below_lock) {
+  std::optional<Nearest> nearest = TRY(FindNearest(repo, snapshots_dir, commit));
+  if (nearest) {
+    // Garbage collection removes a snapshot only under its lock and only when no snapshot is
+    // stacked on it; reloaded under the lock, the snapshot below stays until the rename.
+    below_lock.emplace(
+        TRY(sys::FileLock::Acquire(snapshots_dir + "/" + nearest->snapshot.commit + ".lock")));
+    Result<Snapshot> below = Load(snapshots_dir, nearest->snapshot.commit);
+    if (below) return BuildDerived(repo, commit, *below, build_dir);
+    below_lock.reset();  // removed meanwhile: write it in full
+  }
+  return BuildFull(repo, commit, build_dir);
+}
+
 }  // namespace
+
+std::vector<std::string> Snapshot::Layers() const {
+  std::vector<std::string> layers;
+  for (const std::string& dir : stack) layers.push_back(dir + "/tree");
+  return layers;
+}
 
 Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_dir,
                                 const std::string& commit) {
   if (!IsFullCommitId(commit))
     return Error(Cause::kInvalidArgument, "'" + commit + "' is not a full commit id");
   std::string snapshots_dir = state_dir + "/snapshots";
-  Snapshot snapshot = SnapshotAt(snapshots_dir, commit);
+  std::string dir = snapshots_dir + "/" + commit;
   // The directory appears by rename only once complete, so its existence is the whole check.
-  if (sys::TypeOf(snapshot.dir) == sys::FileType::kDirectory) return snapshot;
+  if (sys::TypeOf(dir) == sys::FileType::kDirectory) {
+    if (Result<Snapshot> loaded = Load(snapshots_dir, commit)) return loaded;
+  }
 
   std::string resolved = TRY(repo.ResolveCommit(commit));
   if (resolved != commit)
     return Error(Cause::kInvalidArgument, "'" + commit + "' is not a commit id");
   TRY(sys::MakeDirs(snapshots_dir, 0700));
-  sys::FileLock lock = TRY(sys::FileLock::Acquire(snapshots_dir + "/" + commit + ".lock"));
-  if (sys::TypeOf(snapshot.dir) == sys::FileType::kDirectory) return snapshot;  // built meanwhile
+  sys::FileLock lock = TRY(sys::FileLock::Acquire(dir + ".lock"));
+  if (sys::TypeOf(dir) == sys::FileType::kDirectory) {
+    if (Result<Snapshot> loaded = Load(snapshots_dir, commit)) return loaded;  // built meanwhile
+    // A snapshot whose chain lost a part is not trusted: set aside (an abandoned build from
+    // now on) and built again.
+    TRY(sys::Rename(dir, dir + ".tmp-broken-" + std::to_string(sys::CurrentPid())));
+  }
 
   TRY(RemoveAbandonedBuilds(snapshots_dir, commit));
   std::string build_dir = TRY(sys::MakeTempDir(snapshots_dir, commit + ".tmp-"));
-  if (Status built = Build(repo, commit, build_dir); !built) {
-    IgnoreError(sys::RemoveTree(build_dir),
+  std::optional<sys::FileLock> below_lock;
+  if (Status built = Build(repo, snapshots_dir, commit, build_dir, below_lock); !built) {
+    IgnoreError(sys::RemoveTreeForcibly(build_dir),
                 "RemoveAbandonedBuilds takes a leftover build on the next attempt");
     return std::move(built).error().AddContext("create the snapshot of " + commit);
   }
-  TRY(sys::Rename(build_dir, snapshot.dir));
-  return snapshot;
+  TRY(sys::Rename(build_dir, dir));
+  return Load(snapshots_dir, commit);
+}
+
+SnapshotSummary SummarizeSnapshots(const std::string& state_dir) {
+  SnapshotSummary summary;
+  std::string snapshots_dir = state_dir + "/snapshots";
+  Result<std::vector<std::string>> names = sys::ListDir(snapshots_dir);
+  if (!names) return summary;
+  for (const std::string& name : *names) {
+    if (!IsFullCommitId(name)) continue;
+    Result<Snapshot> snapshot = Load(snapshots_dir, name);
+    if (!snapshot) continue;
+    ++(snapshot->below.empty() ? summary.full : summary.derived);
+    summary.deepest = std::max(summary.deepest, snapshot->stack.size());
+    summary.bytes += sys::DiskUsage(snapshot->dir);
+  }
+  return summary;
+}
+
+Status RegisterUser(const Snapshot& snapshot, const std::string& job_id) {
+  for (const std::string& dir : snapshot.stack) {
+    sys::Dir users = TRY(sys::Dir::Open(dir + "/users"));
+    if (!TRY(users.StatIfExists(job_id))) TRY(users.WriteNewFile(job_id, "", 0600));
+  }
+  return {};
 }
 
 }  // namespace berth::workspace

@@ -72,7 +72,7 @@ TEST_F(WorkspaceTest, ConcurrentSnapshotsFromFourProcessesShareOneTree) {
 }
 
 TEST_F(WorkspaceTest, IgnoreRulesAreTheBases) {
-  IgnoreRules rules = IgnoreRules::Open(snapshot()).value();
+  IgnoreRules rules = IgnoreRules::Open(repo(), snapshot(), temp_.path()).value();
   EXPECT_TRUE(*rules.IsIgnored("debug.log", IgnoreRules::Kind::kFile));
   EXPECT_TRUE(*rules.IsIgnored("src/deep/x.log", IgnoreRules::Kind::kFile));
   EXPECT_TRUE(*rules.IsIgnored("build", IgnoreRules::Kind::kDirectory));

@@ -2,9 +2,11 @@
 // the private git directory, and change collection.
 //
 // Layout under the state directory:
-//   snapshots/<commit>/tree/      the base commit's files, raw blobs, plus an empty .git/
-//   snapshots/<commit>/index      a git index with the stat data of tree/
-//   snapshots/<commit>/ignore/    a berth-owned git dir whose worktree is tree/ (ignore rules)
+//   snapshots/<commit>/tree/      full: the commit's files, raw blobs, plus an empty .git/;
+//                                 derived: an overlayfs layer with what differs from below
+//   snapshots/<commit>/below      derived only: the commit of the snapshot it is stacked on
+//   snapshots/<commit>/index      a git index of the commit with the stat data of its files
+//   snapshots/<commit>/ignore/    a berth-owned git dir for the ignore rules
 //   snapshots/<commit>/users/<job-id>   one empty file per job using the snapshot (GC)
 //   jobs/<id>/upper/ jobs/<id>/work/   overlay backend
 //   jobs/<id>/copy/                    copy backend
@@ -32,14 +34,38 @@ enum class GitDirPlace { kJobDir, kInsideCopy };
 struct Snapshot {
   std::string commit;
   std::string dir;         // .../snapshots/<commit>
-  std::string tree;        // dir + "/tree"
+  std::string tree;        // dir + "/tree": this snapshot's own layer
   std::string index_path;  // dir + "/index"
+  std::string below;       // derived: the commit of the snapshot underneath; full: ""
+  // This snapshot's directory and those it is stacked on, top first (stack.size() is its
+  // depth); the overlay's lower layers are their tree/ directories in this order.
+  std::vector<std::string> stack;
+  std::vector<std::string> Layers() const;
 };
 
+// The deepest stack EnsureSnapshot builds (docs/workspace.md, "Derived snapshots").
+constexpr size_t kMaxSnapshotDepth = 8;
+
 // Returns the snapshot of `commit`, creating it once (under an flock, so concurrent jobs on
-// one base share it; creation writes to a temporary directory renamed into place).
+// one base share it; creation writes to a temporary directory renamed into place). A new
+// snapshot derives from the existing one of the same repository whose tree differs in the
+// fewest paths (a layer of those paths stacked over it), or is written in full when none is
+// near enough.
 Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_dir,
                                 const std::string& commit);
+
+// What `berth doctor` reports of the snapshots under a state directory.
+struct SnapshotSummary {
+  size_t full = 0;
+  size_t derived = 0;
+  size_t deepest = 0;  // the most layers any snapshot stacks
+  uint64_t bytes = 0;  // disk use of all of them
+};
+SnapshotSummary SummarizeSnapshots(const std::string& state_dir);
+
+// Records `job_id` as a user of the snapshot and of every snapshot it is stacked on, so
+// that garbage collection keeps them while the job lives.
+Status RegisterUser(const Snapshot& snapshot, const std::string& job_id);
 
 // Whether this host can mount overlayfs inside an unprivileged user namespace with the
 // state directory's filesystem as upper (probed once per state dir and cached).
@@ -53,12 +79,12 @@ struct SkippedInclude {
 
 struct JobWorkspace {
   Backend backend = Backend::kOverlay;
-  std::string job_dir;  // <state>/jobs/<id>
-  std::string lower;    // overlay: the snapshot tree
-  std::string upper;    // overlay: the job's changes
-  std::string work;     // overlay: overlayfs work dir
-  std::string copy;     // copy: the job's full tree
-  std::string git_dir;  // the private git dir
+  std::string job_dir;             // <state>/jobs/<id>
+  std::vector<std::string> lower;  // overlay: the snapshot's layers, top first
+  std::string upper;               // overlay: the job's changes
+  std::string work;                // overlay: overlayfs work dir
+  std::string copy;                // copy: the job's full tree
+  std::string git_dir;             // the private git dir
   GitDirPlace git_place = GitDirPlace::kJobDir;
   std::string target;  // where the agent sees the workspace: the repository's own path
   std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths

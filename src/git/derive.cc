@@ -1,0 +1,267 @@
+// Repository::CountChangedPaths, WriteLayer and DeriveIndex: a snapshot of one commit written
+// as its difference from a snapshot of another, for overlayfs to stack over the older one
+// (docs/workspace.md, "Derived snapshots"). Everything here grows with the changed paths.
+#include <git2.h>
+#include <git2/sys/index.h>
+
+#include <map>
+#include <set>
+
+#include "git/checkout_rules.h"
+#include "git/handles.h"
+#include "git/repository.h"
+#include "sys/dir.h"
+#include "sys/fs.h"
+#include "sys/overlay.h"
+
+namespace berth::git {
+
+namespace {
+
+git_repository* Raw(const Repository& repository) {
+  return static_cast<git_repository*>(repository.raw());
+}
+
+git_diff_options TreeDiffOptions() {
+  git_diff_options options;
+  git_diff_options_init(&options, GIT_DIFF_OPTIONS_VERSION);
+  // A submodule is an entry like any other: no submodule config is read to ignore it.
+  options.ignore_submodules = GIT_SUBMODULE_IGNORE_NONE;
+  return options;
+}
+
+struct CountPayload {
+  size_t count = 0;
+  size_t limit = 0;
+};
+
+int CountDelta(const git_diff*, const git_diff_delta*, const char*, void* payload) {
+  auto* counter = static_cast<CountPayload*>(payload);
+  // Past the limit the exact number no longer matters: stop the diff.
+  return ++counter->count > counter->limit ? -1 : 0;
+}
+
+std::string ParentOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+// What a tree holds at a path: nothing, a directory, or anything else.
+enum class EntryKind { kNone, kTree, kOther };
+
+class TreeProbe {
+ public:
+  explicit TreeProbe(const git_tree* tree) : tree_(tree) {}
+
+  EntryKind At(const std::string& path) {
+    if (path.empty()) return EntryKind::kTree;
+    auto found = memo_.find(path);
+    if (found != memo_.end()) return found->second;
+    git_tree_entry* raw = nullptr;
+    EntryKind kind = EntryKind::kNone;
+    if (git_tree_entry_bypath(&raw, tree_, path.c_str()) == 0) {
+      TreeEntryPtr entry(raw);
+      kind = git_tree_entry_type(entry.get()) == GIT_OBJECT_TREE ? EntryKind::kTree
+                                                                 : EntryKind::kOther;
+    }
+    memo_.emplace(path, kind);
+    return kind;
+  }
+
+ private:
+  const git_tree* tree_;
+  std::map<std::string, EntryKind> memo_;
+};
+
+// Writes the layer: the directories it needs (opaque where the older tree has no directory,
+// so nothing of a deeper layer shows through), the changed files, and the whiteouts.
+class LayerWriter {
+ public:
+  LayerWriter(git_repository* repo, const git_tree* from, const git_tree* to, const sys::Dir& root)
+      : repo_(repo), from_(from), to_(to), root_(root), stamp_(MaterializeStamp()) {}
+
+  Status Upsert(const git_diff_delta& delta) {
+    std::string path = delta.new_file.path;
+    for (const std::string& part : SplitPath(path)) TRY(CheckEntryName(part, ParentOf(path)));
+    TRY(EnsureDir(ParentOf(path)));
+    uint32_t mode = delta.new_file.mode;
+    if (mode == GIT_FILEMODE_COMMIT) {
+      // A submodule is an empty directory; one that only moved to another commit is unchanged.
+      if (delta.old_file.mode == GIT_FILEMODE_COMMIT && delta.status == GIT_DELTA_MODIFIED)
+        return {};
+      return MakeDir(path);
+    }
+    git_odb_object* raw = nullptr;
+    if (int code = git_odb_read(&raw, Odb(), &delta.new_file.id); code < 0)
+      return Git2Error("read blob " + path, code);
+    OdbObjectPtr object(raw);
+    std::string_view data(static_cast<const char*>(git_odb_object_data(object.get())),
+                          git_odb_object_size(object.get()));
+    if (mode == GIT_FILEMODE_LINK) {
+      TRY(root_.MakeSymlink(std::string(data), path));
+      return root_.SetTimes(path, stamp_, stamp_);
+    }
+    return root_.WriteNewFile(path, data, mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644,
+                              &stamp_);
+  }
+
+  // `path` was an entry of the older tree. If the newer tree holds something at it, or a
+  // non-directory above it, the upserts cover it; otherwise the highest vanished directory
+  // on its way (or the path itself) becomes a whiteout.
+  Status Remove(const std::string& path) {
+    if (to_.At(path) != EntryKind::kNone) return {};
+    std::string prefix;
+    for (const std::string& part : SplitPath(path)) {
+      prefix = prefix.empty() ? part : prefix + "/" + part;
+      EntryKind kind = to_.At(prefix);
+      if (kind == EntryKind::kOther) return {};
+      if (kind == EntryKind::kNone) {
+        if (!whiteouts_.insert(prefix).second) return {};
+        TRY(EnsureDir(ParentOf(prefix)));
+        return sys::MakeWhiteout(root_, prefix);
+      }
+    }
+    return {};
+  }
+
+  ~LayerWriter() {
+    if (odb_ != nullptr) git_odb_free(odb_);
+  }
+
+ private:
+  static std::vector<std::string> SplitPath(const std::string& path) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t slash = path.find('/', start);
+      if (slash == std::string::npos) slash = path.size();
+      parts.push_back(path.substr(start, slash - start));
+      start = slash + 1;
+    }
+    return parts;
+  }
+
+  git_odb* Odb() {
+    if (odb_ == nullptr) IgnoreError(Git2Check(git_repository_odb(&odb_, repo_), "odb"), "");
+    return odb_;
+  }
+
+  Status EnsureDir(const std::string& dir) {
+    if (dir.empty() || made_.count(dir) != 0) return {};
+    TRY(EnsureDir(ParentOf(dir)));
+    if (TRY(root_.StatIfExists(dir))) {
+      made_.insert(dir);
+      return {};
+    }
+    return MakeDir(dir);
+  }
+
+  Status MakeDir(const std::string& dir) {
+    sys::Dir made = TRY(root_.MakeDir(dir, 0755));
+    made_.insert(dir);
+    // The older tree has no directory here (a file, a submodule's content or nothing): the
+    // layers below must not show what they hold at this path.
+    if (from_.At(dir) != EntryKind::kTree || to_.At(dir) != EntryKind::kTree)
+      TRY(sys::MakeOpaque(made));
+    return {};
+  }
+
+  git_repository* repo_;
+  TreeProbe from_;
+  TreeProbe to_;
+  const sys::Dir& root_;
+  const struct timespec stamp_;
+  git_odb* odb_ = nullptr;
+  std::set<std::string> made_;
+  std::set<std::string> whiteouts_;
+};
+
+}  // namespace
+
+Result<size_t> Repository::CountChangedPaths(const std::string& from, const std::string& to,
+                                             size_t limit) {
+  TreePtr a = TRY(LookupCommitTree(Raw(*this), from));
+  TreePtr b = TRY(LookupCommitTree(Raw(*this), to));
+  CountPayload counter;
+  counter.limit = limit;
+  git_diff_options options = TreeDiffOptions();
+  options.notify_cb = CountDelta;
+  options.payload = &counter;
+  git_diff* raw = nullptr;
+  int code = git_diff_tree_to_tree(&raw, Raw(*this), a.get(), b.get(), &options);
+  DiffPtr diff(raw);
+  if (counter.count > limit) return limit + 1;
+  if (code < 0) return Git2Error("diff " + from + " with " + to, code);
+  return counter.count;
+}
+
+Result<LayerDiff> Repository::WriteLayer(const std::string& from, const std::string& to,
+                                         const std::string& dir) {
+  TreePtr a = TRY(LookupCommitTree(Raw(*this), from));
+  TreePtr b = TRY(LookupCommitTree(Raw(*this), to));
+  git_diff_options options = TreeDiffOptions();
+  git_diff* raw = nullptr;
+  if (int code = git_diff_tree_to_tree(&raw, Raw(*this), a.get(), b.get(), &options); code < 0)
+    return Git2Error("diff " + from + " with " + to, code);
+  DiffPtr diff(raw);
+
+  TRY(sys::MakeDirs(dir, 0755));
+  sys::Dir root = TRY(sys::Dir::Open(dir));
+  LayerWriter writer(Raw(*this), a.get(), b.get(), root);
+  LayerDiff out;
+  size_t count = git_diff_num_deltas(diff.get());
+  // Removals first: the index drops them before the upserts of the same paths come back.
+  for (size_t i = 0; i < count; ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
+    if (delta->status == GIT_DELTA_DELETED) {
+      TRY(writer.Remove(delta->old_file.path));
+      out.removals.push_back(delta->old_file.path);
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
+    if (delta->status == GIT_DELTA_DELETED) continue;
+    if (delta->status != GIT_DELTA_ADDED && delta->status != GIT_DELTA_MODIFIED &&
+        delta->status != GIT_DELTA_TYPECHANGE)
+      return Error(Cause::kInternal,
+                   std::string("unexpected change of ") + delta->new_file.path + " in a tree diff");
+    TRY(writer.Upsert(*delta));
+    out.upserts.push_back(
+        TreeEntry{delta->new_file.path, OidHex(delta->new_file.id), delta->new_file.mode});
+  }
+  return out;
+}
+
+Status Repository::DeriveIndex(const std::string& from_index, const LayerDiff& diff,
+                               const std::string& dir, const std::string& index_path) {
+  if (sys::Exists(index_path))
+    return Error(Cause::kInvalidArgument, "the index " + index_path + " already exists");
+  sys::Dir target = TRY(sys::Dir::Open(sys::Dirname(index_path)));
+  sys::Dir source = TRY(sys::Dir::Open(sys::Dirname(from_index)));
+  std::string name = index_path.substr(index_path.rfind('/') + 1);
+  TRY(target.CopyFileFrom(source, from_index.substr(from_index.rfind('/') + 1), name));
+  git_index* raw_index = nullptr;
+  if (int code = git_index_open(&raw_index, index_path.c_str()); code < 0)
+    return Git2Error("open the index " + index_path, code);
+  IndexPtr index(raw_index);
+  for (const std::string& path : diff.removals) {
+    int code = git_index_remove(index.get(), path.c_str(), 0);
+    if (code < 0 && code != GIT_ENOTFOUND)
+      return Git2Error("remove " + path + " from the index", code);
+  }
+  sys::Dir root = TRY(sys::Dir::Open(dir));
+  for (const TreeEntry& upsert : diff.upserts) {
+    git_index_entry entry = {};
+    if (upsert.mode != GIT_FILEMODE_COMMIT) FillStat(entry, TRY(root.Stat(upsert.path)));
+    entry.mode = upsert.mode;
+    entry.id = TRY(ParseOid(upsert.oid));
+    entry.path = upsert.path.c_str();
+    if (int code = git_index_add(index.get(), &entry); code < 0)
+      return Git2Error("add " + upsert.path + " to the index", code);
+  }
+  if (int code = git_index_write(index.get()); code < 0)
+    return Git2Error("write the index " + index_path, code);
+  return {};
+}
+
+}  // namespace berth::git
