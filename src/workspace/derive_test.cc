@@ -2,6 +2,8 @@
 // (through a real overlay mount and through the copy backend), the index, `git status` inside
 // the workspace and collection, after scripted changes of every kind and a random chain.
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <functional>
 #include <map>
@@ -294,6 +296,45 @@ TEST_F(DerivedSnapshotTest, ChoosesTheNearestSnapshot) {
   ASSERT_TRUE(derived.has_value());
   EXPECT_EQ(derived->below, far);
   EXPECT_EQ(Describe(derived->tree), "far/\nfar/d.txt 644 d\n\n");
+}
+
+TEST_F(DerivedSnapshotTest, TenProcessesOnABrandNewCommitBuildOneDerivedSnapshot) {
+  WriteFile(work_, "src/main.c", "int main(void) { return 1; }\n");
+  std::string commit = Commit("new");
+  std::vector<pid_t> children;
+  for (int i = 0; i < 10; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      Result<git::Repository> repo = git::Repository::Discover(work_);
+      if (!repo) ::_exit(2);
+      Result<Snapshot> made = EnsureSnapshot(*repo, state_, commit);
+      ::_exit(made.has_value() && made->below == base_ ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::vector<std::string> entries = *sys::ListDir(state_ + "/snapshots");
+  EXPECT_EQ(entries, (std::vector<std::string>{base_, base_ + ".lock", commit, commit + ".lock"}));
+  EXPECT_EQ(Describe(state_ + "/snapshots/" + commit + "/tree"),
+            "src/\nsrc/main.c 644 int main(void) { return 1; }\n\n");
+}
+
+TEST_F(DerivedSnapshotTest, AnInterruptedBuildIsNeverTrusted) {
+  WriteFile(work_, "x.txt", "x\n");
+  std::string commit = Commit("one");
+  // What a creator killed mid-build leaves: a temporary directory with part of a layer.
+  std::string leftover = state_ + "/snapshots/" + commit + ".tmp-killed";
+  ASSERT_TRUE(sys::MakeDirs(leftover + "/tree", 0700));
+  ASSERT_TRUE(testing::WriteText(leftover + "/below", base_ + "\n"));
+  Result<Snapshot> made = EnsureSnapshot(repo(), state_, commit);
+  ASSERT_TRUE(made.has_value()) << made.error().ToString();
+  EXPECT_EQ(sys::TypeOf(leftover), sys::FileType::kMissing);
+  EXPECT_EQ(ReadText(made->tree + "/x.txt"), "x\n");
+  ExpectSameAsFresh(commit, "after an interrupted build");
 }
 
 TEST_F(DerivedSnapshotTest, BrokenChainIsRebuiltNotTrusted) {

@@ -1121,6 +1121,43 @@ TEST_F(VerifyTest, ChecksSeeExactlyTheCommittedTree) {
   EXPECT_TRUE(PathExists(JobDir(GetStr(job, "id")) + "/upper/src/left.o"));
 }
 
+// The first job on a new commit gets a snapshot derived from the base's: only the changed
+// paths on disk, yet the agent sees the whole commit, its git trusts every index entry, and
+// the checks see the job's commit, whose snapshot is derived too.
+TEST_F(VerifyTest, FirstJobOnANewCommitSeesItThroughADerivedSnapshot) {
+  ASSERT_NO_FATAL_FAILURE(UseChecks(
+      "[[verify]]\nname = \"tree\"\n"
+      "argv = [\"sh\", \"-c\", \"test -f src/added.c && test ! -e src/tool.sh && grep -q 3 "
+      "src/main.c && test -f src/committed.c\"]\n"));
+  const std::string first = GitOut({"rev-parse", "HEAD"});
+  RunResult warm = RunShell("true");
+  ASSERT_EQ(warm.exit_code, 0) << warm.Describe();
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 3; }\n"));
+  ASSERT_TRUE(WriteText(ws() + "/src/added.c", "int added;\n"));
+  ASSERT_EQ(Git({"rm", "-q", "src/tool.sh"}).exit_code, 0);
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "second"}).exit_code, 0);
+  const std::string second = GitOut({"rev-parse", "HEAD"});
+
+  RunResult run = RunShell(
+      "test ! -e src/tool.sh && cat src/main.c src/added.c && git status --porcelain && "
+      "echo STATUS-DONE && echo 'int c;' > src/committed.c");
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  EXPECT_EQ(GetStr(job, "base"), second);
+  EXPECT_EQ(Get(Check(job, 0), "passed"), true) << Check(job, 0).dump(2);
+  // Nothing but the agent's own lines: git status printed no entry.
+  EXPECT_EQ(ReadText(JobDir(GetStr(job, "id")) + "/stdout"),
+            "int main(void) { return 3; }\nint added;\nSTATUS-DONE\n");
+
+  const std::string snapshots = state() + "/snapshots/";
+  EXPECT_EQ(ReadText(snapshots + second + "/below"), first + "\n");
+  EXPECT_FALSE(PathExists(snapshots + second + "/tree/README.md")) << "written in full";
+  EXPECT_TRUE(PathExists(snapshots + second + "/tree/src/added.c"));
+  EXPECT_EQ(ReadText(snapshots + GetStr(job, "commit") + "/below"), second + "\n");
+}
+
 TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
   ASSERT_NO_FATAL_FAILURE(
       UseChecks("[[verify]]\nname = \"env\"\n"
