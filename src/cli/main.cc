@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/compact_command.h"
 #include "cli/doctor_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
@@ -33,9 +34,25 @@ namespace {
 // The first argument that is not a global option (or its value): the subcommand's name, if
 // it is one berth has; "" when there is none, it is unknown, or help is asked for.
 std::string NamedSubcommand(const std::vector<std::string>& args) {
-  static const char* kNames[] = {"sandbox", "run",       "ls",      "show",      "logs", "cancel",
-                                 "diff",    "verify",    "init",    "policy",    "gc",   "land",
-                                 "doctor",  "supervise", "version", "integrate", "mcp",  "hook"};
+  static const char* kNames[] = {"sandbox",
+                                 "run",
+                                 "ls",
+                                 "show",
+                                 "logs",
+                                 "cancel",
+                                 "diff",
+                                 "verify",
+                                 "init",
+                                 "policy",
+                                 "gc",
+                                 "land",
+                                 "doctor",
+                                 "supervise",
+                                 "version",
+                                 "integrate",
+                                 "mcp",
+                                 "hook",
+                                 "compact-snapshot"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -119,6 +136,8 @@ int main(int argc, char** argv) {
   if (want({"hook"})) AddHookCommand(app, &hook);
   std::string supervised_job;
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
+  CompactOptions compact;
+  if (want({"compact-snapshot"})) AddCompactCommand(app, &compact);
   // Dispatched above, before CLI11; listed here so that `berth --help` names it.
   if (named.empty())
     app.add_subcommand("lane", "Run one pstack-runner lane as a job (berth lane --help)")
@@ -153,6 +172,7 @@ int main(int argc, char** argv) {
   if (chosen == "sandbox") return RunSandboxCommand(global, sandbox, command);
   if (chosen == "run") return RunRunCommand(global, run, command);
   if (chosen == "supervise") return RunSuperviseCommand(global, supervised_job);
+  if (chosen == "compact-snapshot") return RunCompactCommand(global, compact);
   if (chosen == "init") return RunInitCommand(global, policy);
   if (chosen == "policy") return RunPolicyCheckCommand(global, policy);
   if (chosen == "gc") return RunGcCommand(global, gc);

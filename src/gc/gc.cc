@@ -20,6 +20,7 @@
 #include "sys/process.h"
 #include "sys/self.h"
 #include "sys/terminate.h"
+#include "workspace/workspace.h"
 
 namespace berth::gc {
 
@@ -34,10 +35,6 @@ using store::JobRecord;
 
 constexpr char kDiscardAction[] = "discard";
 constexpr char kBranchPrefix[] = "berth/";
-
-bool IsCommitId(const std::string& name) {
-  return name.size() == 40 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
 
 std::string LastComponent(const std::string& name) {
   size_t slash = name.rfind('/');
@@ -292,7 +289,8 @@ class Collector {
     Result<std::vector<std::string>> names = sys::ListDir(snapshots_dir_);
     if (!names) return commits;
     for (const std::string& name : *names)
-      if (IsCommitId(name) && sys::TypeOf(snapshots_dir_ + "/" + name) == sys::FileType::kDirectory)
+      if (workspace::SnapshotCommit(name) &&
+          sys::TypeOf(snapshots_dir_ + "/" + name) == sys::FileType::kDirectory)
         commits.push_back(name);
     return commits;
   }
@@ -531,18 +529,23 @@ class Collector {
   // Under the snapshot's lock (the one EnsureSnapshot builds under): a snapshot without users
   // and without a live job on its base is moved aside atomically, checked once more, and
   // removed. A job that finds it missing afterwards rebuilds it under the same lock.
-  Result<bool> CollectSnapshot(const std::string& commit) {
-    std::string dir = snapshots_dir_ + "/" + commit;
+  // `name` is a snapshot directory's: its commit, or a compacted version <commit>.v<N>.
+  Result<bool> CollectSnapshot(const std::string& name) {
+    const std::string& commit = name;
+    std::string of = workspace::SnapshotCommit(name).value_or(name);
+    std::string dir = snapshots_dir_ + "/" + name;
     std::optional<sys::FileLock> lock;
-    if (!dry_) lock.emplace(TRY(sys::FileLock::Acquire(dir + ".lock")));
-    if (!UsersOf(dir, commit).empty() || TRY(LiveJobOnBase(commit))) return false;
+    if (!dry_) lock.emplace(TRY(sys::FileLock::Acquire(snapshots_dir_ + "/" + of + ".lock")));
+    if (!UsersOf(dir, commit).empty() || TRY(LiveJobOnBase(of))) return false;
     // A snapshot stacked on this one is built and renamed into place under this lock.
     if (StackedOn(commit)) return false;
     uint64_t bytes = sys::DiskUsage(dir);
     if (!dry_) {
       // The ".tmp-" prefix makes a leftover of a crashed gc an abandoned build, which
       // EnsureSnapshot removes under the lock.
-      std::string aside = dir + ".tmp-gc-" + std::to_string(sys::CurrentPid());
+      std::string aside = snapshots_dir_ + "/" + of + ".tmp-gc-" +
+                          std::to_string(sys::CurrentPid()) +
+                          (name == of ? "" : "-" + name.substr(of.size() + 1));
       TRY(sys::Rename(dir, aside));
       if (!UsersOf(aside, commit).empty()) {  // registered between the check and the rename
         TRY(sys::Rename(aside, dir));

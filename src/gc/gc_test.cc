@@ -131,6 +131,7 @@ class StackedGcTest : public GcTest {
  protected:
   static constexpr char kDerived[] = "3333333333333333333333333333333333333333";
   static constexpr char kTop[] = "4444444444444444444444444444444444444444";
+  static constexpr char kOther2[] = "5555555555555555555555555555555555555555";
 
   void Stack(JobState state, bool landed) {
     AddJob("job1", state, kTop, landed);
@@ -168,6 +169,25 @@ TEST_F(StackedGcTest, FreesAWholeUnusedChainInOnePassTopFirst) {
   ASSERT_TRUE(report) << report.error().ToString();
   EXPECT_EQ(report->removed_snapshots, (std::vector<std::string>{kTop, kDerived, kBase}));
   for (const char* commit : {kBase, kDerived, kTop}) EXPECT_FALSE(sys::Exists(Snapshot(commit)));
+}
+
+TEST_F(StackedGcTest, RemovesAnUnusedDeepVersionAndKeepsItsCompactedOne) {
+  // kTop.v2, the compacted version (stacked on kBase), is what a live job uses; the deep kTop
+  // has lost its last user.
+  Stack(JobState::kCompleted, /*landed=*/true);
+  const std::string v2 = std::string(kTop) + ".v2";
+  ASSERT_TRUE(sys::MakeDirs(Snapshot(v2) + "/tree", 0700));
+  ASSERT_TRUE(sys::MakeDirs(Snapshot(v2) + "/users", 0700));
+  ASSERT_TRUE(sys::WriteNewFile(Snapshot(v2) + "/below", std::string(kBase) + "\n", 0600));
+  ASSERT_TRUE(sys::WriteNewFile(Snapshot(v2) + "/users/job2", "", 0600));
+  ASSERT_TRUE(sys::WriteNewFile(Snapshot(kBase) + "/users/job2", "", 0600));
+  AddJob("job2", JobState::kRunning, kOther2);
+  Result<GcReport> report = Gc();
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->removed_snapshots, (std::vector<std::string>{kTop, kDerived}));
+  EXPECT_TRUE(sys::Exists(Snapshot(v2)));
+  EXPECT_TRUE(sys::Exists(Snapshot(kBase)));
+  EXPECT_FALSE(sys::Exists(Snapshot(kTop)));
 }
 
 TEST_F(GcTest, DiscardRecordsAnAuditEntryAndRemovesExactlyThatJob) {

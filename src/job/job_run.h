@@ -105,6 +105,7 @@ class JobRun {
   // "the deadline of 45m0s": the deadline as the policy or --timeout gave it.
   std::string DeadlineText() const;
   Status PrepareWorkspace();
+  void CompactInBackground();
   Result<sandbox::SandboxSpec> BuildSpec();
   Result<sandbox::LaunchResult> RunAgent(const sandbox::SandboxSpec& spec);
   // The session of a Codex app-server agent, copying the server's lines to `transcript`.

@@ -34,6 +34,7 @@
 #include "sys/fs.h"
 #include "sys/net.h"
 #include "sys/process.h"
+#include "sys/spawn.h"
 #include "workspace/workspace.h"
 
 namespace berth::job {
@@ -116,6 +117,19 @@ bool JobRun::WaitForSlot() {
     }
     if (clock_.WaitReadable(lost_.get(), 200)) return false;
   }
+}
+
+// A deep snapshot slows every lookup of the jobs on it and of the snapshots derived from it:
+// a detached `berth compact-snapshot` builds a shallower version beside it, which later jobs
+// take; this job keeps the one it has.
+void JobRun::CompactInBackground() {
+  if (!snapshot_ || !workspace::WantsCompaction(*snapshot_) || ctx_.self_exe.empty()) return;
+  std::vector<std::string> argv = {ctx_.self_exe,      "--state-dir", request_.state_dir,
+                                   "compact-snapshot", job_.repo,     job_.base};
+  Result<pid_t> pid = sys::SpawnDetached(argv, job_.job_dir + "/compact.log");
+  if (pid)
+    Step("workspace", "compacting the snapshot's " + std::to_string(snapshot_->stack.size()) +
+                          " layers in the background (pid " + std::to_string(*pid) + ")");
 }
 
 Status JobRun::PrepareWorkspace() {
@@ -653,6 +667,7 @@ store::JobRecord JobRun::Run() {
                   ReceiptError{e.ToString(), "workspace", e.hint(), ""}, kExitWorkspace);
   }
   receipt_.timings.workspace_ms = clock_.SteadyMillis() - t;
+  CompactInBackground();
 
   if (request_.provider_def && request_.provider != "command") provider_ = *request_.provider_def;
   Result<sandbox::SandboxSpec> spec = BuildSpec();

@@ -23,16 +23,26 @@ bool IsFullCommitId(const std::string& commit) {
   return commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
+// A compacted snapshot of a commit that already had one is `<commit>.v<N>`, N from 2.
+constexpr int kMaxVersion = 16;
+
+std::string VersionName(const std::string& commit, int version) {
+  return version == 1 ? commit : commit + ".v" + std::to_string(version);
+}
+
 // Reads the snapshot of `commit` and the chain of those it is stacked on. Fails when a
 // snapshot of the chain is missing or malformed (a build always completes before its
 // rename, so that means someone removed a part: the caller rebuilds).
-Result<Snapshot> Load(const std::string& snapshots_dir, const std::string& commit) {
+Result<Snapshot> Load(const std::string& snapshots_dir, const std::string& name) {
+  std::optional<std::string> commit = SnapshotCommit(name);
+  if (!commit) return Error(Cause::kInvalidArgument, "'" + name + "' names no snapshot");
   Snapshot snapshot;
-  snapshot.commit = commit;
-  snapshot.dir = snapshots_dir + "/" + commit;
+  snapshot.commit = *commit;
+  snapshot.name = name;
+  snapshot.dir = snapshots_dir + "/" + name;
   snapshot.tree = snapshot.dir + "/tree";
   snapshot.index_path = snapshot.dir + "/index";
-  std::string at = commit;
+  std::string at = name;
   while (true) {
     std::string dir = snapshots_dir + "/" + at;
     if (sys::TypeOf(dir + "/tree") != sys::FileType::kDirectory)
@@ -41,7 +51,7 @@ Result<Snapshot> Load(const std::string& snapshots_dir, const std::string& commi
     if (sys::TypeOf(dir + "/below") != sys::FileType::kRegular) break;
     std::string below = TRY(sys::ReadFile(dir + "/below"));
     if (!below.empty() && below.back() == '\n') below.pop_back();
-    if (!IsFullCommitId(below) || snapshot.stack.size() > 4 * kMaxSnapshotDepth)
+    if (!SnapshotCommit(below) || snapshot.stack.size() > 4 * kMaxSnapshotDepth)
       return Error(Cause::kInvalidArgument,
                    "the snapshot " + dir + " names no valid snapshot below");
     if (snapshot.below.empty()) snapshot.below = below;
@@ -76,7 +86,7 @@ Status BuildDerived(git::Repository& repo, const std::string& commit, const Snap
   TRY(IgnoreRules::Create(dir + "/ignore"));
   TRY(sys::MakeDirs(dir + "/users", 0700));
   sys::Dir root = TRY(sys::Dir::Open(dir));
-  TRY(root.WriteNewFile("below", below.commit + "\n", 0600));
+  TRY(root.WriteNewFile("below", below.name + "\n", 0600));
   return {};
 }
 
@@ -104,11 +114,12 @@ Result<std::optional<Nearest>> FindNearest(git::Repository& repo, const std::str
                                            const std::string& commit) {
   std::optional<Nearest> best;
   for (const std::string& name : TRY(sys::ListDir(snapshots_dir))) {
-    if (!IsFullCommitId(name) || name == commit) continue;
+    std::optional<std::string> of = SnapshotCommit(name);
+    if (!of || *of == commit) continue;
     Result<Snapshot> candidate = Load(snapshots_dir, name);
     if (!candidate || candidate->stack.size() >= kMaxSnapshotDepth) continue;
     size_t limit = best ? best->changed : DeriveLimit(*candidate);
-    Result<size_t> changed = repo.CountChangedPaths(name, commit, limit);
+    Result<size_t> changed = repo.CountChangedPaths(*of, commit, limit);
     if (!changed || *changed > limit) continue;  // another repository's commit, or too far
     if (best && *changed == best->changed && candidate->stack.size() >= best->snapshot.stack.size())
       continue;
@@ -127,7 +138,7 @@ Status Build(git::Repository& repo, const std::string& snapshots_dir, const std:
     // stacked on it; reloaded under the lock, the snapshot below stays until the rename.
     below_lock.emplace(
         TRY(sys::FileLock::Acquire(snapshots_dir + "/" + nearest->snapshot.commit + ".lock")));
-    Result<Snapshot> below = Load(snapshots_dir, nearest->snapshot.commit);
+    Result<Snapshot> below = Load(snapshots_dir, nearest->snapshot.name);
     if (below) return BuildDerived(repo, commit, *below, build_dir);
     below_lock.reset();  // removed meanwhile: write it in full
   }
@@ -142,24 +153,48 @@ std::vector<std::string> Snapshot::Layers() const {
   return layers;
 }
 
+std::optional<std::string> SnapshotCommit(const std::string& name) {
+  std::string commit = name.substr(0, 40);
+  if (!IsFullCommitId(commit)) return std::nullopt;
+  if (name.size() == 40) return commit;
+  for (int version = 2; version <= kMaxVersion; ++version)
+    if (name == VersionName(commit, version)) return commit;
+  return std::nullopt;
+}
+
+namespace {
+
+// The snapshot of `commit` with the fewest layers, among its versions that load.
+std::optional<Snapshot> Shallowest(const std::string& snapshots_dir, const std::string& commit) {
+  std::optional<Snapshot> best;
+  for (int version = 1; version <= kMaxVersion; ++version) {
+    std::string name = VersionName(commit, version);
+    if (sys::TypeOf(snapshots_dir + "/" + name) != sys::FileType::kDirectory) continue;
+    Result<Snapshot> loaded = Load(snapshots_dir, name);
+    if (loaded && (!best || loaded->stack.size() < best->stack.size())) best = std::move(*loaded);
+  }
+  return best;
+}
+
+}  // namespace
+
 Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_dir,
                                 const std::string& commit) {
   if (!IsFullCommitId(commit))
     return Error(Cause::kInvalidArgument, "'" + commit + "' is not a full commit id");
   std::string snapshots_dir = state_dir + "/snapshots";
   std::string dir = snapshots_dir + "/" + commit;
-  // The directory appears by rename only once complete, so its existence is the whole check.
-  if (sys::TypeOf(dir) == sys::FileType::kDirectory) {
-    if (Result<Snapshot> loaded = Load(snapshots_dir, commit)) return loaded;
-  }
+  // A directory appears by rename only once complete, so its existence is the whole check.
+  if (std::optional<Snapshot> found = Shallowest(snapshots_dir, commit)) return std::move(*found);
 
   std::string resolved = TRY(repo.ResolveCommit(commit));
   if (resolved != commit)
     return Error(Cause::kInvalidArgument, "'" + commit + "' is not a commit id");
   TRY(sys::MakeDirs(snapshots_dir, 0700));
   sys::FileLock lock = TRY(sys::FileLock::Acquire(dir + ".lock"));
+  if (std::optional<Snapshot> found = Shallowest(snapshots_dir, commit))
+    return std::move(*found);  // built meanwhile
   if (sys::TypeOf(dir) == sys::FileType::kDirectory) {
-    if (Result<Snapshot> loaded = Load(snapshots_dir, commit)) return loaded;  // built meanwhile
     // A snapshot whose chain lost a part is not trusted: set aside (an abandoned build from
     // now on) and built again.
     TRY(sys::Rename(dir, dir + ".tmp-broken-" + std::to_string(sys::CurrentPid())));
@@ -177,13 +212,61 @@ Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_
   return Load(snapshots_dir, commit);
 }
 
+bool WantsCompaction(const Snapshot& snapshot) { return snapshot.stack.size() > kCompactDepth; }
+
+Result<std::optional<Snapshot>> CompactSnapshot(git::Repository& repo, const std::string& state_dir,
+                                                const std::string& commit) {
+  if (!IsFullCommitId(commit))
+    return Error(Cause::kInvalidArgument, "'" + commit + "' is not a full commit id");
+  std::string snapshots_dir = state_dir + "/snapshots";
+  sys::FileLock lock = TRY(sys::FileLock::Acquire(snapshots_dir + "/" + commit + ".lock"));
+  std::optional<Snapshot> current = Shallowest(snapshots_dir, commit);
+  if (!current || !WantsCompaction(*current)) return std::optional<Snapshot>();
+  int version = 2;
+  while (version <= kMaxVersion &&
+         sys::TypeOf(snapshots_dir + "/" + VersionName(commit, version)) != sys::FileType::kMissing)
+    ++version;
+  if (version > kMaxVersion)
+    return Error(Cause::kUnavailable, "the snapshot of " + commit + " has " +
+                                          std::to_string(kMaxVersion) + " versions already")
+        .WithHint("run `berth gc` to remove the unused ones");
+
+  // The full snapshot at the bottom of the stack, locked like any snapshot built upon.
+  std::string root_name = current->stack.back().substr(snapshots_dir.size() + 1);
+  std::optional<std::string> root_commit = SnapshotCommit(root_name);
+  if (!root_commit) return Error(Cause::kInternal, "bad snapshot name " + root_name);
+  std::optional<sys::FileLock> root_lock;
+  if (*root_commit != commit)
+    root_lock.emplace(TRY(sys::FileLock::Acquire(snapshots_dir + "/" + *root_commit + ".lock")));
+  Snapshot root = TRY(Load(snapshots_dir, root_name));
+
+  TRY(RemoveAbandonedBuilds(snapshots_dir, commit));
+  std::string build_dir = TRY(sys::MakeTempDir(snapshots_dir, commit + ".tmp-"));
+  Status built = [&]() -> Status {
+    // One layer of everything that differs from the full snapshot, or, when that is most of
+    // the tree, a full snapshot of its own.
+    size_t limit = DeriveLimit(root);
+    if (TRY(repo.CountChangedPaths(root.commit, commit, limit)) <= limit)
+      return BuildDerived(repo, commit, root, build_dir);
+    return BuildFull(repo, commit, build_dir);
+  }();
+  if (!built) {
+    IgnoreError(sys::RemoveTreeForcibly(build_dir),
+                "RemoveAbandonedBuilds takes a leftover build on the next attempt");
+    return std::move(built).error().AddContext("compact the snapshot of " + commit);
+  }
+  std::string name = VersionName(commit, version);
+  TRY(sys::Rename(build_dir, snapshots_dir + "/" + name));
+  return std::optional<Snapshot>(TRY(Load(snapshots_dir, name)));
+}
+
 SnapshotSummary SummarizeSnapshots(const std::string& state_dir) {
   SnapshotSummary summary;
   std::string snapshots_dir = state_dir + "/snapshots";
   Result<std::vector<std::string>> names = sys::ListDir(snapshots_dir);
   if (!names) return summary;
   for (const std::string& name : *names) {
-    if (!IsFullCommitId(name)) continue;
+    if (!SnapshotCommit(name)) continue;
     Result<Snapshot> snapshot = Load(snapshots_dir, name);
     if (!snapshot) continue;
     ++(snapshot->below.empty() ? summary.full : summary.derived);

@@ -13,6 +13,7 @@
 //   jobs/<id>/git/                     the private git dir, seen as <workspace>/.git
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,11 @@ enum class GitDirPlace { kJobDir, kInsideCopy };
 
 struct Snapshot {
   std::string commit;
-  std::string dir;         // .../snapshots/<commit>
+  std::string name;        // its directory's name: the commit, or <commit>.v<N> when compacted
+  std::string dir;         // .../snapshots/<name>
   std::string tree;        // dir + "/tree": this snapshot's own layer
   std::string index_path;  // dir + "/index"
-  std::string below;       // derived: the commit of the snapshot underneath; full: ""
+  std::string below;       // derived: the name of the snapshot underneath; full: ""
   // This snapshot's directory and those it is stacked on, top first (stack.size() is its
   // depth); the overlay's lower layers are their tree/ directories in this order.
   std::vector<std::string> stack;
@@ -45,6 +47,12 @@ struct Snapshot {
 
 // The deepest stack EnsureSnapshot builds (docs/workspace.md, "Derived snapshots").
 constexpr size_t kMaxSnapshotDepth = 8;
+// Past this many layers a snapshot is worth compacting (CompactSnapshot).
+constexpr size_t kCompactDepth = 4;
+
+// The commit a snapshot directory's name stands for (`<commit>` or `<commit>.v<N>`), or
+// nullopt for any other name.
+std::optional<std::string> SnapshotCommit(const std::string& name);
 
 // Returns the snapshot of `commit`, creating it once (under an flock, so concurrent jobs on
 // one base share it; creation writes to a temporary directory renamed into place). A new
@@ -53,6 +61,17 @@ constexpr size_t kMaxSnapshotDepth = 8;
 // near enough.
 Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_dir,
                                 const std::string& commit);
+
+// Whether the snapshot stacks more than kCompactDepth layers.
+bool WantsCompaction(const Snapshot& snapshot);
+
+// Builds a shallower version of `commit`'s snapshot beside the one jobs use now, which it
+// never changes: one layer over the full snapshot at the bottom of its stack (or a full
+// snapshot when that layer would hold most of the tree), named <commit>.v<N>. Later jobs and
+// derivations take the shallowest version; garbage collection removes the deep one once
+// nothing uses it. Returns nullopt when the shallowest version needs no compaction.
+Result<std::optional<Snapshot>> CompactSnapshot(git::Repository& repo, const std::string& state_dir,
+                                                const std::string& commit);
 
 // What `berth doctor` reports of the snapshots under a state directory.
 struct SnapshotSummary {
