@@ -208,7 +208,7 @@ class FilePass {
 
  private:
   static constexpr size_t kFilesPerThread = 512;
-  static constexpr size_t kChunk = 64;
+  static constexpr size_t kChunk = 256;
 
   void Work() {
     BlobReader reader(odb_);
