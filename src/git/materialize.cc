@@ -109,7 +109,7 @@ class DirectoryPass {
 
 // Reads blobs from the object database's backends directly. git_odb_read also hashes every
 // object again (libgit2's strict hash verification, with collision detection), which costs
-// about as much as inflating it; git's own checkout does not. Inflating still checks zlib's
+// two thirds as much as inflating it; git's own checkout does not. Inflating still checks zlib's
 // checksum and applying a delta its sizes, and a damaged snapshot never reaches a result
 // (docs/workspace.md, "Snapshots"). An object no backend has falls back to git_odb_read,
 // which refreshes the list of packs and reports the error.
