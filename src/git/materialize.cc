@@ -2,6 +2,7 @@
 // index that lets git inside a workspace of those files trust their stat data.
 #include <git2.h>
 #include <git2/sys/index.h>
+#include <git2/sys/odb_backend.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -28,55 +29,131 @@ git_repository* Raw(const Repository& repository) {
 
 // The files of a tree, to be written once every directory exists.
 struct FileJob {
-  std::string path;  // relative to the materialized root
+  uint32_t dir;      // index into DirectoryPass::dirs()
+  std::string name;  // the entry's name in that directory
   git_oid oid;
   git_filemode_t mode;
 };
 
-// Pass one: creates every directory (one descriptor per level) and lists the files. Trees are
-// read through the repository's object cache, which only this thread touches.
+// Pass one: creates every directory (one descriptor per level) and lists the files, those of
+// one directory next to each other. Trees are read through the repository's object cache,
+// which only this thread touches.
 class DirectoryPass {
  public:
-  explicit DirectoryPass(git_repository* repo) : repo_(repo) {}
+  explicit DirectoryPass(git_repository* repo) : repo_(repo) { dirs_.emplace_back(); }
 
   Status Walk(const git_tree* tree, const sys::Dir& dir, const std::string& prefix) {
+    // The files and submodules first, so that a directory's files form one run.
+    auto index = static_cast<uint32_t>(dirs_.size() - 1);
     size_t count = git_tree_entrycount(tree);
     for (size_t i = 0; i < count; ++i) {
       const git_tree_entry* entry = git_tree_entry_byindex(tree, i);
       std::string_view name = git_tree_entry_name(entry);
       TRY(CheckEntryName(name, prefix));
-      std::string path = prefix + std::string(name);
       git_filemode_t mode = git_tree_entry_filemode(entry);
       switch (mode) {
-        case GIT_FILEMODE_TREE: {
-          git_tree* subtree = nullptr;
-          if (int code = git_tree_lookup(&subtree, repo_, git_tree_entry_id(entry)); code < 0)
-            return Git2Error("read tree " + path, code);
-          TreePtr owned(subtree);
-          sys::Dir child = TRY(dir.MakeDir(name, 0755));
-          TRY(Walk(subtree, child, path + "/"));
+        case GIT_FILEMODE_TREE:
           break;
-        }
         case GIT_FILEMODE_BLOB:
         case GIT_FILEMODE_BLOB_EXECUTABLE:
         case GIT_FILEMODE_LINK:
-          files_.push_back(FileJob{std::move(path), *git_tree_entry_id(entry), mode});
+          files_.push_back(FileJob{index, std::string(name), *git_tree_entry_id(entry), mode});
           break;
         case GIT_FILEMODE_COMMIT:  // a submodule: an empty directory, as git leaves it
           TRY(dir.MakeDir(name, 0755));
           break;
         default:
-          return Error(Cause::kInvalidArgument, "unknown mode of " + path + " in the tree");
+          return Error(Cause::kInvalidArgument,
+                       "unknown mode of " + prefix + std::string(name) + " in the tree");
       }
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const git_tree_entry* entry = git_tree_entry_byindex(tree, i);
+      if (git_tree_entry_filemode(entry) != GIT_FILEMODE_TREE) continue;
+      std::string_view name = git_tree_entry_name(entry);
+      std::string path = prefix + std::string(name);
+      git_tree* subtree = nullptr;
+      if (int code = git_tree_lookup(&subtree, repo_, git_tree_entry_id(entry)); code < 0)
+        return Git2Error("read tree " + path, code);
+      TreePtr owned(subtree);
+      sys::Dir child = TRY(dir.MakeDir(name, 0755));
+      dirs_.push_back(path);
+      TRY(Walk(subtree, child, path + "/"));
     }
     return {};
   }
 
-  std::vector<FileJob>& files() { return files_; }
+  // Relative to the materialized root, without a trailing slash; dirs()[0] is the root ("").
+  const std::vector<std::string>& dirs() const { return dirs_; }
+  const std::vector<FileJob>& files() const { return files_; }
 
  private:
   git_repository* repo_;
+  std::vector<std::string> dirs_;
   std::vector<FileJob> files_;
+};
+
+// Reads blobs from the object database's backends directly. git_odb_read also hashes every
+// object again (libgit2's strict hash verification, with collision detection), which costs
+// two thirds as much as inflating it; git's own checkout does not. Inflating still checks zlib's
+// checksum and applying a delta its sizes, and a damaged snapshot never reaches a result
+// (docs/workspace.md, "Snapshots"). An object no backend has falls back to git_odb_read,
+// which refreshes the list of packs and reports the error.
+class BlobReader {
+ public:
+  explicit BlobReader(git_odb* odb) : odb_(odb) {
+    size_t count = git_odb_num_backends(odb);
+    for (size_t i = 0; i < count; ++i) {
+      git_odb_backend* backend = nullptr;
+      if (git_odb_get_backend(&backend, odb, i) == 0 && backend->read != nullptr)
+        backends_.push_back(backend);
+    }
+  }
+
+  // The bytes of the blob `oid`, the file `name` of `dir` (for messages), valid until the
+  // next Read. One BlobReader per thread.
+  Result<std::string_view> Read(const git_oid& oid, const sys::Dir& dir, std::string_view name) {
+    Release();
+    for (git_odb_backend* backend : backends_) {
+      void* data = nullptr;
+      size_t size = 0;
+      git_object_t type = GIT_OBJECT_INVALID;
+      int code = backend->read(&data, &size, &type, backend, &oid);
+      if (code == GIT_ENOTFOUND || code == GIT_PASSTHROUGH) continue;
+      if (code < 0) return Git2Error("read blob " + dir.PathOf(name), code);
+      data_ = data;
+      owner_ = backend;
+      if (type != GIT_OBJECT_BLOB) break;
+      return std::string_view(static_cast<const char*>(data), size);
+    }
+    git_odb_object* raw = nullptr;
+    // git_error_last() is per thread, so the message is taken here.
+    if (int code = git_odb_read(&raw, odb_, &oid); code < 0)
+      return Git2Error("read blob " + dir.PathOf(name), code);
+    object_.reset(raw);
+    if (git_odb_object_type(raw) != GIT_OBJECT_BLOB)
+      return Error(Cause::kInvalidArgument,
+                   "the tree names a non-blob as the file " + dir.PathOf(name));
+    return std::string_view(static_cast<const char*>(git_odb_object_data(raw)),
+                            git_odb_object_size(raw));
+  }
+
+  ~BlobReader() { Release(); }
+  BlobReader(const BlobReader&) = delete;
+  BlobReader& operator=(const BlobReader&) = delete;
+
+ private:
+  void Release() {
+    if (data_ != nullptr) git_odb_backend_data_free(owner_, data_);
+    data_ = nullptr;
+    object_.reset();
+  }
+
+  git_odb* odb_;
+  std::vector<git_odb_backend*> backends_;
+  void* data_ = nullptr;
+  git_odb_backend* owner_ = nullptr;
+  OdbObjectPtr object_;
 };
 
 // Pass two: writes the files from several threads. File creation dominates the cost, and the
@@ -84,9 +161,16 @@ class DirectoryPass {
 // (libgit2 docs/threading.md) and the root descriptor is only used by *at() calls.
 class FilePass {
  public:
-  FilePass(git_odb* odb, const sys::Dir& root, const std::vector<FileJob>& files,
+  FilePass(git_odb* odb, const sys::Dir& root, const DirectoryPass& pass,
            const struct timespec& stamp)
-      : odb_(odb), root_(root), files_(files), stamp_(stamp) {}
+      : odb_(odb), root_(root), dirs_(pass.dirs()), files_(pass.files()), stamp_(stamp) {
+    // Runs of at most kChunk files of one directory: a thread opens the directory once per
+    // run and creates the files by name, and two threads rarely contend for one directory.
+    for (size_t i = 0; i < files_.size(); ++i)
+      if (runs_.empty() || files_[i].dir != files_[runs_.back()].dir || i - runs_.back() == kChunk)
+        runs_.push_back(i);
+    runs_.push_back(files_.size());
+  }
 
   Status Run() {
     size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
@@ -110,45 +194,47 @@ class FilePass {
 
  private:
   static constexpr size_t kFilesPerThread = 512;
-  // Threads claim runs of consecutive files, which mostly share a directory, so that they
-  // rarely contend for the same directory's lock.
-  static constexpr size_t kChunk = 64;
+  static constexpr size_t kChunk = 256;
 
   void Work() {
+    BlobReader reader(odb_);
     while (!failed_.load(std::memory_order_relaxed)) {
-      size_t first = next_.fetch_add(kChunk, std::memory_order_relaxed);
-      if (first >= files_.size()) return;
-      for (size_t i = first; i < files_.size() && i < first + kChunk; ++i) {
-        Status written = Write(files_[i]);
-        if (!written) {
-          MutexLock lock(mutex_);
-          if (!error_) error_ = std::move(written).error();
-          failed_ = true;
-          return;
-        }
+      size_t run = next_.fetch_add(1, std::memory_order_relaxed);
+      if (run + 1 >= runs_.size()) return;
+      Status written = WriteRun(reader, runs_[run], runs_[run + 1]);
+      if (!written) {
+        MutexLock lock(mutex_);
+        if (!error_) error_ = std::move(written).error();
+        failed_ = true;
+        return;
       }
     }
   }
 
-  Status Write(const FileJob& file) {
-    git_odb_object* raw = nullptr;
-    // git_error_last() is per thread, so the message is taken here.
-    if (int code = git_odb_read(&raw, odb_, &file.oid); code < 0)
-      return Git2Error("read blob " + file.path, code);
-    OdbObjectPtr object(raw);
-    std::string_view data(static_cast<const char*>(git_odb_object_data(object.get())),
-                          git_odb_object_size(object.get()));
+  Status WriteRun(BlobReader& reader, size_t first, size_t end) {
+    const std::string& dir_path = dirs_[files_[first].dir];
+    std::optional<sys::Dir> opened;
+    if (!dir_path.empty()) opened = TRY(root_.OpenDir(dir_path));
+    const sys::Dir& dir = opened ? *opened : root_;
+    for (size_t i = first; i < end; ++i) TRY(Write(reader, dir, files_[i]));
+    return {};
+  }
+
+  Status Write(BlobReader& reader, const sys::Dir& dir, const FileJob& file) {
+    std::string_view data = TRY(reader.Read(file.oid, dir, file.name));
     if (file.mode == GIT_FILEMODE_LINK) {
-      TRY(root_.MakeSymlink(std::string(data), file.path));
-      return root_.SetTimes(file.path, stamp_, stamp_);
+      TRY(dir.MakeSymlink(std::string(data), file.name));
+      return dir.SetTimes(file.name, stamp_, stamp_);
     }
     mode_t mode = file.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
-    return root_.WriteNewFile(file.path, data, mode, &stamp_);
+    return dir.WriteNewFile(file.name, data, mode, &stamp_);
   }
 
   git_odb* odb_;
   const sys::Dir& root_;
+  const std::vector<std::string>& dirs_;
   const std::vector<FileJob>& files_;
+  std::vector<size_t> runs_;  // the first file of each run, then files_.size()
   const struct timespec stamp_;
   std::atomic<size_t> next_{0};
   std::atomic<bool> failed_{false};
@@ -156,20 +242,30 @@ class FilePass {
   std::optional<Error> error_ GUARDED_BY(mutex_);
 };
 
-struct IndexSource {
-  std::string path;
-  git_oid oid;
-  uint32_t mode;
-};
+// Below this many entries per thread, WriteIndex's stat calls stay on fewer threads.
+constexpr size_t kStatsPerThread = 4096;
 
-int CollectIndexSource(const char* root, const git_tree_entry* entry, void* payload) {
-  auto* out = static_cast<std::vector<IndexSource>*>(payload);
-  git_object_t type = git_tree_entry_type(entry);
-  if (type != GIT_OBJECT_BLOB && type != GIT_OBJECT_COMMIT) return 0;
-  out->push_back(IndexSource{std::string(root) + git_tree_entry_name(entry),
-                             *git_tree_entry_id(entry),
-                             static_cast<uint32_t>(git_tree_entry_filemode(entry))});
-  return 0;
+// Fills in the stat data of `entries` [first, end) from the files under `root`. Each file is
+// stat'ed by name in its open directory: neighbours in index order mostly share one, and
+// looking up one name is cheaper than walking the whole path.
+Status StatEntries(const sys::Dir& root, const std::vector<git_index_entry*>& entries, size_t first,
+                   size_t end) {
+  std::string parent_path;
+  std::optional<sys::Dir> parent;
+  for (size_t i = first; i < end; ++i) {
+    git_index_entry* entry = entries[i];
+    if (entry->mode == GIT_FILEMODE_COMMIT) continue;  // a submodule: no stat data
+    std::string_view path = entry->path;
+    size_t slash = path.rfind('/');
+    std::string_view parent_of = slash == path.npos ? "" : path.substr(0, slash);
+    if (!parent || parent_of != parent_path) {
+      parent = parent_of.empty() ? TRY(sys::Dir::Open(root.path())) : TRY(root.OpenDir(parent_of));
+      parent_path = parent_of;
+    }
+    struct stat st = TRY(parent->Stat(path.substr(slash + 1)));
+    FillStat(*entry, st);
+  }
+  return {};
 }
 
 }  // namespace
@@ -185,7 +281,7 @@ Status Repository::Materialize(const std::string& commit, const std::string& dir
   sys::Dir root = TRY(sys::Dir::Open(dir));
   DirectoryPass directories(Raw(*this));
   TRY(directories.Walk(tree.get(), root, ""));
-  TRY(FilePass(odb, root, directories.files(), stamp).Run());
+  TRY(FilePass(odb, root, directories, stamp).Run());
   // The mount point of the job's private git dir.
   TRY(root.MakeDir(".git", 0755));
   return {};
@@ -194,33 +290,43 @@ Status Repository::Materialize(const std::string& commit, const std::string& dir
 Status Repository::WriteIndex(const std::string& commit, const std::string& dir,
                               const std::string& index_path) {
   TreePtr tree = TRY(LookupCommitTree(Raw(*this), commit));
-  std::vector<IndexSource> sources;
-  if (int code = git_tree_walk(tree.get(), GIT_TREEWALK_PRE, CollectIndexSource, &sources);
-      code < 0)
-    return Git2Error("walk the tree of " + commit, code);
-  // Index order is bytewise by path; adding in that order appends without moving entries.
-  std::sort(sources.begin(), sources.end(),
-            [](const IndexSource& a, const IndexSource& b) { return a.path < b.path; });
-
   if (sys::Exists(index_path))
     return Error(Cause::kInvalidArgument, "the index " + index_path + " already exists");
   git_index* raw_index = nullptr;
   if (int code = git_index_open(&raw_index, index_path.c_str()); code < 0)
     return Git2Error("create the index " + index_path, code);
   IndexPtr index(raw_index);
+  // One call builds every entry (blobs, symlinks, submodules) in index order, and the cache
+  // of tree ids; adding the entries one by one checks each against all the others.
+  if (int code = git_index_read_tree(index.get(), tree.get()); code < 0)
+    return Git2Error("read the tree of " + commit + " into the index", code);
+
+  // The entries belong to the index and are not const; libgit2 hands them out as const so
+  // that their paths and stages (its keys) stay put. The stat fields are plain data, filled
+  // in by a few threads, each entry by one thread, without calling into libgit2.
+  std::vector<git_index_entry*> entries(git_index_entrycount(index.get()));
+  for (size_t i = 0; i < entries.size(); ++i)
+    entries[i] = const_cast<git_index_entry*>(git_index_get_byindex(index.get(), i));
   sys::Dir root = TRY(sys::Dir::Open(dir));
-  for (const IndexSource& source : sources) {
-    git_index_entry entry = {};
-    if (source.mode != GIT_FILEMODE_COMMIT) {
-      struct stat st = TRY(root.Stat(source.path));
-      FillStat(entry, st);
+  size_t count = entries.size();
+  size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  threads = std::min(threads, count / kStatsPerThread + 1);
+  std::vector<Status> results(threads);
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) {
+    size_t first = count * t / threads;
+    size_t end = count * (t + 1) / threads;
+    try {
+      workers.emplace_back(
+          [&, t, first, end] { results[t] = StatEntries(root, entries, first, end); });
+    } catch (const std::system_error&) {
+      results[t] = StatEntries(root, entries, first, end);  // no thread: done here
     }
-    entry.mode = source.mode;
-    entry.id = source.oid;
-    entry.path = source.path.c_str();
-    if (int code = git_index_add(index.get(), &entry); code < 0)
-      return Git2Error("add " + source.path + " to the index", code);
   }
+  results[0] = StatEntries(root, entries, 0, count / threads);
+  for (std::thread& worker : workers) worker.join();
+  for (Status& result : results) TRY(std::move(result));
+
   if (int code = git_index_write(index.get()); code < 0)
     return Git2Error("write the index " + index_path, code);
   return {};

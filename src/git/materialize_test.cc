@@ -144,6 +144,45 @@ TEST_F(MaterializeTest, IndexMakesGitStatusCleanWithoutRehashing) {
   EXPECT_EQ(dirty.output, " M README.md\n?? added.txt\n");
 }
 
+// Blobs are read from the pack backend directly (not through git_odb_read): packed and
+// deltified objects come out byte for byte, and the index still matches them.
+TEST_F(MaterializeTest, ReadsPackedObjects) {
+  WriteFile(work_, "a/b/c/deep.txt", "deep\n" + std::string(4000, 'x') + "\n");
+  WriteFile(work_, "a/b/c/deeper.txt", "deep\n" + std::string(4000, 'x') + "y\n");
+  WriteFile(work_, "a/side.txt", "beside a directory\n");
+  std::string commit = CommitAll(work_, "more");
+  ASSERT_EQ(RunGit({"repack", "-adq"}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"prune-packed"}, work_).exit_code, 0);
+  Repository repo = Open();
+  std::string out = temp_.path() + "/tree";
+  Status made = repo.Materialize(commit, out);
+  ASSERT_TRUE(made.has_value()) << made.error().ToString();
+  EXPECT_EQ(ReadFileOrDie(out + "/a/b/c/deeper.txt"), "deep\n" + std::string(4000, 'x') + "y\n");
+  EXPECT_EQ(ReadFileOrDie(out + "/a/side.txt"), "beside a directory\n");
+  EXPECT_EQ(ReadFileOrDie(out + "/crlf.txt"), "line\r\nline\r\n");
+
+  std::string git_dir = temp_.path() + "/private-git";
+  MakePrivateGitDir(git_dir, repo.objects_dir(), commit);
+  ASSERT_TRUE(repo.WriteIndex(commit, out, git_dir + "/index").has_value());
+  std::map<std::string, std::string> env = {{"GIT_DIR", git_dir}, {"GIT_WORK_TREE", out}};
+  testing::RunResult status = RunGit({"status", "--porcelain"}, out, env);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_EQ(status.output, "");
+}
+
+TEST_F(MaterializeTest, AMissingBlobIsAnError) {
+  std::string tree = RunGit({"mktree", "--missing"}, work_, {},
+                            "100644 blob 1111111111111111111111111111111111111111\tgone.txt\n")
+                         .output;
+  tree.pop_back();
+  std::string commit = RunGit({"commit-tree", "-m", "missing", tree}, work_).output;
+  commit.pop_back();
+  Repository repo = Open();
+  Status made = repo.Materialize(commit, temp_.path() + "/tree");
+  ASSERT_FALSE(made.has_value());
+  EXPECT_NE(made.error().message().find("read blob"), std::string::npos) << made.error().ToString();
+}
+
 TEST_F(MaterializeTest, RefusesTreesGitWouldNotCheckOut) {
   std::string blob = RunGit({"hash-object", "-w", "--stdin"}, work_, {}, "x\n").output;
   blob.pop_back();
