@@ -218,9 +218,12 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx_, request_, job_.repo, std::move(options)));
   using Access = sandbox::PathGrant::Access;
   const workspace::JobWorkspace& ws = *workspace_;
-  if (!request_.write) {
+  if (!request_.write && ws.backend == workspace::Backend::kOverlay && ws.lower.size() > 1) {
+    // A derived snapshot: its layers merged, read-only (no upper layer).
+    spec.overlay = sandbox::OverlayWorkspace{ws.lower, "", "", job_.repo};
+  } else if (!request_.write) {
     sandbox::PathGrant tree{Access::kReadOnly, job_.repo, "workspace"};
-    tree.source = snapshot_->tree;
+    tree.source = ws.backend == workspace::Backend::kCopy ? ws.copy : snapshot_->tree;
     spec.paths.push_back(tree);
   } else if (ws.backend == workspace::Backend::kOverlay) {
     spec.overlay = sandbox::OverlayWorkspace{ws.lower, ws.upper, ws.work, job_.repo};

@@ -273,8 +273,12 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
     std::string lower;
     for (const std::string& layer : o.lower)
       lower += (lower.empty() ? "" : ":") + EscapeOverlayPath(kOldRoot + layer);
-    mount.options = "lowerdir=" + lower + ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
-                    ",workdir=" + EscapeOverlayPath(kOldRoot + o.work) + ",userxattr";
+    // Without an upper layer the overlay is read-only: the merged view of the lower ones.
+    mount.options = "lowerdir=" + lower;
+    if (!o.upper.empty())
+      mount.options += ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
+                       ",workdir=" + EscapeOverlayPath(kOldRoot + o.work);
+    mount.options += ",userxattr";
     overlays.push_back(std::move(mount));
   };
   if (spec.overlay) overlay(*spec.overlay, "workspace");

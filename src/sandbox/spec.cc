@@ -98,9 +98,13 @@ Status SandboxSpec::Validate() const {
     return invalid("net: grants need --network proxy",
                    "drop --network " + std::string(NetworkName(network)) + ", or the net: grants");
   if (overlay) {
-    std::vector<const std::string*> paths = {&overlay->upper, &overlay->work, &overlay->target};
+    // No upper and work directories: a read-only overlay of two or more lower layers.
+    const bool read_only = overlay->upper.empty() && overlay->work.empty();
+    std::vector<const std::string*> paths = {&overlay->target};
+    if (!read_only) paths.insert(paths.end(), {&overlay->upper, &overlay->work});
     for (const std::string& lower : overlay->lower) paths.push_back(&lower);
-    if (overlay->lower.empty()) return invalid("the overlay needs a lower layer");
+    if (overlay->lower.size() < (read_only ? 2u : 1u))
+      return invalid("the overlay needs a lower layer (two without an upper one)");
     for (const std::string* p : paths)
       if (p->empty() || (*p)[0] != '/') return invalid("overlay paths must be absolute");
     if (overlay->target != workspace)

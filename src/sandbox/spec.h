@@ -56,6 +56,7 @@ struct PathGrant {
 // upper directory above, merged at `target` inside the sandbox only.
 struct OverlayWorkspace {
   std::vector<std::string> lower;  // the lower layers, top first
+  // Both empty: a read-only overlay of the lower layers (two or more).
   std::string upper;
   std::string work;
   std::string target;
