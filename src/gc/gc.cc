@@ -494,13 +494,9 @@ class Collector {
     return false;
   }
 
-  // The commit of the snapshot `commit` is stacked on ("" for a full snapshot).
-  std::string BelowOf(const std::string& commit) const {
-    Result<std::string> below = sys::ReadFile(snapshots_dir_ + "/" + commit + "/below");
-    if (!below) return "";
-    std::string text = *below;
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    return text;
+  // The snapshot `name` is stacked on ("" for a full snapshot).
+  std::string BelowOf(const std::string& name) const {
+    return workspace::SnapshotBelow(snapshots_dir_ + "/" + name);
   }
 
   bool StackedOn(const std::string& commit) const {
@@ -531,14 +527,13 @@ class Collector {
   // removed. A job that finds it missing afterwards rebuilds it under the same lock.
   // `name` is a snapshot directory's: its commit, or a compacted version <commit>.v<N>.
   Result<bool> CollectSnapshot(const std::string& name) {
-    const std::string& commit = name;
     std::string of = workspace::SnapshotCommit(name).value_or(name);
     std::string dir = snapshots_dir_ + "/" + name;
     std::optional<sys::FileLock> lock;
     if (!dry_) lock.emplace(TRY(sys::FileLock::Acquire(snapshots_dir_ + "/" + of + ".lock")));
-    if (!UsersOf(dir, commit).empty() || TRY(LiveJobOnBase(of))) return false;
+    if (!UsersOf(dir, name).empty() || TRY(LiveJobOnBase(of))) return false;
     // A snapshot stacked on this one is built and renamed into place under this lock.
-    if (StackedOn(commit)) return false;
+    if (StackedOn(name)) return false;
     uint64_t bytes = sys::DiskUsage(dir);
     if (!dry_) {
       // The ".tmp-" prefix makes a leftover of a crashed gc an abandoned build, which
@@ -547,13 +542,13 @@ class Collector {
                           std::to_string(sys::CurrentPid()) +
                           (name == of ? "" : "-" + name.substr(of.size() + 1));
       TRY(sys::Rename(dir, aside));
-      if (!UsersOf(aside, commit).empty()) {  // registered between the check and the rename
+      if (!UsersOf(aside, name).empty()) {  // registered between the check and the rename
         TRY(sys::Rename(aside, dir));
         return false;
       }
       TRY(sys::RemoveTreeForcibly(aside));
     }
-    report_.removed_snapshots.push_back(commit);
+    report_.removed_snapshots.push_back(name);
     report_.freed_bytes += bytes;
     return true;
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "base/strings.h"
 #include "git/checkout_rules.h"
 #include "git/handles.h"
 #include "git/repository.h"
@@ -77,12 +78,12 @@ class TreeProbe {
 // so nothing of a deeper layer shows through), the changed files, and the whiteouts.
 class LayerWriter {
  public:
-  LayerWriter(git_repository* repo, const git_tree* from, const git_tree* to, const sys::Dir& root)
-      : repo_(repo), from_(from), to_(to), root_(root), stamp_(MaterializeStamp()) {}
+  LayerWriter(git_odb* odb, const git_tree* from, const git_tree* to, const sys::Dir& root)
+      : odb_(odb), from_(from), to_(to), root_(root), stamp_(MaterializeStamp()) {}
 
   Status Upsert(const git_diff_delta& delta) {
     std::string path = delta.new_file.path;
-    for (const std::string& part : SplitPath(path)) TRY(CheckEntryName(part, ParentOf(path)));
+    for (const std::string& part : Split(path, '/')) TRY(CheckEntryName(part, ParentOf(path)));
     TRY(EnsureDir(ParentOf(path)));
     uint32_t mode = delta.new_file.mode;
     if (mode == GIT_FILEMODE_COMMIT) {
@@ -92,7 +93,7 @@ class LayerWriter {
       return MakeDir(path);
     }
     git_odb_object* raw = nullptr;
-    if (int code = git_odb_read(&raw, Odb(), &delta.new_file.id); code < 0)
+    if (int code = git_odb_read(&raw, odb_, &delta.new_file.id); code < 0)
       return Git2Error("read blob " + path, code);
     OdbObjectPtr object(raw);
     std::string_view data(static_cast<const char*>(git_odb_object_data(object.get())),
@@ -111,7 +112,7 @@ class LayerWriter {
   Status Remove(const std::string& path) {
     if (to_.At(path) != EntryKind::kNone) return {};
     std::string prefix;
-    for (const std::string& part : SplitPath(path)) {
+    for (const std::string& part : Split(path, '/')) {
       prefix = prefix.empty() ? part : prefix + "/" + part;
       EntryKind kind = to_.At(prefix);
       if (kind == EntryKind::kOther) return {};
@@ -124,28 +125,7 @@ class LayerWriter {
     return {};
   }
 
-  ~LayerWriter() {
-    if (odb_ != nullptr) git_odb_free(odb_);
-  }
-
  private:
-  static std::vector<std::string> SplitPath(const std::string& path) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= path.size()) {
-      size_t slash = path.find('/', start);
-      if (slash == std::string::npos) slash = path.size();
-      parts.push_back(path.substr(start, slash - start));
-      start = slash + 1;
-    }
-    return parts;
-  }
-
-  git_odb* Odb() {
-    if (odb_ == nullptr) IgnoreError(Git2Check(git_repository_odb(&odb_, repo_), "odb"), "");
-    return odb_;
-  }
-
   Status EnsureDir(const std::string& dir) {
     if (dir.empty() || made_.count(dir) != 0) return {};
     TRY(EnsureDir(ParentOf(dir)));
@@ -166,12 +146,11 @@ class LayerWriter {
     return {};
   }
 
-  git_repository* repo_;
+  git_odb* odb_;
   TreeProbe from_;
   TreeProbe to_;
   const sys::Dir& root_;
   const struct timespec stamp_;
-  git_odb* odb_ = nullptr;
   std::set<std::string> made_;
   std::set<std::string> whiteouts_;
 };
@@ -207,7 +186,11 @@ Result<LayerDiff> Repository::WriteLayer(const std::string& from, const std::str
 
   TRY(sys::MakeDirs(dir, 0755));
   sys::Dir root = TRY(sys::Dir::Open(dir));
-  LayerWriter writer(Raw(*this), a.get(), b.get(), root);
+  git_odb* odb = nullptr;
+  if (int code = git_repository_odb(&odb, Raw(*this)); code < 0)
+    return Git2Error("open the object database", code);
+  OdbPtr owned_odb(odb);
+  LayerWriter writer(odb, a.get(), b.get(), root);
   LayerDiff out;
   size_t count = git_diff_num_deltas(diff.get());
   // Removals first: the index drops them before the upserts of the same paths come back.

@@ -49,8 +49,7 @@ Result<Snapshot> Load(const std::string& snapshots_dir, const std::string& name)
       return Error(Cause::kNotFound, "the snapshot " + dir + " is missing or incomplete");
     snapshot.stack.push_back(dir);
     if (sys::TypeOf(dir + "/below") != sys::FileType::kRegular) break;
-    std::string below = TRY(sys::ReadFile(dir + "/below"));
-    if (!below.empty() && below.back() == '\n') below.pop_back();
+    std::string below = SnapshotBelow(dir);
     if (!SnapshotCommit(below) || snapshot.stack.size() > 4 * kMaxSnapshotDepth)
       return Error(Cause::kInvalidArgument,
                    "the snapshot " + dir + " names no valid snapshot below");
@@ -160,6 +159,14 @@ std::optional<std::string> SnapshotCommit(const std::string& name) {
   for (int version = 2; version <= kMaxVersion; ++version)
     if (name == VersionName(commit, version)) return commit;
   return std::nullopt;
+}
+
+std::string SnapshotBelow(const std::string& dir) {
+  Result<std::string> below = sys::ReadFile(dir + "/below");
+  if (!below) return "";
+  std::string name = *below;
+  if (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
 }
 
 namespace {

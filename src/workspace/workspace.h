@@ -53,6 +53,9 @@ constexpr size_t kCompactDepth = 4;
 // The commit a snapshot directory's name stands for (`<commit>` or `<commit>.v<N>`), or
 // nullopt for any other name.
 std::optional<std::string> SnapshotCommit(const std::string& name);
+// The `below` file of the snapshot directory `dir`: the name of the snapshot it is stacked
+// on, or "" for a full snapshot (or an unreadable file).
+std::string SnapshotBelow(const std::string& dir);
 
 // Returns the snapshot of `commit`, creating it once (under an flock, so concurrent jobs on
 // one base share it; creation writes to a temporary directory renamed into place). A new

@@ -1029,6 +1029,36 @@ TEST_F(JobsTest, ReadAgentCannotWriteItsWorkspaceAndCommitsNothing) {
   EXPECT_EQ(ReadText(ws() + "/src/main.c"), kMainC);
 }
 
+// On a new commit a read agent gets the derived snapshot's layers merged, read-only: the
+// whole commit, its private git, and no write anywhere in the workspace.
+TEST_F(JobsTest, ReadAgentOnANewCommitSeesTheWholeCommitReadOnly) {
+  const std::string first = base();
+  ASSERT_EQ(Berth(RunArgs({}, "explore", "write_probe.sh")).exit_code, 0);
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", "int main(void) { return 4; }\n"));
+  ASSERT_EQ(Git({"commit", "-q", "-a", "-m", "second"}).exit_code, 0);
+  const std::string second = GitOut({"rev-parse", "HEAD"});
+
+  RunResult run = Berth(RunArgs({}, "explore", "write_probe.sh"));
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  EXPECT_EQ(GetStr(job, "base"), second);
+  EXPECT_EQ(ReadText(state() + "/snapshots/" + second + "/below"), first + "\n");
+  const std::string report = ReadText(JobDir(id) + "/stdout");
+  for (const char* file : {"src/x.c", "src/main.c"})
+    EXPECT_TRUE(Contains(report, std::string("write ") + file + ": failed:")) << report;
+  EXPECT_TRUE(Contains(report, "Read-only file system")) << report;
+  EXPECT_FALSE(Contains(report, ": ok")) << report;
+
+  // The unchanged files come from the layer below, the changed one from the new layer.
+  RunResult seen = Run({"run", "explore", "--", "sh", "-c",
+                        "cat src/main.c src/old.c README.md && git status --porcelain"});
+  EXPECT_EQ(seen.exit_code, 0) << seen.Describe();
+  EXPECT_EQ(ReadText(JobDir(NewestJobId()) + "/stdout"),
+            "int main(void) { return 4; }\n" + ReadText(ws() + "/src/old.c") + "readme\n");
+}
+
 TEST_F(JobsTest, ReadOnlyFlagLowersAWriteAgent) {
   RunResult run = Berth(RunArgs({"--read-only"}, "implement", "write_probe.sh"));
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
