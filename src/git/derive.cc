@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "git/checkout_rules.h"
 #include "git/handles.h"
+#include "git/index_splice.h"
 #include "git/repository.h"
 #include "sys/dir.h"
 #include "sys/fs.h"
@@ -219,9 +220,26 @@ Status Repository::DeriveIndex(const std::string& from_index, const LayerDiff& d
                                const std::string& dir, const std::string& index_path) {
   if (sys::Exists(index_path))
     return Error(Cause::kInvalidArgument, "the index " + index_path + " already exists");
+  sys::Dir root = TRY(sys::Dir::Open(dir));
+  std::vector<git_index_entry> upserts;
+  upserts.reserve(diff.upserts.size());
+  for (const TreeEntry& upsert : diff.upserts) {
+    git_index_entry entry = {};
+    if (upsert.mode != GIT_FILEMODE_COMMIT) FillStat(entry, TRY(root.Stat(upsert.path)));
+    entry.mode = upsert.mode;
+    entry.id = TRY(ParseOid(upsert.oid));
+    entry.path = upsert.path.c_str();
+    upserts.push_back(entry);
+  }
   sys::Dir target = TRY(sys::Dir::Open(sys::Dirname(index_path)));
-  sys::Dir source = TRY(sys::Dir::Open(sys::Dirname(from_index)));
   std::string name = index_path.substr(index_path.rfind('/') + 1);
+  // The usual case: the older index's bytes with the changed entries spliced in.
+  std::string bytes = TRY(sys::ReadFile(from_index));
+  std::optional<std::string> spliced = TRY(SpliceIndex(bytes, diff.removals, upserts));
+  if (spliced) return target.WriteNewFile(name, *spliced, 0644);
+
+  // An index SpliceIndex leaves alone (another version or extension): libgit2 updates a copy.
+  sys::Dir source = TRY(sys::Dir::Open(sys::Dirname(from_index)));
   TRY(target.CopyFileFrom(source, from_index.substr(from_index.rfind('/') + 1), name));
   git_index* raw_index = nullptr;
   if (int code = git_index_open(&raw_index, index_path.c_str()); code < 0)
@@ -232,15 +250,9 @@ Status Repository::DeriveIndex(const std::string& from_index, const LayerDiff& d
     if (code < 0 && code != GIT_ENOTFOUND)
       return Git2Error("remove " + path + " from the index", code);
   }
-  sys::Dir root = TRY(sys::Dir::Open(dir));
-  for (const TreeEntry& upsert : diff.upserts) {
-    git_index_entry entry = {};
-    if (upsert.mode != GIT_FILEMODE_COMMIT) FillStat(entry, TRY(root.Stat(upsert.path)));
-    entry.mode = upsert.mode;
-    entry.id = TRY(ParseOid(upsert.oid));
-    entry.path = upsert.path.c_str();
+  for (const git_index_entry& entry : upserts) {
     if (int code = git_index_add(index.get(), &entry); code < 0)
-      return Git2Error("add " + upsert.path + " to the index", code);
+      return Git2Error(std::string("add ") + entry.path + " to the index", code);
   }
   if (int code = git_index_write(index.get()); code < 0)
     return Git2Error("write the index " + index_path, code);

@@ -101,6 +101,12 @@ class DerivedSnapshotTest : public testing::WorkspaceTest {
       return RunGit({"ls-files", "--stage"}, work_, {{"GIT_INDEX_FILE", index}}).output;
     };
     EXPECT_EQ(entries(derived->index_path), entries(fresh->index_path));
+    // Its cached trees: git write-tree trusts every one still marked valid (on a copy, since
+    // write-tree may store what it computed).
+    std::string index_copy = temp_.path() + "/index-copy-" + std::to_string(checks_);
+    ASSERT_TRUE(sys::CopyFile(derived->index_path, index_copy));
+    EXPECT_EQ(RunGit({"write-tree"}, work_, {{"GIT_INDEX_FILE", index_copy}}).output,
+              RunGit({"rev-parse", commit + "^{tree}"}, work_).output);
 
     // Through a real overlay mount, with git status inside.
     std::string id = "derived-" + std::to_string(checks_);
