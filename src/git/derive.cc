@@ -6,14 +6,18 @@
 
 #include <map>
 #include <set>
+#include <thread>
 
 #include "base/strings.h"
 #include "git/checkout_rules.h"
 #include "git/handles.h"
 #include "git/index_splice.h"
 #include "git/repository.h"
+#include "git/tree_diff.h"
 #include "sys/dir.h"
+#include "sys/file_io.h"
 #include "sys/fs.h"
+#include "sys/mapped_file.h"
 #include "sys/overlay.h"
 
 namespace berth::git {
@@ -22,25 +26,6 @@ namespace {
 
 git_repository* Raw(const Repository& repository) {
   return static_cast<git_repository*>(repository.raw());
-}
-
-git_diff_options TreeDiffOptions() {
-  git_diff_options options;
-  git_diff_options_init(&options, GIT_DIFF_OPTIONS_VERSION);
-  // A submodule is an entry like any other: no submodule config is read to ignore it.
-  options.ignore_submodules = GIT_SUBMODULE_IGNORE_NONE;
-  return options;
-}
-
-struct CountPayload {
-  size_t count = 0;
-  size_t limit = 0;
-};
-
-int CountDelta(const git_diff*, const git_diff_delta*, const char*, void* payload) {
-  auto* counter = static_cast<CountPayload*>(payload);
-  // Past the limit the exact number no longer matters: stop the diff.
-  return ++counter->count > counter->limit ? -1 : 0;
 }
 
 std::string ParentOf(const std::string& path) {
@@ -82,19 +67,18 @@ class LayerWriter {
   LayerWriter(git_odb* odb, const git_tree* from, const git_tree* to, const sys::Dir& root)
       : odb_(odb), from_(from), to_(to), root_(root), stamp_(MaterializeStamp()) {}
 
-  Status Upsert(const git_diff_delta& delta) {
-    std::string path = delta.new_file.path;
+  Status Upsert(const TreeChange& change) {
+    const std::string& path = change.path;
     for (const std::string& part : Split(path, '/')) TRY(CheckEntryName(part, ParentOf(path)));
     TRY(EnsureDir(ParentOf(path)));
-    uint32_t mode = delta.new_file.mode;
+    uint32_t mode = change.new_mode;
     if (mode == GIT_FILEMODE_COMMIT) {
       // A submodule is an empty directory; one that only moved to another commit is unchanged.
-      if (delta.old_file.mode == GIT_FILEMODE_COMMIT && delta.status == GIT_DELTA_MODIFIED)
-        return {};
+      if (change.kind == TreeChange::Kind::kModified) return {};
       return MakeDir(path);
     }
     git_odb_object* raw = nullptr;
-    if (int code = git_odb_read(&raw, odb_, &delta.new_file.id); code < 0)
+    if (int code = git_odb_read(&raw, odb_, &change.new_id); code < 0)
       return Git2Error("read blob " + path, code);
     OdbObjectPtr object(raw);
     std::string_view data(static_cast<const char*>(git_odb_object_data(object.get())),
@@ -158,32 +142,45 @@ class LayerWriter {
 
 }  // namespace
 
+Result<std::vector<std::string>> Repository::FirstParents(const std::string& commit, size_t count) {
+  std::vector<std::string> out;
+  CommitPtr current = TRY(LookupCommit(Raw(*this), commit));
+  while (out.size() < count && git_commit_parentcount(current.get()) > 0) {
+    git_commit* raw = nullptr;
+    if (int code = git_commit_parent(&raw, current.get(), 0); code < 0) {
+      // A shallow clone ends its history here.
+      if (code == GIT_ENOTFOUND) break;
+      return Git2Error("read the parent of " + OidHex(*git_commit_id(current.get())), code);
+    }
+    current = CommitPtr(raw);
+    out.push_back(OidHex(*git_commit_id(current.get())));
+  }
+  return out;
+}
+
 Result<size_t> Repository::CountChangedPaths(const std::string& from, const std::string& to,
                                              size_t limit) {
   TreePtr a = TRY(LookupCommitTree(Raw(*this), from));
   TreePtr b = TRY(LookupCommitTree(Raw(*this), to));
-  CountPayload counter;
-  counter.limit = limit;
-  git_diff_options options = TreeDiffOptions();
-  options.notify_cb = CountDelta;
-  options.payload = &counter;
-  git_diff* raw = nullptr;
-  int code = git_diff_tree_to_tree(&raw, Raw(*this), a.get(), b.get(), &options);
-  DiffPtr diff(raw);
-  if (counter.count > limit) return limit + 1;
-  if (code < 0) return Git2Error("diff " + from + " with " + to, code);
-  return counter.count;
+  size_t count = 0;
+  // Past the limit the exact number no longer matters: the walk stops.
+  TRY_CTX(
+      DiffTrees(Raw(*this), a.get(), b.get(), [&](const TreeChange&) { return ++count <= limit; }),
+      "diff " + from + " with " + to);
+  return count;
 }
 
 Result<LayerDiff> Repository::WriteLayer(const std::string& from, const std::string& to,
                                          const std::string& dir) {
   TreePtr a = TRY(LookupCommitTree(Raw(*this), from));
   TreePtr b = TRY(LookupCommitTree(Raw(*this), to));
-  git_diff_options options = TreeDiffOptions();
-  git_diff* raw = nullptr;
-  if (int code = git_diff_tree_to_tree(&raw, Raw(*this), a.get(), b.get(), &options); code < 0)
-    return Git2Error("diff " + from + " with " + to, code);
-  DiffPtr diff(raw);
+  std::vector<TreeChange> changes;
+  TRY_CTX(DiffTrees(Raw(*this), a.get(), b.get(),
+                    [&](const TreeChange& change) {
+                      changes.push_back(change);
+                      return true;
+                    }),
+          "diff " + from + " with " + to);
 
   TRY(sys::MakeDirs(dir, 0755));
   sys::Dir root = TRY(sys::Dir::Open(dir));
@@ -193,25 +190,16 @@ Result<LayerDiff> Repository::WriteLayer(const std::string& from, const std::str
   OdbPtr owned_odb(odb);
   LayerWriter writer(odb, a.get(), b.get(), root);
   LayerDiff out;
-  size_t count = git_diff_num_deltas(diff.get());
   // Removals first: the index drops them before the upserts of the same paths come back.
-  for (size_t i = 0; i < count; ++i) {
-    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
-    if (delta->status == GIT_DELTA_DELETED) {
-      TRY(writer.Remove(delta->old_file.path));
-      out.removals.push_back(delta->old_file.path);
-    }
+  for (const TreeChange& change : changes) {
+    if (change.kind != TreeChange::Kind::kDeleted) continue;
+    TRY(writer.Remove(change.path));
+    out.removals.push_back(change.path);
   }
-  for (size_t i = 0; i < count; ++i) {
-    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
-    if (delta->status == GIT_DELTA_DELETED) continue;
-    if (delta->status != GIT_DELTA_ADDED && delta->status != GIT_DELTA_MODIFIED &&
-        delta->status != GIT_DELTA_TYPECHANGE)
-      return Error(Cause::kInternal,
-                   std::string("unexpected change of ") + delta->new_file.path + " in a tree diff");
-    TRY(writer.Upsert(*delta));
-    out.upserts.push_back(
-        TreeEntry{delta->new_file.path, OidHex(delta->new_file.id), delta->new_file.mode});
+  for (const TreeChange& change : changes) {
+    if (change.kind == TreeChange::Kind::kDeleted) continue;
+    TRY(writer.Upsert(change));
+    out.upserts.push_back(TreeEntry{change.path, OidHex(change.new_id), change.new_mode});
   }
   return out;
 }
@@ -231,14 +219,26 @@ Status Repository::DeriveIndex(const std::string& from_index, const LayerDiff& d
     entry.path = upsert.path.c_str();
     upserts.push_back(entry);
   }
-  sys::Dir target = TRY(sys::Dir::Open(sys::Dirname(index_path)));
-  std::string name = index_path.substr(index_path.rfind('/') + 1);
-  // The usual case: the older index's bytes with the changed entries spliced in.
-  std::string bytes = TRY(sys::ReadFile(from_index));
-  std::optional<std::string> spliced = TRY(SpliceIndex(bytes, diff.removals, upserts));
-  if (spliced) return target.WriteNewFile(name, *spliced, 0644);
+  // The usual case: the older index's bytes with the changed entries spliced in, hashed on
+  // another core while they are written.
+  std::optional<std::string> spliced;
+  {
+    sys::MappedFile older = TRY(sys::MappedFile::Open(from_index));
+    spliced = TRY(SpliceIndex(older.data(), diff.removals, upserts));
+  }
+  if (spliced) {
+    sys::UniqueFd out = TRY(sys::CreateFile(index_path, 0644));
+    std::string checksum;
+    std::thread hasher([&] { checksum = IndexChecksum(*spliced); });
+    Status written = sys::WriteAll(out.get(), *spliced, index_path);
+    hasher.join();
+    TRY(written);
+    return sys::WriteAll(out.get(), checksum, index_path);
+  }
 
   // An index SpliceIndex leaves alone (another version or extension): libgit2 updates a copy.
+  sys::Dir target = TRY(sys::Dir::Open(sys::Dirname(index_path)));
+  std::string name = index_path.substr(index_path.rfind('/') + 1);
   sys::Dir source = TRY(sys::Dir::Open(sys::Dirname(from_index)));
   TRY(target.CopyFileFrom(source, from_index.substr(from_index.rfind('/') + 1), name));
   git_index* raw_index = nullptr;

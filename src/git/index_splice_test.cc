@@ -56,7 +56,7 @@ class SpliceIndexTest : public ::testing::Test {
 TEST_F(SpliceIndexTest, NoChangeGivesTheSameBytes) {
   Result<std::optional<std::string>> same = SpliceIndex(index_, {}, {});
   ASSERT_TRUE(same.has_value() && same->has_value());
-  EXPECT_EQ(**same, index_);
+  EXPECT_EQ(**same + IndexChecksum(**same), index_);
 }
 
 TEST_F(SpliceIndexTest, MatchesTheNewCommitForGitAndLibgit2) {
@@ -86,7 +86,7 @@ TEST_F(SpliceIndexTest, MatchesTheNewCommitForGitAndLibgit2) {
   Result<std::optional<std::string>> spliced = SpliceIndex(index_, diff.removals, upserts);
   ASSERT_TRUE(spliced.has_value() && spliced->has_value()) << spliced.error().ToString();
   std::string out = temp_.path() + "/spliced";
-  ASSERT_TRUE(sys::WriteNewFile(out, **spliced, 0644).has_value());
+  ASSERT_TRUE(sys::WriteNewFile(out, **spliced + IndexChecksum(**spliced), 0644).has_value());
 
   // libgit2 accepts the checksum and sees the new commit's entries with their stat data.
   git_index* raw = nullptr;
@@ -104,7 +104,7 @@ TEST_F(SpliceIndexTest, MatchesTheNewCommitForGitAndLibgit2) {
   std::string want_entries =
       Git({"ls-tree", "-r", "--format=%(objectmode) %(objectname) 0\t%(path)", next}, index_path_);
   std::string copy = temp_.path() + "/for-write-tree";
-  ASSERT_TRUE(sys::WriteNewFile(copy, **spliced, 0644).has_value());
+  ASSERT_TRUE(sys::WriteNewFile(copy, **spliced + IndexChecksum(**spliced), 0644).has_value());
   EXPECT_EQ(Git({"ls-files", "--stage"}, copy), want_entries);
   EXPECT_EQ(Git({"write-tree"}, copy), Git({"rev-parse", next + "^{tree}"}, index_path_));
 }

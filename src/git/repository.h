@@ -110,6 +110,8 @@ class Repository {
 
   // --- Derived snapshots (derive.cc): costs grow with the changed paths ---------------------
 
+  // The first-parent ancestors of `commit`, nearest first, at most `count` of them.
+  Result<std::vector<std::string>> FirstParents(const std::string& commit, size_t count);
   // How many paths differ between the trees of two commits (a tree diff, no rename pairing);
   // stops counting past `limit` and then returns limit + 1.
   Result<size_t> CountChangedPaths(const std::string& from, const std::string& to, size_t limit);

@@ -374,6 +374,28 @@ TEST_F(DerivedSnapshotTest, ChoosesTheNearestSnapshot) {
   EXPECT_EQ(Describe(derived->tree), "far/\nfar/d.txt 644 d\n\n");
 }
 
+TEST_F(DerivedSnapshotTest, TriesTheParentFirstAmongManySnapshots) {
+  WriteFile(work_, "p.txt", "p\n");
+  std::string parent = Commit("parent");
+  Result<Snapshot> parent_snapshot = EnsureSnapshot(repo(), state_, parent);
+  ASSERT_TRUE(parent_snapshot.has_value());
+  // Ten more recently used snapshots on a side branch, each 2 or more paths from the child.
+  Git({"checkout", "-q", "-b", "side"});
+  for (int i = 0; i < 10; ++i) {
+    WriteFile(work_, "side/" + std::to_string(i), "s\n");
+    ASSERT_TRUE(EnsureSnapshot(repo(), state_, Commit("side")).has_value());
+  }
+  struct timespec hour_ago = {::time(nullptr) - 3600, 0};
+  ASSERT_TRUE(sys::Dir::Open(parent_snapshot->dir)->SetTimes("users", hour_ago, hour_ago));
+  Git({"checkout", "-q", "--detach", parent});
+  WriteFile(work_, "c.txt", "c\n");
+  std::string child = Commit("child");
+  Result<Snapshot> derived = EnsureSnapshot(repo(), state_, child);
+  ASSERT_TRUE(derived.has_value()) << derived.error().ToString();
+  EXPECT_EQ(derived->below, parent);
+  EXPECT_EQ(Describe(derived->tree), "c.txt 644 c\n\n");
+}
+
 TEST_F(DerivedSnapshotTest, TenProcessesOnABrandNewCommitBuildOneDerivedSnapshot) {
   WriteFile(work_, "src/main.c", "int main(void) { return 1; }\n");
   std::string commit = Commit("new");
