@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -116,6 +117,9 @@ struct Nearest {
 // so an old snapshot nobody used lately is not tried.
 constexpr size_t kAncestorsTried = 32;
 constexpr size_t kOtherCandidates = 8;
+// A candidate this near ends the search: writing a few more files costs less than reading
+// the changed trees of the candidates left (in practice, the parent's snapshot ends it).
+constexpr size_t kCloseEnough = 16;
 
 Result<std::vector<std::string>> Candidates(git::Repository& repo, const std::string& snapshots_dir,
                                             const std::string& commit) {
@@ -123,6 +127,16 @@ Result<std::vector<std::string>> Candidates(git::Repository& repo, const std::st
   for (const std::string& name : TRY(sys::ListDir(snapshots_dir))) {
     std::optional<std::string> of = SnapshotCommit(name);
     if (of && *of != commit) by_commit[*of].push_back(name);
+  }
+  // A commit's compacted versions first, newest (shallowest) first: a near candidate ends
+  // the search, and of two versions of one commit the shallower is the better.
+  auto version = [](const std::string& name) {
+    size_t dot = name.find(".v");
+    return dot == std::string::npos ? 1UL : std::strtoul(name.c_str() + dot + 2, nullptr, 10);
+  };
+  for (auto& [of, names] : by_commit) {
+    std::sort(names.begin(), names.end(),
+              [&](const std::string& a, const std::string& b) { return version(a) > version(b); });
   }
   std::vector<std::string> out;
   // An unknown commit has no ancestors here: every snapshot is an "other".
@@ -164,6 +178,8 @@ Result<std::optional<Nearest>> FindNearest(git::Repository& repo, const std::str
     if (best && *changed == best->changed && candidate->stack.size() >= best->snapshot.stack.size())
       continue;
     best = Nearest{std::move(*candidate), *changed};
+    // A layer this small costs less to write than the other candidates cost to compare.
+    if (best->changed <= kCloseEnough) break;
   }
   return best;
 }
