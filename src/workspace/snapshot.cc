@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -130,13 +129,13 @@ Result<std::vector<std::string>> Candidates(git::Repository& repo, const std::st
   }
   // A commit's compacted versions first, newest (shallowest) first: a near candidate ends
   // the search, and of two versions of one commit the shallower is the better.
-  auto version = [](const std::string& name) {
-    size_t dot = name.find(".v");
-    return dot == std::string::npos ? 1UL : std::strtoul(name.c_str() + dot + 2, nullptr, 10);
-  };
   for (auto& [of, names] : by_commit) {
-    std::sort(names.begin(), names.end(),
-              [&](const std::string& a, const std::string& b) { return version(a) > version(b); });
+    std::vector<std::string> ordered;
+    for (int version = kMaxVersion; version >= 1; --version) {
+      std::string name = VersionName(of, version);
+      if (std::find(names.begin(), names.end(), name) != names.end()) ordered.push_back(name);
+    }
+    names = std::move(ordered);
   }
   std::vector<std::string> out;
   // An unknown commit has no ancestors here: every snapshot is an "other".
