@@ -52,10 +52,12 @@ class Session::Conversation {
     Request("initialize", InitializeParams(berth_version));
     sys::LineReader reader(s_.from_server_, kMaxLine);
     while (!ended_) {
+      // The wish to stop comes first: lines read after it must already see it (a thread/start
+      // answer read together with it must not start a turn).
       Result<int> ready =
-          sys::PollReadable({s_.from_server_, s_.interrupt_.get(), gone_fd}, /*timeout_ms=*/-1);
+          sys::PollReadable({s_.interrupt_.get(), s_.from_server_, gone_fd}, /*timeout_ms=*/-1);
       if (!ready) return Gone("waiting for the server failed: " + ready.error().ToString());
-      if (*ready == 1) {
+      if (*ready == 0) {
         uint64_t count = 0;
         IgnoreError(sys::ReadSome(s_.interrupt_.get(), &count, sizeof count),
                     "an eventfd that was readable reads");
