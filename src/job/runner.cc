@@ -234,10 +234,19 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   }
   // A lane started in a subdirectory starts its agent in the same one (job/lane_submit.h).
   if (!request_.workdir.empty()) spec.workspace = AgentWorkdir(spec.workspace, request_.workdir);
-  sandbox::PathGrant git{request_.write ? Access::kReadWrite : Access::kReadOnly,
-                         job_.repo + "/.git", "private git"};
-  git.source = ws.git_dir;
-  spec.paths.push_back(git);
+  if (ws.git_lower.empty()) {
+    sandbox::PathGrant git{request_.write ? Access::kReadWrite : Access::kReadOnly,
+                           job_.repo + "/.git", "private git"};
+    git.source = ws.git_dir;
+    spec.paths.push_back(git);
+  } else if (request_.write) {
+    // The snapshot's index shows through until git writes the job's own (by rename).
+    spec.dir_overlays.push_back(
+        {{ws.git_lower}, ws.git_dir, ws.git_work, job_.repo + "/.git", "private git"});
+  } else {
+    spec.dir_overlays.push_back(
+        {{ws.git_dir, ws.git_lower}, "", "", job_.repo + "/.git", "private git"});
+  }
   sandbox::PathGrant objects{Access::kReadOnly, kObjectsPath, "user objects"};
   objects.source = repo_->objects_dir();
   spec.paths.push_back(objects);
@@ -377,7 +386,8 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     std::string real = TRY(sys::RealPath(dir));
     // Mounted where the CLI looks for it: a symlinked ~/.claude is a plain directory there.
     std::string target = TRY(confine::PathInView(dir, ctx_.identity.home));
-    spec->state_overlays.push_back({{real}, base + "/upper", base + "/work", target});
+    spec->dir_overlays.push_back(
+        {{real}, base + "/upper", base + "/work", target, "provider state"});
   }
   TRY(ApplySettings());
   // State files (a CLI's settings file beside its directory) get a job-private copy.

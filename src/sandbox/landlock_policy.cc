@@ -92,8 +92,8 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
       plan.rules.push_back({std::move(root), read, true});
   }
   if (spec.overlay) plan.rules.push_back({spec.overlay->target, read | write, false});
-  for (const OverlayWorkspace& o : spec.state_overlays)
-    plan.rules.push_back({o.target, read | write, false});
+  for (const OverlayWorkspace& o : spec.dir_overlays)
+    plan.rules.push_back({o.target, o.upper.empty() ? read : read | write, false});
   for (const PathGrant& grant : spec.paths) {
     if (grant.access == PathGrant::Access::kReadWrite)
       plan.rules.push_back({grant.path, read | write, false});

@@ -255,9 +255,9 @@ Status Launching::PrepareHostPaths() {
   if (spec_.overlay)
     return Unavailable("an overlay workspace needs the namespaces tier",
                        "use the copy workspace backend with the landlock tier");
-  if (!spec_.state_overlays.empty())
-    return Unavailable("a provider's copy-on-write state directory (" +
-                           spec_.state_overlays.front().target + ") needs the namespaces tier",
+  if (!spec_.dir_overlays.empty())
+    return Unavailable("a copy-on-write directory (" + spec_.dir_overlays.front().origin + ", " +
+                           spec_.dir_overlays.front().target + ") needs the namespaces tier",
                        "run on a host with user namespaces");
   std::string host_tmp = sys::EnvironmentPath("TMPDIR");
   private_tmp_.path =

@@ -282,7 +282,7 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
     overlays.push_back(std::move(mount));
   };
   if (spec.overlay) overlay(*spec.overlay, "workspace");
-  for (const OverlayWorkspace& o : spec.state_overlays) overlay(o, "provider state");
+  for (const OverlayWorkspace& o : spec.dir_overlays) overlay(o, o.origin);
   std::vector<std::string> granted_sockets;
   for (const PathGrant& grant : spec.paths) {
     Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite  ? Overlay::Kind::kBindWrite
@@ -446,7 +446,7 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
       bool remapped = std::any_of(spec.paths.begin(), spec.paths.end(), [](const PathGrant& p) {
         return p.access != PathGrant::Access::kReadOnly && !p.source.empty() && p.source != p.path;
       });
-      if (spec.overlay || !spec.state_overlays.empty() || remapped)
+      if (spec.overlay || !spec.dir_overlays.empty() || remapped)
         return Error(Cause::kUnavailable,
                      "this sandbox places paths (a workspace, provider state or a copy) that "
                      "only the namespaces tier can mount; the landlock tier would expose the "

@@ -114,13 +114,17 @@ Status SandboxSpec::Validate() const {
                                 sys::NormalizePath(private_home) != private_home))
     return invalid("the private home '" + private_home +
                    "' must be an absolute, normal path below /");
-  for (const OverlayWorkspace& o : state_overlays) {
-    std::vector<const std::string*> paths = {&o.upper, &o.work, &o.target};
+  for (const OverlayWorkspace& o : dir_overlays) {
+    const bool read_only = o.upper.empty() && o.work.empty();
+    std::vector<const std::string*> paths = {&o.target};
+    if (!read_only) paths.insert(paths.end(), {&o.upper, &o.work});
     for (const std::string& lower : o.lower) paths.push_back(&lower);
-    if (o.lower.empty()) return invalid("a state overlay needs a lower layer");
+    if (o.lower.size() < (read_only ? 2u : 1u))
+      return invalid("the " + o.origin + " overlay needs a lower layer (two without an upper one)");
     for (const std::string* p : paths)
       if (p->empty() || (*p)[0] != '/' || sys::NormalizePath(*p) != *p)
-        return invalid("state overlay path '" + *p + "' must be absolute and normal");
+        return invalid("the " + o.origin + " overlay's path '" + *p +
+                       "' must be absolute and normal");
   }
   for (const PathGrant& grant : paths) {
     if (grant.path.empty() || grant.path[0] != '/' || sys::NormalizePath(grant.path) != grant.path)
@@ -176,9 +180,12 @@ nlohmann::json SandboxSpec::ToJson() const {
     paths_json.push_back(std::move(e));
   }
   j["paths"] = std::move(paths_json);
-  for (const OverlayWorkspace& o : state_overlays) {
-    j["state_overlays"].push_back(
-        {{"lower", o.lower}, {"upper", o.upper}, {"work", o.work}, {"target", o.target}});
+  for (const OverlayWorkspace& o : dir_overlays) {
+    j["dir_overlays"].push_back({{"lower", o.lower},
+                                 {"upper", o.upper},
+                                 {"work", o.work},
+                                 {"target", o.target},
+                                 {"origin", o.origin}});
   }
   if (overlay) {
     j["overlay"] = {{"lower", overlay->lower},

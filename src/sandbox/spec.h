@@ -53,13 +53,15 @@ struct PathGrant {
 };
 
 // The job's workspace as an overlay: the shared read-only snapshot below, the job's own
-// upper directory above, merged at `target` inside the sandbox only.
+// upper directory above, merged at `target` inside the sandbox only. Also a directory shown
+// copy-on-write over another (SandboxSpec::dir_overlays).
 struct OverlayWorkspace {
   std::vector<std::string> lower;  // the lower layers, top first
   // Both empty: a read-only overlay of the lower layers (two or more).
   std::string upper;
   std::string work;
   std::string target;
+  std::string origin = "workspace";  // what it is, for reports: "provider state", "private git"
 };
 
 struct EnvVar {
@@ -108,9 +110,10 @@ struct SandboxSpec {
 
   std::vector<PathGrant> paths;             // workspace, write grants, caches, sockets
   std::optional<OverlayWorkspace> overlay;  // when set, mounted at `workspace` before `paths`
-  // A provider's state directories, copy-on-write: reads see the user's, writes stay in
-  // the job's upper directory (namespaces tier only).
-  std::vector<OverlayWorkspace> state_overlays;
+  // Directories shown copy-on-write (namespaces tier only), mounted after `overlay`: a
+  // provider's state directories (reads see the user's, writes stay in the job's upper
+  // directory) and the job's private git dir over its snapshot's index.
+  std::vector<OverlayWorkspace> dir_overlays;
   std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
   // The caller's home (canonical), covered by a private, writable, discarded tmpfs: only the
   // `paths` placed on top (the home allowlist, grants, provider state) show the real one.

@@ -170,6 +170,11 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
     TRY(job.MakeDir("upper", 0755));
     TRY(job.MakeDir("work", 0700));
     writable_layer = workspace.upper;
+    if (!snapshot.git_lower.empty()) {
+      workspace.git_lower = snapshot.git_lower;
+      workspace.git_work = workspace.job_dir + "/git-work";
+      TRY(job.MakeDir("git-work", 0700));
+    }
   } else {
     workspace.copy = workspace.job_dir + "/copy";
     sys::Dir tree = TRY(sys::Dir::Open(snapshot.stack.back() + "/tree"));
@@ -188,7 +193,7 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
   TRY_CTX(MakePrivateGitDir(
               workspace.git_dir,
               options.objects_alternate.empty() ? repo.objects_dir() : options.objects_alternate,
-              snapshot),
+              snapshot, /*copy_index=*/workspace.git_lower.empty()),
           "create the private git dir");
   TRY(CopyIncludes(repo, snapshot, options, writable_layer, workspace.skipped_includes));
   // Garbage collection keeps the snapshot and those below it while any user is live.
@@ -225,7 +230,7 @@ Result<JobWorkspace> CreateWorkspace(git::Repository& repo, const Snapshot& snap
   // log there), but never with a workspace in it.
   Result<sys::Dir> job = parent.MakeOrOpenDir(BaseName(job_dir), 0700);
   if (!job) return std::move(job).error();
-  for (const char* part : {"upper", "work", "copy", "git"}) {
+  for (const char* part : {"upper", "work", "copy", "git", "git-work"}) {
     if (sys::Exists(job_dir + "/" + part))
       return Error(Cause::kInvalidArgument,
                    "the job directory " + job_dir + " already holds a workspace (" + part + ")");
@@ -235,7 +240,7 @@ Result<JobWorkspace> CreateWorkspace(git::Repository& repo, const Snapshot& snap
     // directory itself stays for the receipt.
     IgnoreError(sys::MakeOverlayWorkRemovable(job_dir + "/work"),
                 "the removal below fails on what stays, and that fails only cleanup too");
-    for (const char* part : {"upper", "work", "copy", "git"})
+    for (const char* part : {"upper", "work", "copy", "git", "git-work"})
       IgnoreError(sys::RemoveTree(job_dir + "/" + part),
                   "the population error is what the caller must see; berth gc takes leftovers");
     return std::move(populated).error().AddContext("create the workspace of job " + job_id);

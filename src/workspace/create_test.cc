@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sys/dir.h"
 #include "sys/fs.h"
 #include "workspace/private_git.h"
 #include "workspace/workspace_testing.h"
@@ -48,7 +49,13 @@ TEST_F(WorkspaceTest, OverlayLayoutAndPrivateGitDir) {
   EXPECT_EQ(ReadText(ws.git_dir + "/HEAD"), base_ + "\n");
   EXPECT_EQ(ReadText(ws.git_dir + "/config"), PrivateGitConfig());
   EXPECT_EQ(ReadText(ws.git_dir + "/objects/info/alternates"), repo().objects_dir() + "\n");
-  EXPECT_EQ(ReadText(ws.git_dir + "/index"), ReadText(snapshot().index_path));
+  // No copy of the index: the sandbox shows the snapshot's beneath the git dir.
+  EXPECT_EQ(sys::TypeOf(ws.git_dir + "/index"), sys::FileType::kMissing);
+  EXPECT_EQ(ws.git_lower, snapshot().dir + "/git");
+  EXPECT_EQ(snapshot().index_path, ws.git_lower + "/index");
+  EXPECT_EQ(*sys::ListDir(ws.git_lower), std::vector<std::string>{"index"});
+  EXPECT_EQ(ws.git_work, ws.job_dir + "/git-work");
+  EXPECT_TRUE(sys::ListDir(ws.git_work)->empty());
   EXPECT_EQ(ReadText(ws.git_dir + "/info/exclude"), "");
   EXPECT_EQ(sys::TypeOf(ws.git_dir + "/refs/heads"), sys::FileType::kDirectory);
   EXPECT_EQ(sys::TypeOf(ws.git_dir + "/hooks"), sys::FileType::kMissing);
@@ -84,6 +91,9 @@ TEST_F(WorkspaceTest, CopyKeepsContentModesAndTimes) {
   EXPECT_EQ(ws.backend, Backend::kCopy);
   EXPECT_EQ(ws.copy, ws.job_dir + "/copy");
   EXPECT_EQ(ws.upper, "");
+  // Nothing mounts a git dir over the snapshot's here: the index is a copy.
+  EXPECT_EQ(ws.git_lower, "");
+  EXPECT_EQ(ReadText(ws.git_dir + "/index"), ReadText(snapshot().index_path));
   for (const char* path : {"README.md", "scripts/build.sh", "docs/api/index.md"}) {
     struct stat a, b;
     ASSERT_EQ(::lstat((snapshot().tree + "/" + path).c_str(), &a), 0);
@@ -131,9 +141,14 @@ int AgentGitSession(const std::string& root) {
 
 TEST_F(WorkspaceTest, AgentGitWorksInAnOverlayWorkspace) {
   JobWorkspace ws = Create(Backend::kOverlay, "git-overlay");
+  const std::string shared_index = ReadText(snapshot().index_path);
   EXPECT_EQ(RunAgent(ws, AgentGitSession), 0);
-  // The agent's commit went to its private git dir, not the user's repository.
+  // The agent's commit went to its private git dir, not the user's repository; the index git
+  // wrote is the job's own, and the snapshot's, which every job reads, did not change.
   EXPECT_EQ(*repo().ResolveCommit("HEAD"), base_);
+  EXPECT_EQ(sys::TypeOf(ws.git_dir + "/index"), sys::FileType::kRegular);
+  EXPECT_NE(ReadText(ws.git_dir + "/index"), shared_index);
+  EXPECT_EQ(ReadText(snapshot().index_path), shared_index);
   ChangeSet changes = CollectOrDie(ws, Writable({"**"}));
   ASSERT_EQ(changes.changes.size(), 1u);
   EXPECT_EQ(changes.changes[0].path, "src/main.c");
@@ -156,6 +171,25 @@ TEST_F(WorkspaceTest, AgentGitWorksInACopyWorkspace) {
                        return ReadText(git_dir + "/index") == index_before ? 0 : 2;
                      }),
             0);
+}
+
+TEST_F(WorkspaceTest, ASnapshotWithItsIndexAtTheTopIsCopiedAsBefore) {
+  // The layout of snapshots made before the index moved into git/: still used, by copy.
+  ASSERT_TRUE(sys::Rename(snapshot().index_path, snapshot().dir + "/index").has_value());
+  ASSERT_TRUE(sys::RemoveDir(snapshot().dir + "/git").has_value());
+  Result<Snapshot> old = EnsureSnapshot(repo(), state_, base_);
+  ASSERT_TRUE(old.has_value()) << old.error().ToString();
+  EXPECT_EQ(old->index_path, old->dir + "/index");
+  EXPECT_EQ(old->git_lower, "");
+  CreateOptions options;
+  options.backend = Backend::kOverlay;
+  Result<JobWorkspace> ws =
+      CreateWorkspace(repo(), *old, "old-layout", state_ + "/jobs/old-layout", options);
+  ASSERT_TRUE(ws.has_value()) << ws.error().ToString();
+  EXPECT_EQ(ws->git_lower, "");
+  EXPECT_EQ(sys::TypeOf(ws->job_dir + "/git-work"), sys::FileType::kMissing);
+  EXPECT_EQ(ReadText(ws->git_dir + "/index"), ReadText(old->index_path));
+  EXPECT_EQ(RunAgent(*ws, AgentGitSession), 0);
 }
 
 class IncludeTest : public WorkspaceTest {

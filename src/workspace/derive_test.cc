@@ -116,18 +116,20 @@ class DerivedSnapshotTest : public testing::WorkspaceTest {
         CreateWorkspace(repo(), *derived, id, state_ + "/jobs/" + id, overlay);
     ASSERT_TRUE(ws.has_value()) << ws.error().ToString();
     std::string seen_file = temp_.path() + "/seen-" + std::to_string(checks_);
-    std::string git_dir = ws->git_dir;
     int agent = RunAgent(*ws, [&](const std::string& root) {
       if (!testing::WriteText(seen_file, Describe(root))) return 10;
-      std::string index_before = ReadText(git_dir + "/index");
+      std::string index_before = ReadText(root + "/.git/index");
+      if (index_before != ReadText(derived->index_path)) return 13;
       git::testing::RunResult status = RunGit({"status", "--porcelain"}, root);
       if (status.exit_code != 0 || !status.output.empty()) {
         std::fprintf(stderr, "git status: %s\n", status.output.c_str());
         return 11;
       }
-      return ReadText(git_dir + "/index") == index_before ? 0 : 12;
+      return ReadText(root + "/.git/index") == index_before ? 0 : 12;
     });
     EXPECT_EQ(agent, 0);
+    // git trusted every entry: it wrote no index of its own.
+    EXPECT_EQ(sys::TypeOf(ws->git_dir + "/index"), sys::FileType::kMissing);
     EXPECT_EQ(ReadText(seen_file), want);
 
     // The user-space view the copy backend uses.

@@ -1,6 +1,7 @@
 #include "workspace/private_git.h"
 
 #include "sys/dir.h"
+#include "sys/fs.h"
 
 namespace berth::workspace {
 
@@ -23,7 +24,7 @@ std::string PrivateGitConfig() {
 }
 
 Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_dir,
-                         const Snapshot& snapshot) {
+                         const Snapshot& snapshot, bool copy_index) {
   if (objects_dir.find('\n') != std::string::npos)
     return Error(Cause::kInvalidArgument, "the object directory path holds a newline");
   sys::Dir parent = TRY(sys::Dir::Open(git_dir.substr(0, git_dir.rfind('/'))));
@@ -39,7 +40,8 @@ Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_
   TRY(refs.MakeDir("tags", 0755));
   sys::Dir info = TRY(git.MakeDir("info", 0755));
   TRY(info.WriteNewFile("exclude", "", 0644));
-  sys::Dir snapshot_dir = TRY(sys::Dir::Open(snapshot.dir));
+  if (!copy_index) return {};
+  sys::Dir snapshot_dir = TRY(sys::Dir::Open(sys::Dirname(snapshot.index_path)));
   TRY(git.CopyFileFrom(snapshot_dir, "index", "index"));
   return {};
 }

@@ -1,8 +1,9 @@
 // The private git directory of a job: what the agent's git sees as <workspace>/.git.
 //
 // It borrows the user's objects read-only through objects/info/alternates, so it costs
-// nothing in proportion to the repository except the index copy. berth itself never runs git
-// on it and never reads it back: collection reads the workspace files as data.
+// nothing in proportion to the repository; with the overlay backend not even the index, which
+// the sandbox shows from the snapshot beneath it (JobWorkspace::git_lower). berth itself never
+// runs git on it and never reads it back: collection reads the workspace files as data.
 #pragma once
 
 #include <string>
@@ -17,11 +18,12 @@ namespace berth::workspace {
 //   config                  core: repositoryformatversion 0, bare false, filemode true,
 //                           checkStat minimal, trustctime false, logallrefupdates false,
 //                           hooksPath /dev/null; gc.auto 0
-//   index                   a copy of the snapshot's index (reflinked where possible)
+//   index                   with `copy_index`, a copy of the snapshot's (reflinked where
+//                           possible); without, none (the snapshot's shows through)
 //   objects/info/alternates `objects_dir` (the path of the user's objects as the agent sees it)
 //   objects/pack/ refs/heads/ refs/tags/ info/exclude (empty); no hooks directory
 Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_dir,
-                         const Snapshot& snapshot);
+                         const Snapshot& snapshot, bool copy_index);
 
 // The config text written by MakePrivateGitDir.
 std::string PrivateGitConfig();

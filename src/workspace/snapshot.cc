@@ -32,6 +32,9 @@ std::string VersionName(const std::string& commit, int version) {
   return version == 1 ? commit : commit + ".v" + std::to_string(version);
 }
 
+// Where a snapshot keeps its index: alone in git/, the lower layer of its jobs' git dirs.
+constexpr const char* kIndexPath = "git/index";
+
 // Reads the snapshot of `commit` and the chain of those it is stacked on. Fails when a
 // snapshot of the chain is missing or malformed (a build always completes before its
 // rename, so that means someone removed a part: the caller rebuilds).
@@ -43,7 +46,13 @@ Result<Snapshot> Load(const std::string& snapshots_dir, const std::string& name)
   snapshot.name = name;
   snapshot.dir = snapshots_dir + "/" + name;
   snapshot.tree = snapshot.dir + "/tree";
-  snapshot.index_path = snapshot.dir + "/index";
+  // Snapshots made before the index moved into git/ keep it at the top (jobs copy it).
+  if (sys::TypeOf(snapshot.dir + "/" + kIndexPath) == sys::FileType::kRegular) {
+    snapshot.git_lower = snapshot.dir + "/git";
+    snapshot.index_path = snapshot.dir + "/" + kIndexPath;
+  } else {
+    snapshot.index_path = snapshot.dir + "/index";
+  }
   std::string at = name;
   while (true) {
     std::string dir = snapshots_dir + "/" + at;
@@ -72,7 +81,9 @@ Status RemoveAbandonedBuilds(const std::string& snapshots_dir, const std::string
 
 Status BuildFull(git::Repository& repo, const std::string& commit, const std::string& dir) {
   TRY_CTX(repo.Materialize(commit, dir + "/tree"), "materialize " + commit);
-  TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/index"), "write the snapshot index");
+  TRY(sys::MakeDirs(dir + "/git", 0755));
+  TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/" + kIndexPath),
+          "write the snapshot index");
   TRY(IgnoreRules::Create(dir + "/ignore"));
   TRY(sys::MakeDirs(dir + "/users", 0700));
   return {};
@@ -82,7 +93,8 @@ Status BuildDerived(git::Repository& repo, const std::string& commit, const Snap
                     const std::string& dir) {
   git::LayerDiff diff = TRY_CTX(repo.WriteLayer(below.commit, commit, dir + "/tree"),
                                 "write the layer of " + commit + " over " + below.commit);
-  TRY_CTX(repo.DeriveIndex(below.index_path, diff, dir + "/tree", dir + "/index"),
+  TRY(sys::MakeDirs(dir + "/git", 0755));
+  TRY_CTX(repo.DeriveIndex(below.index_path, diff, dir + "/tree", dir + "/" + kIndexPath),
           "derive the snapshot index");
   TRY(IgnoreRules::Create(dir + "/ignore"));
   TRY(sys::MakeDirs(dir + "/users", 0700));
@@ -99,7 +111,7 @@ size_t DeriveLimit(const Snapshot& below) {
   constexpr size_t kAlwaysDerive = 1000;
   Result<sys::Dir> dir = sys::Dir::Open(below.dir);
   if (!dir) return kAlwaysDerive;
-  Result<struct stat> index = dir->Stat("index");
+  Result<struct stat> index = dir->Stat(below.index_path.substr(below.dir.size() + 1));
   return std::max(kAlwaysDerive, index ? static_cast<size_t>(index->st_size / 160) : 0);
 }
 

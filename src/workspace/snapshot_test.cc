@@ -16,7 +16,8 @@ TEST_F(WorkspaceTest, SnapshotHoldsTreeIndexIgnoreAndUsers) {
   EXPECT_EQ(snap.commit, base_);
   EXPECT_EQ(snap.dir, state_ + "/snapshots/" + base_);
   EXPECT_EQ(snap.tree, snap.dir + "/tree");
-  EXPECT_EQ(snap.index_path, snap.dir + "/index");
+  EXPECT_EQ(snap.index_path, snap.dir + "/git/index");
+  EXPECT_EQ(snap.git_lower, snap.dir + "/git");
   EXPECT_EQ(testing::ReadText(snap.tree + "/src/main.c"), "int main(void) { return 0; }\n");
   EXPECT_EQ(sys::TypeOf(snap.index_path), sys::FileType::kRegular);
   EXPECT_EQ(sys::TypeOf(snap.dir + "/ignore/HEAD"), sys::FileType::kRegular);

@@ -5,12 +5,14 @@
 //   snapshots/<commit>/tree/      full: the commit's files, raw blobs, plus an empty .git/;
 //                                 derived: an overlayfs layer with what differs from below
 //   snapshots/<commit>/below      derived only: the commit of the snapshot it is stacked on
-//   snapshots/<commit>/index      a git index of the commit with the stat data of its files
+//   snapshots/<commit>/git/index  a git index of the commit with the stat data of its files
+//                                 (snapshots/<commit>/index in a snapshot made before that)
 //   snapshots/<commit>/ignore/    a berth-owned git dir for the ignore rules
 //   snapshots/<commit>/users/<job-id>   one empty file per job using the snapshot (GC)
 //   jobs/<id>/upper/ jobs/<id>/work/   overlay backend
 //   jobs/<id>/copy/                    copy backend
 //   jobs/<id>/git/                     the private git dir, seen as <workspace>/.git
+//   jobs/<id>/git-work/                overlay backend: the git dir's overlayfs work dir
 #pragma once
 
 #include <optional>
@@ -37,8 +39,11 @@ struct Snapshot {
   std::string name;        // its directory's name: the commit, or <commit>.v<N> when compacted
   std::string dir;         // .../snapshots/<name>
   std::string tree;        // dir + "/tree": this snapshot's own layer
-  std::string index_path;  // dir + "/index"
-  std::string below;       // derived: the name of the snapshot underneath; full: ""
+  std::string index_path;  // dir + "/git/index" (or dir + "/index" in an older snapshot)
+  // dir + "/git", holding only the index: under a job's own git dir files in an overlay, so
+  // no job copies the index until it writes one. Empty in an older snapshot.
+  std::string git_lower;
+  std::string below;  // derived: the name of the snapshot underneath; full: ""
   // This snapshot's directory and those it is stacked on, top first (stack.size() is its
   // depth); the overlay's lower layers are their tree/ directories in this order.
   std::vector<std::string> stack;
@@ -107,6 +112,11 @@ struct JobWorkspace {
   std::string work;                // overlay: overlayfs work dir
   std::string copy;                // copy: the job's full tree
   std::string git_dir;             // the private git dir
+  // Overlay backend: the snapshot's git/ and an overlayfs work dir; the sandbox mounts git_dir
+  // over git_lower, so the index is the snapshot's until git writes its own. Both empty: the
+  // index was copied into git_dir.
+  std::string git_lower;
+  std::string git_work;
   GitDirPlace git_place = GitDirPlace::kJobDir;
   std::string target;  // where the agent sees the workspace: the repository's own path
   std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths

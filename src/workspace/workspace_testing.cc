@@ -90,14 +90,23 @@ int WorkspaceTest::RunAgent(const JobWorkspace& workspace,
   Result<std::string> options =
       sys::OverlayOptions(workspace.lower, workspace.upper, workspace.work);
   EXPECT_TRUE(options.has_value());
+  // The private git dir as the sandbox shows it: over the snapshot's index, or bound.
+  Result<std::string> git_options = std::string();
+  if (!workspace.git_lower.empty())
+    git_options = sys::OverlayOptions({workspace.git_lower}, workspace.git_dir, workspace.git_work);
+  EXPECT_TRUE(git_options.has_value());
   sys::SelfIdMaps maps = sys::SelfIdMapsForCaller();
   std::string git_mount = merged + "/.git";
   pid_t pid = ::fork();
   if (pid == 0) {
     if (sys::kernel::EnterUserAndMountNamespace(maps) != 0) ::_exit(101);
     if (sys::kernel::MountOverlay(merged.c_str(), options->c_str()) != 0) ::_exit(102);
-    if (sys::kernel::BindMount(workspace.git_dir.c_str(), git_mount.c_str(), false) != 0)
-      ::_exit(103);
+    if (git_options->empty()) {
+      if (sys::kernel::BindMount(workspace.git_dir.c_str(), git_mount.c_str(), false) != 0)
+        ::_exit(103);
+    } else if (sys::kernel::MountOverlay(git_mount.c_str(), git_options->c_str()) != 0) {
+      ::_exit(104);
+    }
     ::_exit(agent(merged));
   }
   int status = 0;

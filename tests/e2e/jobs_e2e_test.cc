@@ -199,6 +199,10 @@ class HostileAgentTest : public JobsTest {
     repo_before_ = TreeFingerprint(ws());
     other_before_ = TreeFingerprint(JobDir(other_));
     snapshot_before_ = TreeFingerprint(snapshot_tree_);
+    snapshot_git_ = state() + "/snapshots/" + base() + "/git";
+    ASSERT_TRUE(PathExists(snapshot_git_ + "/index"))
+        << "the snapshot's index is not where docs/workspace.md puts it";
+    snapshot_git_before_ = TreeFingerprint(snapshot_git_);
     home_before_ = TreeFingerprint(home());
   }
 
@@ -215,6 +219,7 @@ class HostileAgentTest : public JobsTest {
             JobDir(other_) + "/git",
             state(),
             snapshot_tree_ + "/src",
+            snapshot_git_,
             home() + "/.ssh",
             markers_,
             root()};
@@ -255,16 +260,20 @@ class HostileAgentTest : public JobsTest {
 
     EXPECT_EQ(TreeFingerprint(JobDir(other_)), other_before_) << "another job's workspace changed";
     EXPECT_EQ(TreeFingerprint(snapshot_tree_), snapshot_before_) << "the base snapshot changed";
+    EXPECT_EQ(TreeFingerprint(snapshot_git_), snapshot_git_before_)
+        << "the base snapshot's index changed";
     EXPECT_EQ(TreeFingerprint(home()), home_before_) << "HOME changed";
   }
 
   std::string other_;
   std::string id_;
   std::string snapshot_tree_;
+  std::string snapshot_git_;
   std::string markers_;
   std::map<std::string, std::string> repo_before_;
   std::map<std::string, std::string> other_before_;
   std::map<std::string, std::string> snapshot_before_;
+  std::map<std::string, std::string> snapshot_git_before_;
   std::map<std::string, std::string> home_before_;
 };
 
@@ -1180,6 +1189,10 @@ TEST_F(VerifyTest, FirstJobOnANewCommitSeesItThroughADerivedSnapshot) {
   // Nothing but the agent's own lines: git status printed no entry.
   EXPECT_EQ(ReadText(JobDir(GetStr(job, "id")) + "/stdout"),
             "int main(void) { return 3; }\nint added;\nSTATUS-DONE\n");
+  // git trusted every entry of the snapshot's index, which it read through the job's git dir
+  // without writing one of its own.
+  EXPECT_TRUE(PathExists(JobDir(GetStr(job, "id")) + "/git/HEAD"));
+  EXPECT_FALSE(PathExists(JobDir(GetStr(job, "id")) + "/git/index")) << "git rewrote the index";
 
   const std::string snapshots = state() + "/snapshots/";
   EXPECT_EQ(ReadText(snapshots + second + "/below"), first + "\n");
