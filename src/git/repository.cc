@@ -116,6 +116,10 @@ void InitLibgit2() {
     // second SHA-1 of each tree cost about a tenth of choosing and building a derived
     // snapshot (perf, 100,000 files), and materializing skips it already.
     git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+    // What berth writes to a git dir (a job's objects and branch, a landing, a snapshot's
+    // index) is fsynced: a job's workspace is unmounted without a sync (sandbox/spec.h,
+    // skip_sync), so once its commit is recorded the commit is the work's only durable copy.
+    git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
   });
 }
 

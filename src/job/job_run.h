@@ -91,6 +91,9 @@ class JobRun {
   store::JobRecord Finish(store::JobState to, const std::string& reason,
                           std::optional<ReceiptError> error = std::nullopt,
                           std::optional<int> exit_code = std::nullopt);
+  // Puts a kept workspace's upper layer on disk when the job ends with no commit: its overlay
+  // was unmounted without a sync, and the job's work is nowhere else (PRODUCT.md invariant 8).
+  void SyncKeptWork();
   // The receipt of an ended job could not be written: said in an event, and in the exit of
   // `berth run` (receipt_saved()), since the job's terminal state cannot change any more.
   void ReceiptNotSaved(const Error& error);

@@ -33,6 +33,7 @@
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
 #include "sys/net.h"
+#include "sys/overlay.h"
 #include "sys/process.h"
 #include "sys/spawn.h"
 #include "workspace/workspace.h"
@@ -55,6 +56,7 @@ constexpr int64_t kInterruptNoticeMs = 5000;
 store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
                                 std::optional<ReceiptError> error, std::optional<int> exit_code) {
   if (TakenOver()) return job_;
+  SyncKeptWork();
   // If a cancel or a stale mark won the race, that state stands (compare-and-set).
   if (!IsTerminal(job_.state)) (void)Advance(to, reason, exit_code.value_or(ExitCodeForState(to)));
   Reload();
@@ -70,6 +72,17 @@ store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
   Reload();
   return job_;
+}
+
+void JobRun::SyncKeptWork() {
+  // The agent's overlay was unmounted without a sync (OverlayWorkspace::skip_sync). A job
+  // commit is written durably (git/repository.cc, InitLibgit2); work that is in no commit
+  // lives only in the upper layers, so they are on disk before the job's end is recorded.
+  if (!workspace_ || job_.commit || workspace_->backend != workspace::Backend::kOverlay) return;
+  Result<std::vector<std::string>> changed = sys::ListDir(workspace_->upper);
+  if (changed && changed->empty()) return;  // nothing written (the git dir's own is not work)
+  if (Status synced = sys::SyncFilesystemOf(workspace_->upper); !synced)
+    Step("workspace", "could not sync the kept workspace to disk: " + synced.error().ToString());
 }
 
 void JobRun::ReceiptNotSaved(const Error& error) {
@@ -226,7 +239,10 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     tree.source = ws.backend == workspace::Backend::kCopy ? ws.copy : snapshot_->tree;
     spec.paths.push_back(tree);
   } else if (ws.backend == workspace::Backend::kOverlay) {
-    spec.overlay = sandbox::OverlayWorkspace{ws.lower, ws.upper, ws.work, job_.repo};
+    // Mounted once, for this agent; Finish() makes what must outlive a host crash durable.
+    spec.overlay =
+        sandbox::OverlayWorkspace{ws.lower,          ws.upper, ws.work, job_.repo, "workspace",
+                                  /*skip_sync=*/true};
   } else {
     sandbox::PathGrant copy{Access::kReadWrite, job_.repo, "workspace"};
     copy.source = ws.copy;
@@ -241,8 +257,12 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     spec.paths.push_back(git);
   } else if (request_.write) {
     // The snapshot's index shows through until git writes the job's own (by rename).
-    spec.dir_overlays.push_back(
-        {{ws.git_lower}, ws.git_dir, ws.git_work, job_.repo + "/.git", "private git"});
+    spec.dir_overlays.push_back({{ws.git_lower},
+                                 ws.git_dir,
+                                 ws.git_work,
+                                 job_.repo + "/.git",
+                                 "private git",
+                                 /*skip_sync=*/true});
   } else {
     spec.dir_overlays.push_back(
         {{ws.git_dir, ws.git_lower}, "", "", job_.repo + "/.git", "private git"});
@@ -336,6 +356,15 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
     options.end_fd = turn->end_fd();
   }
   Result<sandbox::LaunchResult> result = launcher_.LaunchAgent(spec, job_.id, options);
+  // A volatile overlay leaves work/incompat/volatile inside its mode-000 work/work: opened to
+  // its owner again, the job's directory stays removable by `rm -rf`, not only by berth gc.
+  std::vector<const sandbox::OverlayWorkspace*> overlays;
+  if (spec.overlay) overlays.push_back(&*spec.overlay);
+  for (const sandbox::OverlayWorkspace& o : spec.dir_overlays) overlays.push_back(&o);
+  for (const sandbox::OverlayWorkspace* o : overlays)
+    if (o->skip_sync)
+      IgnoreError(sys::MakeOverlayWorkRemovable(o->work),
+                  "only a plain rm -rf of the job's directory would then need a chmod first");
   if (turn) {
     turn->Finish();
     receipt_.approvals = turn->approvals();
@@ -387,7 +416,7 @@ Status JobRun::AddProviderState(sandbox::SandboxSpec* spec) {
     // Mounted where the CLI looks for it: a symlinked ~/.claude is a plain directory there.
     std::string target = TRY(confine::PathInView(dir, ctx_.identity.home));
     spec->dir_overlays.push_back(
-        {{real}, base + "/upper", base + "/work", target, "provider state"});
+        {{real}, base + "/upper", base + "/work", target, "provider state", /*skip_sync=*/true});
   }
   TRY(ApplySettings());
   // State files (a CLI's settings file beside its directory) get a job-private copy.

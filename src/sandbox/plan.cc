@@ -277,7 +277,8 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
     mount.options = "lowerdir=" + lower;
     if (!o.upper.empty())
       mount.options += ",upperdir=" + EscapeOverlayPath(kOldRoot + o.upper) +
-                       ",workdir=" + EscapeOverlayPath(kOldRoot + o.work);
+                       ",workdir=" + EscapeOverlayPath(kOldRoot + o.work) +
+                       (o.skip_sync ? ",volatile" : "");
     mount.options += ",userxattr";
     overlays.push_back(std::move(mount));
   };

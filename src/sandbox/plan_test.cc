@@ -105,6 +105,32 @@ TEST_F(PlanTest, HostSocketsTheViewShowsAreMaskedExceptGrantedOnes) {
   EXPECT_FALSE(Mentions(plan, "host socket " + in_tmp)) << "/tmp is private";
 }
 
+TEST_F(PlanTest, OnlyOverlaysMountedOnceSkipTheSyncOfTheirUpperFilesystem) {
+  spec_.paths.clear();
+  spec_.overlay = OverlayWorkspace{{"/l1", "/l2"},    "/j/upper", "/j/work", "/usr", "workspace",
+                                   /*skip_sync=*/true};
+  spec_.dir_overlays.push_back({{"/s"}, "/j/git", "/j/git-work", "/usr/lib", "private git", true});
+  spec_.dir_overlays.push_back({{"/c"}, "/v/upper", "/v/work", "/usr/share", "provider state"});
+  spec_.dir_overlays.push_back({{"/j/git", "/s"}, "", "", "/usr/include", "private git", true});
+  Plan plan = Build();
+  auto options = [&](const std::string& description) -> std::string {
+    const Step* step = Find(plan, description);
+    return step == nullptr ? "<no such step>" : step->b;
+  };
+  EXPECT_EQ(options("mount the workspace overlay on /usr"),
+            "lowerdir=/oldroot/l1:/oldroot/l2,upperdir=/oldroot/j/upper,"
+            "workdir=/oldroot/j/work,volatile,userxattr");
+  EXPECT_EQ(options("mount the private git overlay on /usr/lib"),
+            "lowerdir=/oldroot/s,upperdir=/oldroot/j/git,workdir=/oldroot/j/git-work,volatile,"
+            "userxattr");
+  // Without skip_sync (a check's overlay, mounted once per check on one upper): synced.
+  EXPECT_EQ(options("mount the provider state overlay on /usr/share"),
+            "lowerdir=/oldroot/c,upperdir=/oldroot/v/upper,workdir=/oldroot/v/work,userxattr");
+  // Read-only: no upper layer, nothing to sync.
+  EXPECT_EQ(options("mount the private git overlay on /usr/include"),
+            "lowerdir=/oldroot/j/git:/oldroot/s,userxattr");
+}
+
 TEST_F(PlanTest, WorldWritableDirsArePrivate) {
   Plan plan = Build();
   EXPECT_TRUE(Mentions(plan, "mount tmpfs on private /tmp"));

@@ -185,13 +185,15 @@ nlohmann::json SandboxSpec::ToJson() const {
                                  {"upper", o.upper},
                                  {"work", o.work},
                                  {"target", o.target},
-                                 {"origin", o.origin}});
+                                 {"origin", o.origin},
+                                 {"skip_sync", o.skip_sync}});
   }
   if (overlay) {
     j["overlay"] = {{"lower", overlay->lower},
                     {"upper", overlay->upper},
                     {"work", overlay->work},
-                    {"target", overlay->target}};
+                    {"target", overlay->target},
+                    {"skip_sync", overlay->skip_sync}};
   }
   j["hidden_paths"] = hidden_paths;
   j["private_home"] = private_home.empty() ? nlohmann::json(nullptr) : nlohmann::json(private_home);

@@ -62,6 +62,12 @@ struct OverlayWorkspace {
   std::string work;
   std::string target;
   std::string origin = "workspace";  // what it is, for reports: "provider state", "private git"
+  // Mounted with overlayfs's `volatile`: unmounting it (when the sandbox ends) does not sync
+  // the whole upper filesystem, which on a machine with other dirty data made every job's end
+  // wait for all of it. Only for an upper directory mounted once: overlayfs refuses a second
+  // mount of one (its work dir keeps work/incompat/volatile). The caller makes what must
+  // survive a host crash durable itself (docs/workspace.md, "Durability").
+  bool skip_sync = false;
 };
 
 struct EnvVar {

@@ -140,6 +140,13 @@ Status RemoveDir(const std::string& path) {
   return {};
 }
 
+Status SyncFilesystemOf(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK));
+  if (!fd.valid()) return Error::FromErrno("open " + path, errno);
+  if (::syncfs(fd.get()) != 0) return Error::FromErrno("syncfs " + path, errno);
+  return {};
+}
+
 Status RemoveFile(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
     return Error::FromErrno("remove " + path, errno);

@@ -39,6 +39,8 @@ Status RemoveTree(const std::string& path);
 Status RemoveDir(const std::string& path);
 // unlink(2) of a file or symlink; missing is fine.
 Status RemoveFile(const std::string& path);
+// syncfs(2) of the filesystem holding `path`: everything written to it is on disk.
+Status SyncFilesystemOf(const std::string& path);
 Result<Pipe> MakePipe();
 // A connected pair of close-on-exec SOCK_SEQPACKET Unix sockets (socketpair(2)), to hand a
 // descriptor across (SCM_RIGHTS) with each message kept whole.

@@ -199,11 +199,24 @@ Result<bool> IsMetacopy(const Dir& parent, std::string_view name) {
   return false;
 }
 
+namespace {
+
+Status OpenToOwner(const std::string& dir, int depth) {
+  if (::chmod(dir.c_str(), 0700) != 0) return Error::FromErrno("chmod " + dir, errno);
+  if (depth == 0) return {};  // overlayfs nests two levels (incompat/volatile)
+  for (const std::string& name : TRY(ListDir(dir))) {
+    std::string path = dir + "/" + name;
+    if (TypeOf(path) == FileType::kDirectory) TRY(OpenToOwner(path, depth - 1));
+  }
+  return {};
+}
+
+}  // namespace
+
 Status MakeOverlayWorkRemovable(const std::string& work) {
   std::string inner = work + "/work";
   if (TypeOf(inner) != FileType::kDirectory) return {};
-  if (::chmod(inner.c_str(), 0700) != 0) return Error::FromErrno("chmod " + inner, errno);
-  return {};
+  return OpenToOwner(inner, 3);
 }
 
 }  // namespace berth::sys

@@ -36,8 +36,10 @@ SelfIdMaps SelfIdMapsForCaller();
 // a file and a whiteout. `scratch_dir` must be on the filesystem that will hold upper dirs.
 Capability ProbeOverlay(const std::string& scratch_dir);
 
-// overlayfs leaves `work/work` with mode 000 (and possibly entries in it); makes it
-// removable by its owner. A missing directory is fine.
+// overlayfs leaves `work/work` with mode 000, and entries in it: a `volatile` mount its
+// `incompat/volatile/` directory, also mode 000. Opens every directory below `work` to its
+// owner (never following a symlink), so that a plain recursive removal succeeds. A missing
+// directory is fine.
 Status MakeOverlayWorkRemovable(const std::string& work);
 
 // How overlayfs marks entries of an upper directory (Documentation/filesystems/overlayfs.rst).
