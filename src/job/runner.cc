@@ -358,13 +358,13 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
   Result<sandbox::LaunchResult> result = launcher_.LaunchAgent(spec, job_.id, options);
   // A volatile overlay leaves work/incompat/volatile inside its mode-000 work/work: opened to
   // its owner again, the job's directory stays removable by `rm -rf`, not only by berth gc.
-  std::vector<const sandbox::OverlayWorkspace*> overlays;
-  if (spec.overlay) overlays.push_back(&*spec.overlay);
-  for (const sandbox::OverlayWorkspace& o : spec.dir_overlays) overlays.push_back(&o);
-  for (const sandbox::OverlayWorkspace* o : overlays)
-    if (o->skip_sync)
-      IgnoreError(sys::MakeOverlayWorkRemovable(o->work),
+  auto reopen = [](const sandbox::OverlayWorkspace& o) {
+    if (o.skip_sync)
+      IgnoreError(sys::MakeOverlayWorkRemovable(o.work),
                   "only a plain rm -rf of the job's directory would then need a chmod first");
+  };
+  if (spec.overlay) reopen(*spec.overlay);
+  for (const sandbox::OverlayWorkspace& o : spec.dir_overlays) reopen(o);
   if (turn) {
     turn->Finish();
     receipt_.approvals = turn->approvals();

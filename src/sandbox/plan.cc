@@ -268,8 +268,8 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
   // The caller's home: writable and discarded; what it shows of the real one is bound on top.
   if (!spec.private_home.empty())
     overlays.push_back({Overlay::Kind::kTmpfs, spec.private_home, "", "0755", "private home"});
-  auto overlay = [&](const OverlayWorkspace& o, const std::string& origin) {
-    Overlay mount{Overlay::Kind::kOverlay, o.target, "", "", origin};
+  auto overlay = [&](const OverlayWorkspace& o) {
+    Overlay mount{Overlay::Kind::kOverlay, o.target, "", "", o.origin};
     std::string lower;
     for (const std::string& layer : o.lower)
       lower += (lower.empty() ? "" : ":") + EscapeOverlayPath(kOldRoot + layer);
@@ -282,8 +282,8 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
     mount.options += ",userxattr";
     overlays.push_back(std::move(mount));
   };
-  if (spec.overlay) overlay(*spec.overlay, "workspace");
-  for (const OverlayWorkspace& o : spec.dir_overlays) overlay(o, o.origin);
+  if (spec.overlay) overlay(*spec.overlay);
+  for (const OverlayWorkspace& o : spec.dir_overlays) overlay(o);
   std::vector<std::string> granted_sockets;
   for (const PathGrant& grant : spec.paths) {
     Overlay::Kind kind = grant.access == PathGrant::Access::kReadWrite  ? Overlay::Kind::kBindWrite

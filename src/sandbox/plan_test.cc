@@ -123,7 +123,7 @@ TEST_F(PlanTest, OnlyOverlaysMountedOnceSkipTheSyncOfTheirUpperFilesystem) {
   EXPECT_EQ(options("mount the private git overlay on /usr/lib"),
             "lowerdir=/oldroot/s,upperdir=/oldroot/j/git,workdir=/oldroot/j/git-work,volatile,"
             "userxattr");
-  // Without skip_sync (a check's overlay, mounted once per check on one upper): synced.
+  // Without skip_sync (as for a check's overlay, mounted once per check on one upper): synced.
   EXPECT_EQ(options("mount the provider state overlay on /usr/share"),
             "lowerdir=/oldroot/c,upperdir=/oldroot/v/upper,workdir=/oldroot/v/work,userxattr");
   // Read-only: no upper layer, nothing to sync.

@@ -1197,6 +1197,10 @@ TEST_F(VerifyTest, FirstJobOnANewCommitSeesItThroughADerivedSnapshot) {
   // this mark in the work dir of each.
   for (const char* work : {"/work", "/git-work"})
     EXPECT_TRUE(PathExists(JobDir(GetStr(job, "id")) + work + "/work/incompat/volatile")) << work;
+  // The mode-000 directories those marks live in were opened again: the job's directory goes
+  // with a plain recursive removal, as the user's `rm -rf` would do it (unprivileged runs).
+  Status removed = sys::RemoveTree(JobDir(GetStr(job, "id")));
+  EXPECT_TRUE(removed) << removed.error().ToString();
 
   const std::string snapshots = state() + "/snapshots/";
   EXPECT_EQ(ReadText(snapshots + second + "/below"), first + "\n");
