@@ -176,12 +176,16 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
     // EOF here means the parent died before writing our id maps.
     if (k::ReadAll(fds.sync_read, &go, 1) != 0) k::ExitNow(kSetupFailedExit);
   }
-  (void)k::CloseFd(fds.sync_read);
   int landlock_fd = -1;
   for (size_t i = 0; i < plan.setup.size(); ++i) {
     if (int rc = RunStep(plan, plan.setup[i], &landlock_fd); rc != 0)
       Fail(fds, Phase::kSetup, static_cast<int>(i), rc);
   }
+  // The parent moved us into the job's cgroups while we set up (in any tier): only now may a
+  // process be forked, which inherits them. EOF means the parent gave up.
+  char joined = 0;
+  if (k::ReadAll(fds.sync_read, &joined, 1) != 0) k::ExitNow(kSetupFailedExit);
+  (void)k::CloseFd(fds.sync_read);
 
   sigset_t handled;
   const int kill_tree = KillTreeSignal();

@@ -191,8 +191,11 @@ class Launching {
   Status BlockSignals();
   Status CloneChild();
   Status MapIds();
-  Status JoinCgroups();
+  // Lets the init set up its mounts (it waits only for the id maps)...
   Status ReleaseInit();
+  // ...while it is moved into the job's cgroups (writing cgroup.procs can take milliseconds,
+  // an RCU grace period on cgroup v1), then lets it fork the command, which inherits them.
+  Status JoinCgroups();
   Status ServeProxy();
   // Waits until the command has exec'd, or for the report of the step that failed.
   Status WaitReady();
@@ -232,7 +235,7 @@ class Launching {
   sys::Pipe sync_, errors_, status_;
   sys::UniqueFd listener_;  // the seccomp notifications, once the command handed it over
   std::optional<SocketWatch> socket_watch_;
-  // Last: destroyed first. Until the sync byte is written the init waits; any early return
+  // Last: destroyed first. Until the sync bytes are written the init waits; any early return
   // kills and reaps it here.
   sys::Process init_;
 };
@@ -369,14 +372,28 @@ Status Launching::MapIds() {
   return WriteIdMaps(init_.pid());
 }
 
-Status Launching::JoinCgroups() { return limits_->Attach(init_.pid()); }
-
 Status Launching::ReleaseInit() {
-  if (plan_.use_namespaces) {
-    char go = 1;
-    if (int rc = sys::kernel::WriteAll(sync_.write.get(), &go, 1); rc != 0)
-      return Error::FromErrno("release the sandbox's init", rc);
+  if (!plan_.use_namespaces) return {};
+  char go = 1;
+  if (int rc = sys::kernel::WriteAll(sync_.write.get(), &go, 1); rc != 0)
+    return Error::FromErrno("release the sandbox's init", rc);
+  return {};
+}
+
+Status Launching::JoinCgroups() {
+  if (Status attached = limits_->Attach(init_.pid()); !attached) {
+    // The init sets up meanwhile: when one of its steps failed (and it exited, which is why
+    // it cannot be moved), that step is the cause to report.
+    if (TRY(sys::PollReadable({errors_.read.get()}, 0)) == 0) {
+      StepReport report;
+      if (sys::kernel::ReadAll(errors_.read.get(), &report, sizeof report) == 0)
+        return StepError(plan_, report);
+    }
+    return attached;
   }
+  char joined = 1;
+  if (int rc = sys::kernel::WriteAll(sync_.write.get(), &joined, 1); rc != 0)
+    return Error::FromErrno("let the sandbox's init start the command", rc);
   sync_.write.Reset();
   return {};
 }
@@ -508,8 +525,8 @@ Result<LaunchResult> Launch(const SandboxSpec& spec, const std::string& job_name
   TRY(launch.BlockSignals());
   TRY(launch.CloneChild());
   TRY(launch.MapIds());
-  TRY(launch.JoinCgroups());
   TRY(launch.ReleaseInit());
+  TRY(launch.JoinCgroups());
   TRY(launch.ServeProxy());
   TRY(launch.WaitReady());
   TRY(launch.Supervise());

@@ -879,6 +879,18 @@ TEST_F(LandlockTierTest, WritesOutsideTheWorkspaceFailWithAccessDenied) {
   EXPECT_EQ(ReadText(ws() + "/x"), "probe\n");
 }
 
+// The bug: without namespaces the init did not wait to be moved into the job's cgroups, so
+// the command it forked at once stayed in berth's own, under no pids limit (and as root no
+// RLIMIT_NPROC binds either).
+TEST_F(LandlockTierTest, PidsLimitStopsAForkBomb) {
+  std::vector<std::string> args = kLandlockTier;
+  args.insert(args.end(), {"--pids", "40"});
+  RunResult result = Probe({"forkbomb", "200"}, args);
+  ASSERT_TRUE(StartsWith(result.out, "forkbomb errno=11 EAGAIN ") && result.exit_code == 1)
+      << result.Describe();
+  EXPECT_LT(std::stoi(Field(result, "count")), 40) << result.Describe();
+}
+
 TEST_F(LandlockTierTest, CredentialFilesAreHidden) {
   RunResult result = Probe({"read", home() + "/.ssh/id_rsa"}, kLandlockTier);
   EXPECT_TRUE(Reports(result, "read errno=13 EACCES"));
