@@ -219,21 +219,21 @@ Status Repository::DeriveIndex(const std::string& from_index, const LayerDiff& d
     entry.path = upsert.path.c_str();
     upserts.push_back(entry);
   }
-  // The usual case: the older index's bytes with the changed entries spliced in, hashed on
-  // another core while they are written.
-  std::optional<std::string> spliced;
+  // The usual case: the older index's bytes with the changed entries spliced in, written
+  // straight from the older file's mapping and hashed on another core meanwhile.
   {
     sys::MappedFile older = TRY(sys::MappedFile::Open(from_index));
-    spliced = TRY(SpliceIndex(older.data(), diff.removals, upserts));
-  }
-  if (spliced) {
-    sys::UniqueFd out = TRY(sys::CreateFile(index_path, 0644));
-    std::string checksum;
-    std::thread hasher([&] { checksum = IndexChecksum(*spliced); });
-    Status written = sys::WriteAll(out.get(), *spliced, index_path);
-    hasher.join();
-    TRY(written);
-    return sys::WriteAll(out.get(), checksum, index_path);
+    std::optional<SplicedIndex> spliced = TRY(SpliceIndex(older.data(), diff.removals, upserts));
+    if (spliced) {
+      const std::vector<std::string_view> pieces = spliced->Views(older.data());
+      sys::UniqueFd out = TRY(sys::CreateFile(index_path, 0644));
+      std::string checksum;
+      std::thread hasher([&] { checksum = IndexChecksum(pieces); });
+      Status written = sys::WriteAllPieces(out.get(), pieces, index_path);
+      hasher.join();
+      TRY(written);
+      return sys::WriteAll(out.get(), checksum, index_path);
+    }
   }
 
   // An index SpliceIndex leaves alone (another version or extension): libgit2 updates a copy.

@@ -2,7 +2,12 @@
 // paths and the cached-tree extension; every unchanged entry is copied as bytes.
 #include "git/index_splice.h"
 
-#include <mbedtls/sha1.h>
+// The low-level SHA1_* calls, deprecated since OpenSSL 3.0 but kept: linked statically they
+// bring only the SHA-1 code (its SHA-NI and AVX2 paths, about 2 GB/s here), where SHA1() and
+// EVP go through the provider machinery (4 MB more, and slower); mbedtls's portable C runs at
+// a quarter of that speed (bench/RESULTS.md, "derived snapshots (issue #13)").
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cstring>
@@ -150,13 +155,13 @@ void AppendTree(std::string& out, const CachedTree& tree) {
 
 }  // namespace
 
-Result<std::optional<std::string>> SpliceIndex(std::string_view index,
-                                               const std::vector<std::string>& removals,
-                                               std::vector<git_index_entry> upserts) {
+Result<std::optional<SplicedIndex>> SpliceIndex(std::string_view index,
+                                                const std::vector<std::string>& removals,
+                                                std::vector<git_index_entry> upserts) {
   if (index.size() < kHeaderSize + kChecksumSize || index.substr(0, 4) != "DIRC")
     return Malformed("no index header");
   uint32_t version = Be32(index, 4);
-  if (version != 2 && version != 3) return std::optional<std::string>();
+  if (version != 2 && version != 3) return std::optional<SplicedIndex>();
   uint32_t count = Be32(index, 8);
   const size_t body_end = index.size() - kChecksumSize;
 
@@ -166,7 +171,7 @@ Result<std::optional<std::string>> SpliceIndex(std::string_view index,
   for (uint32_t i = 0; i < count; ++i) {
     if (body_end - at < kFixedEntrySize + 1) return Malformed("an entry is cut short");
     uint16_t flags = Be16(index, at + 60);
-    if ((flags & kStageMask) != 0) return std::optional<std::string>();
+    if ((flags & kStageMask) != 0) return std::optional<SplicedIndex>();
     size_t path_at = at + kFixedEntrySize;
     if ((flags & kExtendedFlag) != 0) {
       if (version == 2) return Malformed("an extended entry in a version 2 index");
@@ -188,7 +193,7 @@ Result<std::optional<std::string>> SpliceIndex(std::string_view index,
     std::string_view signature = index.substr(at, 4);
     uint32_t size = Be32(index, at + 4);
     if (body_end - at - 8 < size) return Malformed("an extension is cut short");
-    if (signature != "TREE" || cached) return std::optional<std::string>();
+    if (signature != "TREE" || cached) return std::optional<SplicedIndex>();
     TreeReader reader(index.substr(at + 8, size));
     cached = TRY(reader.Read(0));
     if (!reader.AtEnd()) return Malformed("bytes after the cached trees");
@@ -201,51 +206,94 @@ Result<std::optional<std::string>> SpliceIndex(std::string_view index,
   std::vector<std::string_view> removed(removals.begin(), removals.end());
   std::sort(removed.begin(), removed.end());
 
-  std::string out;
-  out.reserve(index.size() + upserts.size() * 128);
-  out.append(index.substr(0, kHeaderSize));
+  SplicedIndex out;
+  std::string& fresh = out.fresh;
+  fresh.reserve(kHeaderSize + upserts.size() * 128);
+  // Appends to `fresh`, or runs of the older file, merging a run with the one before it.
+  auto take_fresh = [&](size_t from) {
+    if (fresh.size() == from) return;
+    SplicedIndex::Piece* last = out.pieces.empty() ? nullptr : &out.pieces.back();
+    if (last != nullptr && last->fresh && last->offset + last->size == from)
+      last->size += fresh.size() - from;
+    else
+      out.pieces.push_back({true, from, fresh.size() - from});
+  };
+  auto take_older = [&](const EntrySpan& entry) {
+    SplicedIndex::Piece* last = out.pieces.empty() ? nullptr : &out.pieces.back();
+    if (last != nullptr && !last->fresh && last->offset + last->size == entry.offset)
+      last->size += entry.size;
+    else
+      out.pieces.push_back({false, entry.offset, entry.size});
+  };
+  auto append_upsert = [&](const git_index_entry& entry) {
+    size_t from = fresh.size();
+    AppendEntry(fresh, entry);
+    take_fresh(from);
+  };
+  fresh.append(index.substr(0, kHeaderSize));  // its entry count is set below
+  take_fresh(0);
   uint32_t written = 0;
   auto upsert = upserts.begin();
   auto removal = removed.begin();
   for (const EntrySpan& entry : entries) {
     while (upsert != upserts.end() && std::string_view(upsert->path) < entry.path) {
-      AppendEntry(out, *upsert++);
+      append_upsert(*upsert++);
       ++written;
     }
     if (upsert != upserts.end() && std::string_view(upsert->path) == entry.path) {
-      AppendEntry(out, *upsert++);
+      append_upsert(*upsert++);
       ++written;
       continue;
     }
     while (removal != removed.end() && *removal < entry.path) ++removal;
     if (removal != removed.end() && *removal == entry.path) continue;
-    out.append(index.substr(entry.offset, entry.size));
+    take_older(entry);
     ++written;
   }
-  for (; upsert != upserts.end(); ++upsert, ++written) AppendEntry(out, *upsert);
-  out[8] = static_cast<char>(written >> 24);
-  out[9] = static_cast<char>(written >> 16);
-  out[10] = static_cast<char>(written >> 8);
-  out[11] = static_cast<char>(written);
+  for (; upsert != upserts.end(); ++upsert, ++written) append_upsert(*upsert);
+  fresh[8] = static_cast<char>(written >> 24);
+  fresh[9] = static_cast<char>(written >> 16);
+  fresh[10] = static_cast<char>(written >> 8);
+  fresh[11] = static_cast<char>(written);
 
   if (cached) {
     for (const std::string& path : removals) Invalidate(*cached, path);
     for (const git_index_entry& entry : upserts) Invalidate(*cached, entry.path);
     std::string tree;
     AppendTree(tree, *cached);
-    out.append("TREE");
-    PutBe32(out, static_cast<uint32_t>(tree.size()));
-    out.append(tree);
+    size_t from = fresh.size();
+    fresh.append("TREE");
+    PutBe32(fresh, static_cast<uint32_t>(tree.size()));
+    fresh.append(tree);
+    take_fresh(from);
   }
 
-  return std::optional<std::string>(std::move(out));
+  return std::optional<SplicedIndex>(std::move(out));
 }
 
-std::string IndexChecksum(std::string_view body) {
+std::vector<std::string_view> SplicedIndex::Views(std::string_view older) const {
+  std::vector<std::string_view> views;
+  views.reserve(pieces.size());
+  for (const Piece& piece : pieces)
+    views.push_back(
+        (piece.fresh ? std::string_view(fresh) : older).substr(piece.offset, piece.size));
+  return views;
+}
+
+std::string SplicedIndex::Bytes(std::string_view older) const {
+  std::string all;
+  for (std::string_view view : Views(older)) all.append(view);
+  return all;
+}
+
+std::string IndexChecksum(const std::vector<std::string_view>& body) {
+  static_assert(kChecksumSize == SHA_DIGEST_LENGTH);
   unsigned char checksum[kChecksumSize];
-  // mbedtls_sha1_ret fails only for bad arguments, which these are not.
-  (void)mbedtls_sha1_ret(reinterpret_cast<const unsigned char*>(body.data()), body.size(),
-                         checksum);
+  SHA_CTX context;
+  // They fail only for a null context, which this is not.
+  (void)SHA1_Init(&context);
+  for (std::string_view piece : body) (void)SHA1_Update(&context, piece.data(), piece.size());
+  (void)SHA1_Final(checksum, &context);
   return std::string(reinterpret_cast<const char*>(checksum), kChecksumSize);
 }
 

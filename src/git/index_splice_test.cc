@@ -54,9 +54,11 @@ class SpliceIndexTest : public ::testing::Test {
 };
 
 TEST_F(SpliceIndexTest, NoChangeGivesTheSameBytes) {
-  Result<std::optional<std::string>> same = SpliceIndex(index_, {}, {});
+  Result<std::optional<SplicedIndex>> same = SpliceIndex(index_, {}, {});
   ASSERT_TRUE(same.has_value() && same->has_value());
-  EXPECT_EQ(**same + IndexChecksum(**same), index_);
+  EXPECT_EQ((*same)->Bytes(index_) + IndexChecksum((*same)->Views(index_)), index_);
+  // No entry changed: one run of the older file between the header and the cached trees.
+  EXPECT_EQ((*same)->pieces.size(), 3u);
 }
 
 TEST_F(SpliceIndexTest, MatchesTheNewCommitForGitAndLibgit2) {
@@ -83,10 +85,15 @@ TEST_F(SpliceIndexTest, MatchesTheNewCommitForGitAndLibgit2) {
     entry.file_size = 7;
     upserts.push_back(entry);
   }
-  Result<std::optional<std::string>> spliced = SpliceIndex(index_, diff.removals, upserts);
+  Result<std::optional<SplicedIndex>> spliced = SpliceIndex(index_, diff.removals, upserts);
   ASSERT_TRUE(spliced.has_value() && spliced->has_value()) << spliced.error().ToString();
+  // Unchanged neighbours stay one run of the older file: at most a run and a new entry per
+  // change, plus the header and the cached trees.
+  EXPECT_LE((*spliced)->pieces.size(), 2 * (upserts.size() + diff.removals.size()) + 3);
   std::string out = temp_.path() + "/spliced";
-  ASSERT_TRUE(sys::WriteNewFile(out, **spliced + IndexChecksum(**spliced), 0644).has_value());
+  ASSERT_TRUE(sys::WriteNewFile(
+                  out, (*spliced)->Bytes(index_) + IndexChecksum((*spliced)->Views(index_)), 0644)
+                  .has_value());
 
   // libgit2 accepts the checksum and sees the new commit's entries with their stat data.
   git_index* raw = nullptr;
@@ -104,7 +111,9 @@ TEST_F(SpliceIndexTest, MatchesTheNewCommitForGitAndLibgit2) {
   std::string want_entries =
       Git({"ls-tree", "-r", "--format=%(objectmode) %(objectname) 0\t%(path)", next}, index_path_);
   std::string copy = temp_.path() + "/for-write-tree";
-  ASSERT_TRUE(sys::WriteNewFile(copy, **spliced + IndexChecksum(**spliced), 0644).has_value());
+  ASSERT_TRUE(sys::WriteNewFile(
+                  copy, (*spliced)->Bytes(index_) + IndexChecksum((*spliced)->Views(index_)), 0644)
+                  .has_value());
   EXPECT_EQ(Git({"ls-files", "--stage"}, copy), want_entries);
   EXPECT_EQ(Git({"write-tree"}, copy), Git({"rev-parse", next + "^{tree}"}, index_path_));
 }
@@ -122,7 +131,7 @@ TEST_F(SpliceIndexTest, BadInputIsAnErrorNotACrash) {
 TEST_F(SpliceIndexTest, LeavesWhatItDoesNotKnowToTheSlowPath) {
   std::string v4 = index_;
   v4[7] = 4;
-  Result<std::optional<std::string>> four = SpliceIndex(v4, {}, {});
+  Result<std::optional<SplicedIndex>> four = SpliceIndex(v4, {}, {});
   ASSERT_TRUE(four.has_value());
   EXPECT_FALSE(four->has_value());
 
@@ -130,7 +139,7 @@ TEST_F(SpliceIndexTest, LeavesWhatItDoesNotKnowToTheSlowPath) {
   std::string body = index_.substr(0, index_.size() - 20);
   body += std::string("ABCD") + std::string("\0\0\0\1", 4) + "z";
   body += std::string(20, '\0');
-  Result<std::optional<std::string>> extension = SpliceIndex(body, {}, {});
+  Result<std::optional<SplicedIndex>> extension = SpliceIndex(body, {}, {});
   ASSERT_TRUE(extension.has_value());
   EXPECT_FALSE(extension->has_value());
 }

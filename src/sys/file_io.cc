@@ -1,9 +1,11 @@
 #include "sys/file_io.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 
 #include "sys/retry.h"
 
@@ -31,6 +33,32 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
     ssize_t n = RetryEintr([&] { return ::write(fd, data.data() + done, data.size() - done); });
     if (n < 0) return Error::FromErrno("write " + what, errno);
     done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Status WriteAllPieces(int fd, const std::vector<std::string_view>& pieces,
+                      const std::string& what) {
+  size_t next = 0;  // the first piece not wholly written
+  size_t skip = 0;  // bytes of it written already
+  std::vector<iovec> batch;
+  while (next < pieces.size()) {
+    batch.clear();
+    for (size_t i = next; i < pieces.size() && batch.size() < IOV_MAX; ++i) {
+      std::string_view piece = pieces[i].substr(i == next ? skip : 0);
+      if (!piece.empty()) batch.push_back({const_cast<char*>(piece.data()), piece.size()});
+    }
+    if (batch.empty()) break;
+    ssize_t n =
+        RetryEintr([&] { return ::writev(fd, batch.data(), static_cast<int>(batch.size())); });
+    if (n < 0) return Error::FromErrno("write " + what, errno);
+    auto left = static_cast<size_t>(n);
+    while (next < pieces.size() && left >= pieces[next].size() - skip) {
+      left -= pieces[next].size() - skip;
+      skip = 0;
+      ++next;
+    }
+    skip += left;
   }
   return {};
 }

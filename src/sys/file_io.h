@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/unique_fd.h"
@@ -22,5 +23,9 @@ Result<bool> CreateFileIfMissing(const std::string& path, mode_t mode);
 // Writes all of `data` to the blocking descriptor `fd`, retrying short writes and EINTR;
 // `what` names the file in the error.
 Status WriteAll(int fd, std::string_view data, const std::string& what);
+
+// Writes `pieces` one after the other, as WriteAll would their concatenation, with as few
+// writev calls as IOV_MAX allows: no copy of the whole is made in memory.
+Status WriteAllPieces(int fd, const std::vector<std::string_view>& pieces, const std::string& what);
 
 }  // namespace berth::sys
