@@ -13,6 +13,7 @@
 
 #include "sys/dir.h"
 #include "sys/fs.h"
+#include "workspace/ignore_rules.h"
 #include "workspace/layer_stack.h"
 #include "workspace/workspace_testing.h"
 
@@ -184,6 +185,20 @@ TEST_F(DerivedSnapshotTest, EveryKindOfChange) {
   ASSERT_TRUE(derived.has_value());
   EXPECT_EQ(derived->below, base_);
   EXPECT_EQ(derived->stack.size(), 2u);
+  // No ignore-rules git dir of its own: the full snapshot's below serves, with the rules of
+  // this commit (its own .gitignore blobs).
+  EXPECT_EQ(sys::TypeOf(derived->dir + "/ignore"), sys::FileType::kMissing);
+  WriteFile(work_, "new/.gitignore", "*.tmp\n");
+  std::string ignoring = Commit("ignore rules in a new directory");
+  Result<Snapshot> with_rules = EnsureSnapshot(repo(), state_, ignoring);
+  ASSERT_TRUE(with_rules.has_value());
+  {
+    Result<IgnoreRules> rules = IgnoreRules::Open(repo(), *with_rules, temp_.path());
+    ASSERT_TRUE(rules.has_value()) << rules.error().ToString();
+    EXPECT_TRUE(*rules->IsIgnored("new/x.tmp", IgnoreRules::Kind::kFile));
+    EXPECT_TRUE(*rules->IsIgnored("debug.log", IgnoreRules::Kind::kFile));
+    EXPECT_FALSE(*rules->IsIgnored("x.tmp", IgnoreRules::Kind::kFile));
+  }
 
   // A rename, a vanished directory, a retargeted symlink, a submodule.
   ASSERT_EQ(

@@ -28,7 +28,18 @@ Status IgnoreRules::Create(const std::string& dir) {
 Result<IgnoreRules> IgnoreRules::Open(git::Repository& repo, const Snapshot& snapshot,
                                       const std::string& scratch_parent) {
   git::InitLibgit2();
-  std::string dir = snapshot.dir + "/ignore";
+  // A derived snapshot has none of its own: it uses the one at the bottom of its stack (the
+  // git dir is the same empty one for every commit; the rules come from the objects).
+  std::string dir;
+  for (const std::string& layer : snapshot.stack) {
+    if (sys::TypeOf(layer + "/ignore") == sys::FileType::kDirectory) {
+      dir = layer + "/ignore";
+      break;
+    }
+  }
+  if (dir.empty())
+    return Error(Cause::kNotFound, "the snapshot " + snapshot.dir + " has no ignore-rules git dir",
+                 0, "remove the snapshot with `berth gc --all` (or delete its directory)");
   git_repository* raw = nullptr;
   if (int code = git_repository_open_ext(&raw, dir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr);
       code < 0)

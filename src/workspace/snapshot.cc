@@ -96,7 +96,7 @@ Status BuildDerived(git::Repository& repo, const std::string& commit, const Snap
   TRY(sys::MakeDirs(dir + "/git", 0755));
   TRY_CTX(repo.DeriveIndex(below.index_path, diff, dir + "/tree", dir + "/" + kIndexPath),
           "derive the snapshot index");
-  TRY(IgnoreRules::Create(dir + "/ignore"));
+  // No ignore/ of its own: IgnoreRules::Open uses the full snapshot's at the stack's bottom.
   TRY(sys::MakeDirs(dir + "/users", 0700));
   sys::Dir root = TRY(sys::Dir::Open(dir));
   TRY(root.WriteNewFile("below", below.name + "\n", 0600));
