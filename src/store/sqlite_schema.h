@@ -8,14 +8,9 @@
 
 #include "base/result.h"
 #include "store/sqlite_db.h"
+#include "store/state_sql.h"
 
 namespace berth::store {
-
-// The live states (store/job_record.h) as an SQL list, and the live states that hold a slot.
-// store_test checks them against LiveStates().
-inline constexpr char kLiveStatesSql[] =
-    "('queued', 'preparing', 'running', 'collecting', 'verifying')";
-inline constexpr char kSlotStatesSql[] = "('preparing', 'running', 'collecting', 'verifying')";
 
 // The schema version this berth writes and understands: the number of migrations it knows.
 int SqliteSchemaVersion();
