@@ -1,5 +1,6 @@
-// Several processes share one store file: the slot reservation and event numbering must hold
-// across processes, not only across calls in one.
+// Several processes share one store, each with its own connection (a SQLite file, or a
+// PostgreSQL database): the slot reservation and event numbering must hold across processes,
+// not only across calls in one. Every test runs on both backends.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,14 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "store/sqlite_store.h"
 #include "store/store_test_util.h"
 
 namespace berth::store {
 namespace {
 
+using testing::Backend;
 using testing::MakeJob;
-using testing::TempDir;
 
 constexpr char kRepo[] = "/src/app";
 constexpr int kChildren = 8;
@@ -27,12 +27,12 @@ constexpr int kOpenFailed = 2;
 constexpr int kCallFailed = 3;
 constexpr int kBarrierFailed = 4;
 
-// Forks kChildren processes. Each opens its own store on `path` (a connection must never
+// Forks kChildren processes. Each opens its own store with `open` (a connection must never
 // cross fork(), so the parent holds none while forking), waits on a pipe until the parent
 // closes its end so that all of them go at once, runs `body(store, index)` and exits with
 // its result. Returns the exit codes in child order.
-template <typename Body>
-std::vector<int> RunChildren(const std::string& path, Body body) {
+template <typename Open, typename Body>
+std::vector<int> RunChildren(Open open, Body body) {
   Result<sys::Pipe> start = sys::MakePipe();
   CHECK(start.has_value());
   std::vector<pid_t> pids;
@@ -41,7 +41,7 @@ std::vector<int> RunChildren(const std::string& path, Body body) {
     CHECK(pid >= 0);
     if (pid == 0) {
       start->write.Reset();
-      Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+      Result<std::unique_ptr<Store>> store = open();
       if (!store.has_value()) ::_exit(kOpenFailed);
       char byte;
       if (::read(start->read.get(), &byte, 1) != 0) ::_exit(kBarrierFailed);
@@ -63,17 +63,37 @@ std::vector<int> RunChildren(const std::string& path, Body body) {
 
 std::string ChildJob(int index) { return "race" + std::to_string(index); }
 
-TEST(StoreRace, ExactlyOneProcessGetsTheOnlySlot) {
-  TempDir dir;
-  std::string path = dir.path() + "/berth.db";
+class StoreRace : public testing::StoreFixture, public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    SetUpBackend(GetParam());
+    if (IsSkipped() || HasFatalFailure()) return;
+    store_.reset();  // the children's connections are the only ones while they run
+  }
+
+  std::unique_ptr<Store> Reopen() {
+    Result<std::unique_ptr<Store>> store = Open();
+    CHECK(store.has_value());
+    return std::move(*store);
+  }
+  auto Opener() {
+    return [this] { return Open(); };
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreRace,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendName);
+
+TEST_P(StoreRace, ExactlyOneProcessGetsTheOnlySlot) {
   {
-    std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+    std::unique_ptr<Store> store = Reopen();
     for (int i = 0; i < kChildren; ++i) {
       ASSERT_TRUE(store->CreateJob(MakeJob(ChildJob(i), kRepo, 1000 + i)).has_value());
     }
   }
 
-  std::vector<int> codes = RunChildren(path, [](Store& store, int index) {
+  std::vector<int> codes = RunChildren(Opener(), [](Store& store, int index) {
     Result<SlotResult> slot = store.TryAcquireSlot(ChildJob(index), kRepo, 1);
     if (!slot.has_value()) return kCallFailed;
     return slot->granted ? kGranted : kNotGranted;
@@ -86,7 +106,7 @@ TEST(StoreRace, ExactlyOneProcessGetsTheOnlySlot) {
   }
   EXPECT_EQ(granted, 1);
 
-  std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+  std::unique_ptr<Store> store = Reopen();
   EXPECT_EQ(*store->CountRunning(kRepo), 1);
   EXPECT_EQ(store->ListJobs(kRepo, true, 0)->size(), static_cast<size_t>(kChildren));
   Result<std::vector<JobRecord>> jobs = store->ListJobs(kRepo, false, 0);
@@ -98,15 +118,13 @@ TEST(StoreRace, ExactlyOneProcessGetsTheOnlySlot) {
   EXPECT_EQ(preparing, 1);
 }
 
-TEST(StoreRace, EventNumbersAreUniqueAcrossProcesses) {
-  TempDir dir;
-  std::string path = dir.path() + "/berth.db";
+TEST_P(StoreRace, EventNumbersAreUniqueAcrossProcesses) {
   {
-    std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+    std::unique_ptr<Store> store = Reopen();
     ASSERT_TRUE(store->CreateJob(MakeJob("shared", kRepo, 1)).has_value());
   }
   constexpr int kEventsEach = 20;
-  std::vector<int> codes = RunChildren(path, [](Store& store, int index) {
+  std::vector<int> codes = RunChildren(Opener(), [](Store& store, int index) {
     for (int i = 0; i < kEventsEach; ++i) {
       if (!store.AppendEvent("shared", "child", std::to_string(index)).has_value()) {
         return kCallFailed;
@@ -116,7 +134,7 @@ TEST(StoreRace, EventNumbersAreUniqueAcrossProcesses) {
   });
   for (int code : codes) EXPECT_EQ(code, kGranted);
 
-  std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+  std::unique_ptr<Store> store = Reopen();
   Result<std::vector<Event>> events = store->ListEvents("shared", 0);
   ASSERT_TRUE(events.has_value());
   ASSERT_EQ(events->size(), static_cast<size_t>(kChildren * kEventsEach));
@@ -128,14 +146,12 @@ TEST(StoreRace, EventNumbersAreUniqueAcrossProcesses) {
 // until the takeovers are done and once more after. Each job must end up either taken over or
 // stale, never both: a sweep that lost the race changes nothing. Every child records each
 // write that succeeded as an event of the job.
-TEST(StoreRace, StaleSweepsNeverEndAJobThatWasTakenOverRegression) {
-  TempDir dir;
-  std::string path = dir.path() + "/berth.db";
+TEST_P(StoreRace, StaleSweepsNeverEndAJobThatWasTakenOverRegression) {
   constexpr int kJobs = 40;
   const Owner submitter{"host", 100, 1};
   auto job_id = [](int j) { return "takeover" + std::to_string(j); };
   {
-    std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+    std::unique_ptr<Store> store = Reopen();
     for (int j = 0; j < kJobs; ++j) {
       ASSERT_TRUE(store->CreateJob(MakeJob(job_id(j), kRepo, 1000 + j)).has_value());
       ASSERT_TRUE(store->SetOwner(job_id(j), submitter, 5000).has_value());
@@ -143,7 +159,7 @@ TEST(StoreRace, StaleSweepsNeverEndAJobThatWasTakenOverRegression) {
     ASSERT_TRUE(store->CreateJob(MakeJob("takeoverdone", kRepo, 1)).has_value());
   }
   // Child 0 is every job's supervisor, first job first; the others sweep, last job first.
-  std::vector<int> codes = RunChildren(path, [&](Store& store, int index) {
+  std::vector<int> codes = RunChildren(Opener(), [&](Store& store, int index) {
     if (index == 0) {
       for (int j = 0; j < kJobs; ++j) {
         if (!store.SetOwner(job_id(j), Owner{"host", 200 + j, 2}, 5000).has_value()) continue;
@@ -166,7 +182,7 @@ TEST(StoreRace, StaleSweepsNeverEndAJobThatWasTakenOverRegression) {
   });
   for (int code : codes) EXPECT_EQ(code, kGranted);
 
-  std::unique_ptr<Store> store = std::move(OpenSqliteStore(path).value());
+  std::unique_ptr<Store> store = Reopen();
   for (int j = 0; j < kJobs; ++j) {
     Result<std::vector<Event>> events = store->ListEvents(job_id(j), 0);
     ASSERT_TRUE(events.has_value());

@@ -1,4 +1,6 @@
-// Tests of the Store contract on the SQLite implementation.
+// Tests of the Store contract, run on each backend (StoreTest.*/Sqlite, StoreTest.*/Postgres),
+// and of what the SQLite schema itself refuses (SqliteStoreTest; the PostgreSQL schema's
+// are in postgres_store_test.cc).
 #include "store/store.h"
 
 #include <gtest/gtest.h>
@@ -15,9 +17,9 @@
 namespace berth::store {
 namespace {
 
+using testing::Backend;
 using testing::MakeJob;
 using testing::RawDb;
-using testing::TempDir;
 
 constexpr char kRepo[] = "/src/app";
 
@@ -33,15 +35,9 @@ mode_t ModeOf(const std::string& path) {
   return st.st_mode & 07777;
 }
 
-class StoreTest : public ::testing::Test {
+// The contract's helpers over StoreFixture's store.
+class StoreContract : public testing::StoreFixture {
  protected:
-  void SetUp() override {
-    path_ = dir_.path() + "/state/berth.db";
-    Result<std::unique_ptr<Store>> store = OpenSqliteStore(path_);
-    ASSERT_TRUE(store.has_value()) << store.error().ToString();
-    store_ = std::move(*store);
-  }
-
   // Creates a queued job of kRepo.
   void Create(const std::string& id, int64_t created_at_ms = 1000) {
     Status created = store_->CreateJob(MakeJob(id, kRepo, created_at_ms));
@@ -60,32 +56,47 @@ class StoreTest : public ::testing::Test {
     CHECK(moved.has_value());
     return *moved;
   }
-
-  TempDir dir_;
-  std::string path_;
-  std::unique_ptr<Store> store_;
 };
 
-TEST_F(StoreTest, OpenCreatesThePrivateDirectoryAndFile) {
+class StoreTest : public StoreContract, public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { SetUpBackend(GetParam()); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendName);
+
+class SqliteStoreTest : public StoreContract, public ::testing::Test {
+ protected:
+  void SetUp() override { SetUpBackend(Backend::kSqlite); }
+};
+
+TEST_F(SqliteStoreTest, OpenCreatesThePrivateDirectoryAndFile) {
   EXPECT_EQ(ModeOf(dir_.path() + "/state"), 0700u);
-  EXPECT_EQ(ModeOf(path_), 0600u);
+  EXPECT_EQ(ModeOf(location_), 0600u);
   Create("j1");
   // SQLite gives its write-ahead log the database file's mode.
-  EXPECT_EQ(ModeOf(path_ + "-wal"), 0600u);
+  EXPECT_EQ(ModeOf(location_ + "-wal"), 0600u);
 }
 
-TEST_F(StoreTest, OpenUsesWalAndReopensWithTheData) {
+TEST_F(SqliteStoreTest, OpenUsesWal) {
   Create("j1");
   store_.reset();
-  RawDb raw(path_);
+  RawDb raw(location_);
   EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
-  Result<std::unique_ptr<Store>> again = OpenSqliteStore(path_);
+}
+
+TEST_P(StoreTest, ReopensWithTheData) {
+  Create("j1");
+  store_.reset();
+  Result<std::unique_ptr<Store>> again = Open();
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
   store_ = std::move(*again);
   EXPECT_EQ(Get("j1").id, "j1");
 }
 
-TEST_F(StoreTest, CreateAndGetRoundTripEveryField) {
+TEST_P(StoreTest, CreateAndGetRoundTripEveryField) {
   JobRecord job = MakeJob("01jd8k2q7mx", kRepo, 1732234009600);
   job.agent = "reviewer";
   job.provider = "claude";
@@ -135,7 +146,7 @@ TEST_F(StoreTest, CreateAndGetRoundTripEveryField) {
   EXPECT_EQ(got.landed_commit, job.landed_commit);
 }
 
-TEST_F(StoreTest, OptionalFieldsRoundTripAsAbsent) {
+TEST_P(StoreTest, OptionalFieldsRoundTripAsAbsent) {
   Create("j1", 5);
   JobRecord got = Get("j1");
   EXPECT_EQ(got.state, JobState::kQueued);
@@ -149,7 +160,7 @@ TEST_F(StoreTest, OptionalFieldsRoundTripAsAbsent) {
   EXPECT_EQ(got.created_at_ms, 5);
 }
 
-TEST_F(StoreTest, CreateRefusesADuplicateOrMalformedId) {
+TEST_P(StoreTest, CreateRefusesADuplicateOrMalformedId) {
   Create("j1");
   Status again = store_->CreateJob(MakeJob("j1", "/other", 2));
   ASSERT_FALSE(again.has_value());
@@ -164,13 +175,13 @@ TEST_F(StoreTest, CreateRefusesADuplicateOrMalformedId) {
   }
 }
 
-TEST_F(StoreTest, GetJobOfAnUnknownIdIsEmpty) {
+TEST_P(StoreTest, GetJobOfAnUnknownIdIsEmpty) {
   Result<std::optional<JobRecord>> job = store_->GetJob("nope");
   ASSERT_TRUE(job.has_value());
   EXPECT_FALSE(job->has_value());
 }
 
-TEST_F(StoreTest, TransitionIsACompareAndSet) {
+TEST_P(StoreTest, TransitionIsACompareAndSet) {
   Create("j1");
   EXPECT_TRUE(Move("j1", JobState::kQueued, JobState::kPreparing));
   EXPECT_FALSE(Move("j1", JobState::kQueued, JobState::kPreparing));  // stale `from`
@@ -183,13 +194,13 @@ TEST_F(StoreTest, TransitionIsACompareAndSet) {
   EXPECT_FALSE(job.ended_at_ms.has_value());
 }
 
-TEST_F(StoreTest, TransitionOfAnUnknownJobIsNotFound) {
+TEST_P(StoreTest, TransitionOfAnUnknownJobIsNotFound) {
   Result<bool> moved = store_->Transition("nope", JobState::kQueued, JobState::kRunning, "");
   ASSERT_FALSE(moved.has_value());
   EXPECT_EQ(moved.error().cause(), Cause::kNotFound);
 }
 
-TEST_F(StoreTest, TransitionToATerminalStateRecordsTheEnd) {
+TEST_P(StoreTest, TransitionToATerminalStateRecordsTheEnd) {
   Create("j1");
   ASSERT_TRUE(Move("j1", JobState::kQueued, JobState::kRunning));
   int64_t before = NowMs();
@@ -203,7 +214,7 @@ TEST_F(StoreTest, TransitionToATerminalStateRecordsTheEnd) {
   EXPECT_LE(*job.ended_at_ms, after);
 }
 
-TEST_F(StoreTest, AnExitCodeNeedsATerminalState) {
+TEST_P(StoreTest, AnExitCodeNeedsATerminalState) {
   Create("j1");
   Result<bool> moved = store_->Transition("j1", JobState::kQueued, JobState::kRunning, "", 0);
   ASSERT_FALSE(moved.has_value());
@@ -211,7 +222,7 @@ TEST_F(StoreTest, AnExitCodeNeedsATerminalState) {
   EXPECT_EQ(Get("j1").state, JobState::kQueued);
 }
 
-TEST_F(StoreTest, ATerminalStateCannotBeOverwrittenByTransition) {
+TEST_P(StoreTest, ATerminalStateCannotBeOverwrittenByTransition) {
   Create("j1");
   ASSERT_TRUE(Move("j1", JobState::kQueued, JobState::kRunning));
   ASSERT_TRUE(Move("j1", JobState::kRunning, JobState::kCancelled, 130));
@@ -228,11 +239,11 @@ TEST_F(StoreTest, ATerminalStateCannotBeOverwrittenByTransition) {
   EXPECT_EQ(job.state_reason, ended.state_reason);
 }
 
-TEST_F(StoreTest, ATerminalStateCannotBeOverwrittenBySql) {
+TEST_F(SqliteStoreTest, ATerminalStateCannotBeOverwrittenBySql) {
   Create("j1");
   ASSERT_TRUE(Move("j1", JobState::kQueued, JobState::kStale));
   Create("j2");
-  RawDb raw(path_);
+  RawDb raw(location_);
   EXPECT_NE(raw.Exec("UPDATE jobs SET state = 'running' WHERE id = 'j1'"), SQLITE_OK);
   EXPECT_NE(raw.error().find("final"), std::string::npos) << raw.error();
   EXPECT_NE(raw.Exec("UPDATE jobs SET exit_code = 0 WHERE id = 'j1'"), SQLITE_OK);
@@ -254,7 +265,7 @@ TEST_F(StoreTest, ATerminalStateCannotBeOverwrittenBySql) {
   EXPECT_EQ(Get("j2").state, JobState::kRunning);
 }
 
-TEST_F(StoreTest, FieldSettersWorkOnLiveJobsOnly) {
+TEST_P(StoreTest, FieldSettersWorkOnLiveJobsOnly) {
   Create("j1");
   ASSERT_TRUE(store_->SetWorkspace("j1", "overlay").has_value());
   ASSERT_TRUE(store_->SetStarted("j1", 77).has_value());
@@ -289,7 +300,7 @@ TEST_F(StoreTest, FieldSettersWorkOnLiveJobsOnly) {
   EXPECT_EQ(store_->SetOwner("nope", Owner{}, 1).error().cause(), Cause::kNotFound);
 }
 
-TEST_F(StoreTest, TryAcquireSlotGrantsExactlyMaxLiveAndReportsPositions) {
+TEST_P(StoreTest, TryAcquireSlotGrantsExactlyMaxLiveAndReportsPositions) {
   for (int i = 0; i < 5; ++i) Create("j" + std::to_string(i), 1000 + i);
   Create("other", 900);
   ASSERT_TRUE(store_->CreateJob(MakeJob("elsewhere", "/src/other", 1)).has_value());
@@ -331,7 +342,7 @@ TEST_F(StoreTest, TryAcquireSlotGrantsExactlyMaxLiveAndReportsPositions) {
   EXPECT_EQ(*store_->CountRunning(kRepo), 2);
 }
 
-TEST_F(StoreTest, TryAcquireSlotRefusesWhatIsNotAQueuedJobOfTheRepository) {
+TEST_P(StoreTest, TryAcquireSlotRefusesWhatIsNotAQueuedJobOfTheRepository) {
   Create("j1");
   ASSERT_TRUE(Move("j1", JobState::kQueued, JobState::kCancelled));
   Result<SlotResult> cancelled = store_->TryAcquireSlot("j1", kRepo, 1);
@@ -346,7 +357,7 @@ TEST_F(StoreTest, TryAcquireSlotRefusesWhatIsNotAQueuedJobOfTheRepository) {
   EXPECT_EQ(Get("j2").state, JobState::kQueued);
 }
 
-TEST_F(StoreTest, RenewLeaseOnlyForTheLiveOwner) {
+TEST_P(StoreTest, RenewLeaseOnlyForTheLiveOwner) {
   Create("j1");
   Owner owner{"machine-1", 100, 5555};
   ASSERT_TRUE(store_->SetOwner("j1", owner, 1000).has_value());
@@ -365,7 +376,7 @@ TEST_F(StoreTest, RenewLeaseOnlyForTheLiveOwner) {
   EXPECT_EQ(store_->RenewLease("nope", owner, 1).error().cause(), Cause::kNotFound);
 }
 
-TEST_F(StoreTest, MarkStaleMovesTheJobItJudgedAndRecordsTheEnd) {
+TEST_P(StoreTest, MarkStaleMovesTheJobItJudgedAndRecordsTheEnd) {
   Create("j1");
   Owner owner{"machine-1", 100, 5555};
   ASSERT_TRUE(store_->SetOwner("j1", owner, 1000).has_value());
@@ -389,7 +400,7 @@ TEST_F(StoreTest, MarkStaleMovesTheJobItJudgedAndRecordsTheEnd) {
 // The sweep of `berth ls` read a detached job while its submitter still owned it; the
 // supervisor then took the job over and the submitter exited. The sweep's judgement
 // ("supervisor gone") was about the submitter and must not end the supervisor's job.
-TEST_F(StoreTest, StaleSweepAfterATakeoverChangesNothingRegression) {
+TEST_P(StoreTest, StaleSweepAfterATakeoverChangesNothingRegression) {
   Create("j1");
   Owner submitter{"machine-1", 100, 5555};
   Owner supervisor{"machine-1", 200, 6666};
@@ -411,7 +422,7 @@ TEST_F(StoreTest, StaleSweepAfterATakeoverChangesNothingRegression) {
   EXPECT_EQ(Get("j1").state, JobState::kQueued);
 }
 
-TEST_F(StoreTest, StaleSweepAfterALeaseRenewalOrAStateChangeChangesNothingRegression) {
+TEST_P(StoreTest, StaleSweepAfterALeaseRenewalOrAStateChangeChangesNothingRegression) {
   Create("j1");
   Owner owner{"machine-1", 100, 5555};
   ASSERT_TRUE(store_->SetOwner("j1", owner, 1000).has_value());
@@ -426,7 +437,7 @@ TEST_F(StoreTest, StaleSweepAfterALeaseRenewalOrAStateChangeChangesNothingRegres
   EXPECT_TRUE(*store_->MarkStale("j1", StaleJudgement{JobState::kRunning, owner, 2000}, "x", 1));
 }
 
-TEST_F(StoreTest, FindJobByUniquePrefix) {
+TEST_P(StoreTest, FindJobByUniquePrefix) {
   Create("01aaa000001");
   Create("01aaa000002");
   Create("01abb000001");
@@ -448,14 +459,14 @@ TEST_F(StoreTest, FindJobByUniquePrefix) {
   EXPECT_EQ(none.error().message(), "no job matches '02'");
 }
 
-TEST_F(StoreTest, FindJobPrefersAnExactId) {
+TEST_P(StoreTest, FindJobPrefersAnExactId) {
   Create("abc");
   Create("abcd");
   EXPECT_EQ(store_->FindJob("abc")->id, "abc");
   EXPECT_EQ(store_->FindJob("abcd")->id, "abcd");
 }
 
-TEST_F(StoreTest, FindJobRefusesWhatCannotBeAnId) {
+TEST_P(StoreTest, FindJobRefusesWhatCannotBeAnId) {
   Create("01aaa000001");
   for (const char* prefix : {"", "%", "_", "0%", "01A", "01-", "01aaa000001122", "0 1"}) {
     Result<JobRecord> found = store_->FindJob(prefix);
@@ -464,7 +475,7 @@ TEST_F(StoreTest, FindJobRefusesWhatCannotBeAnId) {
   }
 }
 
-TEST_F(StoreTest, FindJobListsAtMostTenCandidates) {
+TEST_P(StoreTest, FindJobListsAtMostTenCandidates) {
   for (int i = 0; i < 12; ++i) Create("x" + std::to_string(100 + i));
   Result<JobRecord> ambiguous = store_->FindJob("x");
   ASSERT_FALSE(ambiguous.has_value());
@@ -473,7 +484,7 @@ TEST_F(StoreTest, FindJobListsAtMostTenCandidates) {
             "x109, ...");
 }
 
-TEST_F(StoreTest, ListJobsNewestFirstWithFilters) {
+TEST_P(StoreTest, ListJobsNewestFirstWithFilters) {
   Create("a", 100);
   Create("b", 300);
   Create("c", 200);
@@ -495,7 +506,7 @@ TEST_F(StoreTest, ListJobsNewestFirstWithFilters) {
   EXPECT_EQ(ids(store_->ListJobs("/src/none", false, 10)), Ids{});
 }
 
-TEST_F(StoreTest, EventsAreNumberedPerJobAndListedInOrder) {
+TEST_P(StoreTest, EventsAreNumberedPerJobAndListedInOrder) {
   Create("j1");
   Create("j2");
   EXPECT_EQ(*store_->AppendEvent("j1", "queued", "waiting for a slot"), 1);
@@ -526,10 +537,10 @@ TEST_F(StoreTest, EventsAreNumberedPerJobAndListedInOrder) {
   EXPECT_EQ(store_->AppendEvent("nope", "x", "").error().cause(), Cause::kNotFound);
 }
 
-TEST_F(StoreTest, EventsAreAppendOnly) {
+TEST_F(SqliteStoreTest, EventsAreAppendOnly) {
   Create("j1");
   ASSERT_TRUE(store_->AppendEvent("j1", "queued", "original").has_value());
-  RawDb raw(path_);
+  RawDb raw(location_);
   EXPECT_NE(raw.Exec("UPDATE events SET detail = 'rewritten'"), SQLITE_OK);
   EXPECT_NE(raw.error().find("append-only"), std::string::npos) << raw.error();
   EXPECT_NE(raw.Exec("DELETE FROM events"), SQLITE_OK);
@@ -539,7 +550,7 @@ TEST_F(StoreTest, EventsAreAppendOnly) {
   EXPECT_EQ((*store_->ListEvents("j1", 0))[0].detail, "original");
 }
 
-TEST_F(StoreTest, AuditIsAppendOnlyAndFilteredByJob) {
+TEST_P(StoreTest, AuditIsNumberedAndFilteredByJob) {
   Create("j1");
   int64_t first = *store_->AppendAudit(AuditEntry{0, 123, "j1", "land", "{\"onto\":\"main\"}"});
   int64_t second = *store_->AppendAudit(AuditEntry{0, 0, "j2", "discard", "{}"});
@@ -558,8 +569,14 @@ TEST_F(StoreTest, AuditIsAppendOnlyAndFilteredByJob) {
   Result<std::vector<AuditEntry>> all = store_->ListAudit("");
   ASSERT_EQ(all->size(), 3u);
   EXPECT_GT((*all)[1].at_ms, 0);  // stamped by the store when the entry had no time
+}
 
-  RawDb raw(path_);
+TEST_F(SqliteStoreTest, AuditIsAppendOnly) {
+  Create("j1");
+  ASSERT_TRUE(store_->AppendAudit(AuditEntry{0, 123, "j1", "land", "{}"}).has_value());
+  ASSERT_TRUE(store_->AppendAudit(AuditEntry{0, 0, "j2", "discard", "{}"}).has_value());
+  ASSERT_TRUE(store_->AppendAudit(AuditEntry{0, 456, "j1", "discard", "{}"}).has_value());
+  RawDb raw(location_);
   EXPECT_NE(raw.Exec("UPDATE audit SET action = 'nothing'"), SQLITE_OK);
   EXPECT_NE(raw.error().find("append-only"), std::string::npos) << raw.error();
   EXPECT_NE(raw.Exec("DELETE FROM audit WHERE seq = 1"), SQLITE_OK);

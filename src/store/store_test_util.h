@@ -1,16 +1,21 @@
-// Helpers shared by the store's tests: a temporary directory, a job with every field set, and
-// a raw SQLite connection for trying what the store itself never does.
+// Helpers shared by the store's tests: a temporary directory, a job with every field set, a
+// fixture that puts a fresh store on either backend, and a raw SQLite connection for trying
+// what the store itself never does.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "base/check.h"
 #include "store/job_record.h"
-#include "store/sqlite_store.h"
+#include "store/open_store.h"
+#include "store/postgres_testing.h"
+#include "store/store.h"
 #include "sys/fs.h"
 
 namespace berth::store::testing {
@@ -31,6 +36,45 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+enum class Backend { kSqlite, kPostgres };
+
+inline void PrintTo(Backend backend, std::ostream* out) {
+  *out << (backend == Backend::kSqlite ? "Sqlite" : "Postgres");
+}
+
+// "Sqlite" or "Postgres": the suffix of a parameterised test's name.
+inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+
+// Gives each test a fresh, empty store on one backend: a file in a temporary directory, or a
+// new database on the tests' PostgreSQL server (skipped, or failed in CI, without one).
+// Open() makes another connection to the same store, as another process would.
+class StoreFixture {
+ protected:
+  // Call from SetUp, then check IsSkipped() / HasFatalFailure().
+  void SetUpBackend(Backend backend) {
+    backend_ = backend;
+    if (backend == Backend::kPostgres) {
+      BERTH_CREATE_POSTGRES_DATABASE_OR_SKIP(postgres_);
+      location_ = postgres_->url();
+    } else {
+      location_ = dir_.path() + "/state/berth.db";
+    }
+    Result<std::unique_ptr<Store>> store = Open();
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    store_ = std::move(*store);
+  }
+
+  Result<std::unique_ptr<Store>> Open() { return OpenStore(location_); }
+
+  TempDir dir_;
+  Backend backend_ = Backend::kSqlite;
+  std::unique_ptr<PostgresDatabase> postgres_;  // outlives store_: members go in reverse
+  std::string location_;                        // the file's path or the database's URL
+  std::unique_ptr<Store> store_;
 };
 
 // A queued job with every non-optional field filled in.

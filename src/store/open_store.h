@@ -1,0 +1,26 @@
+// OpenStore: the one place that turns a store location into a Store.
+//
+// A location is either a path (the SQLite store, berth's default: <state dir>/berth.db) or a
+// postgresql:// or postgres:// URL (the PostgreSQL store, for a queue shared by several
+// hosts). The CLI takes it from --store, BERTH_STORE or the user config's `store`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "store/store.h"
+
+namespace berth::store {
+
+enum class StoreKind { kSqlite, kPostgres };
+
+StoreKind KindOfLocation(const std::string& location);
+
+// The location as messages and `berth doctor` show it: a URL without its password.
+std::string DescribeLocation(const std::string& location);
+
+// Opens a new connection to the store at `location`, creating and migrating it as needed.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location);
+
+}  // namespace berth::store

@@ -1,0 +1,332 @@
+#include "store/pg_conn.h"
+
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+#include "base/check.h"
+
+namespace berth::store {
+
+namespace {
+
+// "UPDATE jobs SET state = $1, ..." on one line, cut short: enough to name a statement in an
+// error without pasting the whole schema into it.
+std::string Abbreviate(std::string_view sql) {
+  std::string out;
+  bool space = false;
+  for (char c : sql) {
+    bool blank = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (blank) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= 60) return out + "...";
+  }
+  return out;
+}
+
+// libpq's messages end with a newline and sometimes hold several lines.
+std::string OneLine(const char* message) {
+  std::string out = message != nullptr ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  for (char& c : out) {
+    if (c == '\n') c = ' ';
+  }
+  return out;
+}
+
+// Discards the server's notices ("relation already exists, skipping"), which libpq would
+// print on stderr.
+void IgnoreNotice(void*, const char*) {}
+
+// The password `url` names ("" for none), so that messages can mask it. kInvalidArgument,
+// with libpq's reason, when `url` is not a connection URL libpq accepts.
+Result<std::string> ParsePassword(const LibPq& pq, const std::string& url,
+                                  const std::string& location) {
+  char* parse_error = nullptr;
+  PQconninfoOption* options = pq.conninfo_parse(url.c_str(), &parse_error);
+  if (options == nullptr) {
+    std::string why = parse_error != nullptr ? OneLine(parse_error) : "out of memory";
+    if (parse_error != nullptr) pq.freemem(parse_error);
+    // libpq's reason quotes the part it did not understand, which may be the password.
+    return Error(
+        Cause::kInvalidArgument,
+        "job store '" + location + "' is not a valid PostgreSQL URL: " + RedactPostgresUrl(why), 0,
+        "write it as postgresql://USER@HOST[:PORT]/DATABASE[?PARAMETER=VALUE...]");
+  }
+  std::string password;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr) password = o->val;
+  }
+  pq.conninfo_free(options);
+  return password;
+}
+
+}  // namespace
+
+bool IsPostgresUrl(std::string_view location) {
+  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+}
+
+std::string RedactPostgresUrl(std::string_view url) {
+  std::string out(url);
+  size_t scheme = out.find("://");
+  if (scheme == std::string::npos) return out;
+  size_t start = scheme + 3;
+  size_t end = out.find_first_of("/?#", start);
+  if (end == std::string::npos) end = out.size();
+  // The user-info ends at the authority's last '@'; its password follows the first ':'.
+  size_t at = out.rfind('@', end);
+  if (at != std::string::npos && at >= start) {
+    size_t colon = out.find(':', start);
+    if (colon != std::string::npos && colon < at) out.erase(colon, at - colon);
+  }
+  // A password=... query parameter.
+  for (size_t pos = out.find("password="); pos != std::string::npos;
+       pos = out.find("password=", pos + 1)) {
+    if (pos == 0 || (out[pos - 1] != '?' && out[pos - 1] != '&')) continue;
+    size_t value = pos + std::strlen("password=");
+    size_t value_end = out.find_first_of("&#", value);
+    if (value_end == std::string::npos) value_end = out.size();
+    out.replace(value, value_end - value, "***");
+  }
+  return out;
+}
+
+PgParams& PgParams::Text(std::string_view value) {
+  values_.emplace_back(std::string(value));
+  return *this;
+}
+
+PgParams& PgParams::Int(int64_t value) {
+  values_.emplace_back(std::to_string(value));
+  return *this;
+}
+
+PgParams& PgParams::Null() {
+  values_.emplace_back(std::nullopt);
+  return *this;
+}
+
+PgParams& PgParams::OptionalText(const std::optional<std::string>& value) {
+  return value.has_value() ? Text(*value) : Null();
+}
+
+PgParams& PgParams::OptionalInt(std::optional<int64_t> value) {
+  return value.has_value() ? Int(*value) : Null();
+}
+
+PgResult::PgResult(PgResult&& other) noexcept
+    : pq_(other.pq_), result_(std::exchange(other.result_, nullptr)) {}
+
+PgResult::~PgResult() {
+  if (result_ != nullptr) pq_->clear(result_);
+}
+
+int PgResult::Rows() const { return pq_->ntuples(result_); }
+
+int64_t PgResult::AffectedRows() const {
+  const char* text = pq_->cmd_tuples(result_);
+  int64_t rows = 0;
+  if (text != nullptr) std::from_chars(text, text + std::strlen(text), rows);
+  return rows;
+}
+
+bool PgResult::IsNull(int row, int column) const {
+  return pq_->getisnull(result_, row, column) != 0;
+}
+
+std::string PgResult::Text(int row, int column) const {
+  const char* value = pq_->getvalue(result_, row, column);
+  if (value == nullptr) return {};
+  return std::string(value, static_cast<size_t>(pq_->getlength(result_, row, column)));
+}
+
+int64_t PgResult::Int(int row, int column) const {
+  const char* value = pq_->getvalue(result_, row, column);
+  int64_t out = 0;
+  if (value != nullptr) {
+    std::from_chars(value, value + pq_->getlength(result_, row, column), out);
+  }
+  return out;
+}
+
+std::optional<std::string> PgResult::OptionalText(int row, int column) const {
+  if (IsNull(row, column)) return std::nullopt;
+  return Text(row, column);
+}
+
+std::optional<int64_t> PgResult::OptionalInt(int row, int column) const {
+  if (IsNull(row, column)) return std::nullopt;
+  return Int(row, column);
+}
+
+Result<PgConn> PgConn::Open(const std::string& url, const Options& options) {
+  const std::string location = RedactPostgresUrl(url);
+  if (!IsPostgresUrl(url)) {
+    return Error(Cause::kInvalidArgument,
+                 "job store '" + location + "' is not a postgresql:// or postgres:// URL");
+  }
+  const LibPq* pq = TRY(LoadLibPq());
+  std::string password = TRY(ParsePassword(*pq, url, location));
+  // Keywords before dbname are defaults: what the URL itself says wins.
+  const std::string timeout = std::to_string(options.connect_timeout_s);
+  const char* keywords[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* values[] = {timeout.c_str(), "berth", url.c_str(), nullptr};
+  PGconn* raw = pq->connectdb_params(keywords, values, /*expand_dbname=*/1);
+  if (raw == nullptr) {
+    return Error(Cause::kInternal, "job store " + location + ": out of memory connecting");
+  }
+  PgConn conn(pq, raw, location, password, options);
+  if (pq->status(raw) != CONNECTION_OK) {
+    std::string why = conn.Scrub(OneLine(pq->error_message(raw)));
+    if (why.find("authentication failed") != std::string::npos ||
+        why.find("no pg_hba.conf entry") != std::string::npos) {
+      return Error(
+          Cause::kUnauthenticated,
+          "the PostgreSQL server refused berth's login to job store " + location + ": " + why, 0,
+          "check the user and password (or ~/.pgpass) and the server's pg_hba.conf");
+    }
+    return Error(Cause::kUnavailable, "cannot connect to job store " + location + ": " + why, 0,
+                 "check that the server runs and accepts connections from this host, and the "
+                 "URL given by --store, BERTH_STORE or the config's store");
+  }
+  pq->set_notice_processor(raw, IgnoreNotice, nullptr);
+  TRY(conn.SetUpSession());
+  return conn;
+}
+
+PgConn::PgConn(PgConn&& other) noexcept
+    : pq_(other.pq_),
+      conn_(std::exchange(other.conn_, nullptr)),
+      location_(std::move(other.location_)),
+      password_(std::move(other.password_)),
+      options_(other.options_),
+      in_transaction_(other.in_transaction_) {}
+
+PgConn::~PgConn() {
+  if (conn_ != nullptr) pq_->finish(conn_);
+}
+
+Status PgConn::SetUpSession() {
+  // The values are integers of ours, not input: SET takes no parameters.
+  std::string settings = "SET lock_timeout = '" + std::to_string(options_.lock_timeout_ms) +
+                         "ms'; SET client_min_messages = warning";
+  return ExecScript(settings.c_str());
+}
+
+Status PgConn::ResetIfBroken() {
+  if (pq_->status(conn_) == CONNECTION_OK || in_transaction_) return {};
+  pq_->reset(conn_);
+  if (pq_->status(conn_) != CONNECTION_OK) {
+    return Error(Cause::kUnavailable,
+                 "lost the connection to job store " + location_ + ": " +
+                     Scrub(OneLine(pq_->error_message(conn_))),
+                 0, "check that the server runs; berth reconnects on the next call");
+  }
+  return SetUpSession();
+}
+
+Result<PgResult> PgConn::Exec(std::string_view sql, const PgParams& params) {
+  TRY(ResetIfBroken());
+  std::vector<const char*> values;
+  values.reserve(params.values_.size());
+  for (const std::optional<std::string>& value : params.values_) {
+    values.push_back(value.has_value() ? value->c_str() : nullptr);
+  }
+  const std::string text(sql);
+  PGresult* result = pq_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()), nullptr,
+                                      values.data(), nullptr, nullptr, /*resultFormat=*/0);
+  return Check(result, sql);
+}
+
+Status PgConn::ExecScript(const char* sql) {
+  TRY(ResetIfBroken());
+  TRY(Check(pq_->exec(conn_, sql), sql));
+  return {};
+}
+
+Result<PgResult> PgConn::Check(PGresult* raw, std::string_view sql) {
+  PgResult result(pq_, raw);
+  ExecStatusType status = raw != nullptr ? pq_->result_status(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  return ErrorFor(raw, Abbreviate(sql));
+}
+
+Error PgConn::ErrorFor(PGresult* result, const std::string& what) const {
+  if (result == nullptr || pq_->status(conn_) != CONNECTION_OK) {
+    return Error(Cause::kUnavailable,
+                 "job store " + location_ + ": " + what +
+                     ": lost the connection: " + Scrub(OneLine(pq_->error_message(conn_))),
+                 0, "check that the server runs; berth reconnects on the next call");
+  }
+  const char* state_field = pq_->result_error_field(result, PG_DIAG_SQLSTATE);
+  const std::string sqlstate = state_field != nullptr ? state_field : "";
+  const std::string message =
+      "job store " + location_ + ": " + what + ": " +
+      Scrub(OneLine(pq_->result_error_field(result, PG_DIAG_MESSAGE_PRIMARY)));
+  if (sqlstate == "55P03" || sqlstate == "40P01" || sqlstate == "40001") {
+    return Error(Cause::kBusy,
+                 "job store " + location_ +
+                     " is busy: another berth process held a lock it "
+                     "needs for more than " +
+                     std::to_string(options_.lock_timeout_ms) + " ms",
+                 0,
+                 "try again; if it stays busy, look for a stuck berth process or a long "
+                 "transaction on the server");
+  }
+  const std::string sql_class = sqlstate.substr(0, 2);
+  if (sql_class == "23" || sqlstate == "P0001") return Error(Cause::kInvalidArgument, message);
+  if (sql_class == "28") {
+    return Error(Cause::kUnauthenticated, message, 0, "check the user and password");
+  }
+  if (sqlstate == "42501") {
+    return Error(Cause::kPermissionDenied, message, 0,
+                 "grant berth's role the privileges docs/store.md lists");
+  }
+  if (sql_class == "08" || sql_class == "57" || sql_class == "53") {
+    return Error(Cause::kUnavailable, message, 0, "check the PostgreSQL server and try again");
+  }
+  return Error(Cause::kInternal, message + " (SQLSTATE " + sqlstate + ")");
+}
+
+std::string PgConn::Scrub(std::string message) const {
+  if (password_.empty()) return message;
+  for (size_t pos = message.find(password_); pos != std::string::npos;
+       pos = message.find(password_, pos + 3)) {
+    message.replace(pos, password_.size(), "***");
+  }
+  return message;
+}
+
+Result<PgTransaction> PgTransaction::Begin(PgConn& conn) {
+  CHECK(!conn.in_transaction_);  // nested transactions are a bug
+  TRY(conn.ExecScript("BEGIN"));
+  conn.in_transaction_ = true;
+  return PgTransaction(&conn);
+}
+
+PgTransaction::PgTransaction(PgTransaction&& other) noexcept
+    : conn_(std::exchange(other.conn_, nullptr)) {}
+
+PgTransaction::~PgTransaction() {
+  if (conn_ == nullptr) return;
+  // After a failed statement the server has aborted the transaction; ROLLBACK ends it. A
+  // broken connection has no transaction left to end.
+  static_cast<void>(conn_->ExecScript("ROLLBACK"));
+  conn_->in_transaction_ = false;
+}
+
+Status PgTransaction::Commit() {
+  CHECK(conn_ != nullptr);
+  PgConn* conn = std::exchange(conn_, nullptr);
+  Status committed = conn->ExecScript("COMMIT");
+  conn->in_transaction_ = false;
+  return committed;
+}
+
+}  // namespace berth::store
