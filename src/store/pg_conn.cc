@@ -31,11 +31,13 @@ std::string Abbreviate(std::string_view sql) {
 
 // libpq's messages end with a newline and sometimes hold several lines.
 std::string OneLine(const char* message) {
-  std::string out = message != nullptr ? message : "";
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  for (char& c : out) {
-    if (c == '\n') c = ' ';
+  std::string out;
+  for (const char* c = message != nullptr ? message : ""; *c != '\0'; ++c) {
+    const bool blank = *c == '\n' || *c == '\t' || *c == ' ';
+    if (blank && (out.empty() || out.back() == ' ')) continue;
+    out += blank ? ' ' : *c;
   }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
 
