@@ -7,7 +7,7 @@
 #include "gc/gc.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
-#include "store/sqlite_store.h"
+#include "store/open_store.h"
 #include "sys/process.h"
 
 namespace berth::cli {
@@ -70,7 +70,7 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
     if (!ms) return Fail(ms.error(), format, job::kExitUsage);
     options.older_than_ms = *ms;
   }
-  Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
+  Result<std::unique_ptr<store::Store>> store = store::OpenStore(ctx->store_location);
   if (!store) return Fail(store.error(), format);
   Result<gc::GcReport> report = gc::CollectGarbage(**store, ctx->state_dir, options);
   if (!report) return Fail(report.error(), format);

@@ -24,7 +24,7 @@
 #include "job/stale.h"
 #include "job/verify.h"
 #include "policy/policy.h"
-#include "store/sqlite_store.h"
+#include "store/store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "sys/self.h"

@@ -10,7 +10,7 @@
 #include "job/outcome.h"
 #include "job/stale.h"
 #include "land/land.h"
-#include "store/sqlite_store.h"
+#include "store/open_store.h"
 
 namespace berth::cli {
 
@@ -54,7 +54,7 @@ int RunLandCommand(const GlobalOptions& global, const LandOptions& o) {
   const Format format = FormatOf(o.json);
   Result<job::JobContext> ctx = MakeJobContext(global);
   if (!ctx) return Fail(ctx.error(), format);
-  Result<std::unique_ptr<store::Store>> store = store::OpenSqliteStore(ctx->db_path);
+  Result<std::unique_ptr<store::Store>> store = store::OpenStore(ctx->store_location);
   if (!store) return Fail(store.error(), format);
   if (Status reaped = job::ReapStaleJobs(**store); !reaped) return Fail(reaped.error(), format);
   Result<store::JobRecord> record = (*store)->FindJob(o.job);

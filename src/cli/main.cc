@@ -56,11 +56,11 @@ std::string NamedSubcommand(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
-    if (a == "--state-dir") {
+    if (a == "--state-dir" || a == "--store") {
       ++i;
       continue;
     }
-    if (a.rfind("--state-dir=", 0) == 0) continue;
+    if (a.rfind("--state-dir=", 0) == 0 || a.rfind("--store=", 0) == 0) continue;
     if (!a.empty() && a[0] == '-') return "";
     for (const char* name : kNames)
       if (a == name) return a;
@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   app.add_option("--state-dir", global.state_dir, "where berth keeps its state")
       ->envname("BERTH_STATE_DIR");
+  // BERTH_STORE and the config's `store` are read by MakeJobContext: a child berth must know
+  // whether the location came from this flag (docs/store.md).
+  app.add_option("--store", global.store,
+                 "the job store: a path (SQLite, default <state dir>/berth.db) or a "
+                 "postgresql://USER@HOST/DATABASE URL (also BERTH_STORE)");
   // Only the subcommand named on the command line is built: building all of them is a
   // measurable part of a `berth sandbox` start (bench/RESULTS.md). Without a known name, or
   // for help, every one is built so that CLI11 lists them or names the mistake.

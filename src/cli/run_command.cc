@@ -22,7 +22,7 @@
 #include "job/receipt.h"
 #include "job/runner.h"
 #include "job/stale.h"
-#include "store/sqlite_store.h"
+#include "store/open_store.h"
 #include "sys/process.h"
 #include "sys/self.h"
 #include "sys/spawn.h"
@@ -127,8 +127,8 @@ void PrintSummary(const store::JobRecord& job) {
 // store connection for the run and one for the lease keeper's thread.
 Result<store::JobRecord> SuperviseJob(const job::JobContext& ctx, const std::string& job_id,
                                       job::Progress* progress) {
-  std::unique_ptr<store::Store> job_store = TRY(store::OpenSqliteStore(ctx.db_path));
-  std::unique_ptr<store::Store> lease_store = TRY(store::OpenSqliteStore(ctx.db_path));
+  std::unique_ptr<store::Store> job_store = TRY(store::OpenStore(ctx.store_location));
+  std::unique_ptr<store::Store> lease_store = TRY(store::OpenStore(ctx.store_location));
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
   return job::RunJob(ctx, *job_store, seams, job_id, progress);
 }
@@ -196,8 +196,9 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   }
 
   if (options.detach) {
-    std::vector<std::string> argv = {ctx->self_exe, "--state-dir", ctx->state_dir, "supervise",
-                                     job->id};
+    std::vector<std::string> argv = {ctx->self_exe, "--state-dir", ctx->state_dir};
+    argv.insert(argv.end(), ctx->store_args.begin(), ctx->store_args.end());
+    argv.insert(argv.end(), {"supervise", job->id});
     Result<pid_t> pid = sys::SpawnDetached(argv, job->job_dir + "/supervisor.log");
     if (!pid) {
       IgnoreError((*store)->Transition(job->id, job->state, store::JobState::kFailed,

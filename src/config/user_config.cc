@@ -171,6 +171,13 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
       TRY(ParseProviders(source_name, node, &config));
     } else if (key.str() == "net") {
       TRY(ParseNet(node, source_name, &config));
+    } else if (key.str() == "store") {
+      const std::optional<std::string> store = node.value<std::string>();
+      if (!store || store->empty()) {
+        return ConfigError(source_name, node.source(),
+                           "'store' must be a non-empty string: a path or a postgresql:// URL");
+      }
+      config.store = *store;
     } else {
       return ConfigError(source_name, node.source(),
                          "unknown key '" + std::string(key.str()) + "'");

@@ -38,6 +38,9 @@ struct UserConfig {
   // [net.hosts] "model.test" = "127.0.0.1" (or [net] hosts = { ... }): names the egress proxy
   // resolves to a fixed address instead of asking DNS.
   net::HostMap net_hosts;
+  // store = "postgresql://..." (or a path): where the job store is, when neither --store nor
+  // BERTH_STORE says; "" for the default, <state dir>/berth.db.
+  std::string store;
 };
 
 std::string UserConfigPath(const std::string& home);

@@ -69,6 +69,15 @@ TEST(UserConfig, HostMapIsStrict) {
   }
 }
 
+TEST(UserConfig, ReadsTheStoreLocation) {
+  Result<UserConfig> c = ParseUserConfig("store = \"postgresql://berth@db/jobs\"\n", "t");
+  ASSERT_TRUE(c.has_value()) << c.error().ToString();
+  EXPECT_EQ(c->store, "postgresql://berth@db/jobs");
+  EXPECT_EQ(ParseUserConfig("", "t")->store, "");
+  EXPECT_FALSE(ParseUserConfig("store = 5\n", "t").has_value());
+  EXPECT_FALSE(ParseUserConfig("store = \"\"\n", "t").has_value());
+}
+
 TEST(StateDir, OverrideWins) { EXPECT_EQ(StateDir("/x/y/", "/home/u"), "/x/y"); }
 
 }  // namespace

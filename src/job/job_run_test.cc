@@ -73,7 +73,7 @@ class JobRunTest : public ::testing::Test {
     repo_dir_ = *sys::RealPath(repo_dir_);
 
     ctx_.state_dir = tmp_.path() + "/state";
-    ctx_.db_path = ctx_.state_dir + "/berth.db";
+    ctx_.store_location = ctx_.state_dir + "/berth.db";
     ctx_.cwd = repo_dir_;
     ctx_.identity = sys::CurrentIdentity();
     ASSERT_TRUE(sys::MakeDirs(ctx_.state_dir + "/jobs/" + kJobId, 0700));
@@ -94,7 +94,7 @@ class JobRunTest : public ::testing::Test {
   }
 
   std::unique_ptr<store::Store> Open() {
-    Result<std::unique_ptr<store::Store>> opened = store::OpenSqliteStore(ctx_.db_path);
+    Result<std::unique_ptr<store::Store>> opened = store::OpenSqliteStore(ctx_.store_location);
     EXPECT_TRUE(opened) << opened.error().ToString();
     return std::move(*opened);
   }

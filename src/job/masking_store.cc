@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "job/job_json.h"
-#include "store/sqlite_store.h"
+#include "store/open_store.h"
 
 namespace berth::job {
 
@@ -65,8 +65,8 @@ Result<std::vector<store::AuditEntry>> MaskingStore::ListAudit(const std::string
 }
 
 Result<std::unique_ptr<MaskingStore>> OpenMaskingStore(const JobContext& ctx) {
-  std::unique_ptr<store::Store> sqlite = TRY(store::OpenSqliteStore(ctx.db_path));
-  return std::make_unique<MaskingStore>(std::move(sqlite), KnownSecrets(ctx, {}));
+  std::unique_ptr<store::Store> inner = TRY(store::OpenStore(ctx.store_location));
+  return std::make_unique<MaskingStore>(std::move(inner), KnownSecrets(ctx, {}));
 }
 
 }  // namespace berth::job

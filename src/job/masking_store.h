@@ -86,7 +86,7 @@ class MaskingStore : public store::Store {
   SecretMask mask_;
 };
 
-// The SQLite store at ctx.db_path, masking with the secrets ctx's caller knows
+// The store at ctx.store_location, masking with the secrets ctx's caller knows
 // (KnownSecrets): for commands that read and write jobs on the user's behalf.
 Result<std::unique_ptr<MaskingStore>> OpenMaskingStore(const JobContext& ctx);
 

@@ -120,7 +120,9 @@ LaneStatus StatusOfSubmitError(const Error& e, std::string* preflight_status) {
 Result<store::JobRecord> Supervise(const job::JobContext& ctx, store::Store& store,
                                    const std::string& job_id, sys::SignalLatch& latch) {
   sys::SpawnOptions spawn;
-  spawn.argv = {ctx.self_exe, "--state-dir", ctx.state_dir, "supervise", job_id};
+  spawn.argv = {ctx.self_exe, "--state-dir", ctx.state_dir};
+  spawn.argv.insert(spawn.argv.end(), ctx.store_args.begin(), ctx.store_args.end());
+  spawn.argv.insert(spawn.argv.end(), {"supervise", job_id});
   spawn.inherit_env = true;
   spawn.stdio[0] = spawn.stdio[1] = spawn.stdio[2] = sys::kDevNull;
   sys::Process supervisor = TRY_CTX(sys::Spawn(spawn), "starting the job's supervisor");

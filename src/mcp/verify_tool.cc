@@ -47,12 +47,10 @@ Tool VerifyTool(Backend& backend) {
     Result<sys::UniqueFd> out = sys::CreateFile(out_path, 0600);
     if (!out) return ToolError(out.error().ToString());
     sys::SpawnOptions options;
-    options.argv = {backend.ctx().self_exe,
-                    "--state-dir",
-                    backend.ctx().state_dir,
-                    "verify",
-                    "--json",
-                    args["job"]};
+    options.argv = {backend.ctx().self_exe, "--state-dir", backend.ctx().state_dir};
+    options.argv.insert(options.argv.end(), backend.ctx().store_args.begin(),
+                        backend.ctx().store_args.end());
+    options.argv.insert(options.argv.end(), {"verify", "--json", args["job"].get<std::string>()});
     for (const auto& [key, value] : backend.ChildEnvironment(nullptr))
       options.env.push_back(key + "=" + value);
     options.cwd = backend.repo();
