@@ -17,7 +17,7 @@ struct GlobalOptions {
 Result<job::JobContext> MakeJobContext(const GlobalOptions& global);
 
 // The job store's location: --store, else BERTH_STORE, else the user config's `store`, else
-// <state dir>/berth.db.
+// <state dir>/berth.db. A relative path is made absolute against the current directory.
 std::string StoreLocation(const GlobalOptions& global, const config::UserConfig& user,
                           const std::string& state_dir);
 

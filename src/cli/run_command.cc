@@ -197,7 +197,6 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
 
   if (options.detach) {
     std::vector<std::string> argv = {ctx->self_exe, "--state-dir", ctx->state_dir};
-    argv.insert(argv.end(), ctx->store_args.begin(), ctx->store_args.end());
     argv.insert(argv.end(), {"supervise", job->id});
     Result<pid_t> pid = sys::SpawnDetached(argv, job->job_dir + "/supervisor.log");
     if (!pid) {

@@ -18,10 +18,6 @@ struct JobContext {
   // Where the job store is: a path (SQLite, by default state_dir + "/berth.db") or a
   // postgresql:// URL; opened with store::OpenStore.
   std::string store_location;
-  // The global options a berth this one starts needs to find the same store: {"--store", X}
-  // when --store gave it. BERTH_STORE and the user config reach a child by themselves, and
-  // are not copied onto its command line, which other users can read.
-  std::vector<std::string> store_args;
   std::string cwd;
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;

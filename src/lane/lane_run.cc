@@ -121,7 +121,6 @@ Result<store::JobRecord> Supervise(const job::JobContext& ctx, store::Store& sto
                                    const std::string& job_id, sys::SignalLatch& latch) {
   sys::SpawnOptions spawn;
   spawn.argv = {ctx.self_exe, "--state-dir", ctx.state_dir};
-  spawn.argv.insert(spawn.argv.end(), ctx.store_args.begin(), ctx.store_args.end());
   spawn.argv.insert(spawn.argv.end(), {"supervise", job_id});
   spawn.inherit_env = true;
   spawn.stdio[0] = spawn.stdio[1] = spawn.stdio[2] = sys::kDevNull;

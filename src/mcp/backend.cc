@@ -80,7 +80,6 @@ std::vector<std::pair<std::string, std::string>> Backend::ChildEnvironment(
 Result<CommandOutput> Backend::Berth(const std::vector<std::string>& args, int timeout_ms,
                                      const host::HostMode* mode) const {
   std::vector<std::string> argv = {ctx_.self_exe, "--state-dir", ctx_.state_dir};
-  argv.insert(argv.end(), ctx_.store_args.begin(), ctx_.store_args.end());
   argv.insert(argv.end(), args.begin(), args.end());
   sys::SeparatedResult r = TRY(
       sys::RunCommandSeparately(argv, ChildEnvironment(mode), repo_, timeout_ms, 64 * 1024 * 1024));

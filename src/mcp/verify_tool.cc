@@ -48,8 +48,6 @@ Tool VerifyTool(Backend& backend) {
     if (!out) return ToolError(out.error().ToString());
     sys::SpawnOptions options;
     options.argv = {backend.ctx().self_exe, "--state-dir", backend.ctx().state_dir};
-    options.argv.insert(options.argv.end(), backend.ctx().store_args.begin(),
-                        backend.ctx().store_args.end());
     options.argv.insert(options.argv.end(), {"verify", "--json", args["job"].get<std::string>()});
     for (const auto& [key, value] : backend.ChildEnvironment(nullptr))
       options.env.push_back(key + "=" + value);

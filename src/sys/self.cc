@@ -19,6 +19,16 @@ std::string EnvironmentPath(const char* name) {
   return value != nullptr && value[0] == '/' ? value : "";
 }
 
+std::string EnvironmentValue(const char* name) {
+  const char* value = ::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+void SetEnvironmentValue(const char* name, const std::string& value) {
+  // Fails only for a name with '=' or without memory, neither of which a caller passes.
+  (void)::setenv(name, value.c_str(), /*overwrite=*/1);
+}
+
 std::vector<std::pair<std::string, std::string>> Environment() {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (char** e = environ; *e != nullptr; ++e) {

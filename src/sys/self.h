@@ -22,6 +22,13 @@ bool IsTerminal(int fd);
 // TMPDIR, ...); "" when it is unset, empty or relative, which such variables treat as unset.
 std::string EnvironmentPath(const char* name);
 
+// The value of the environment variable `name`; "" when it is unset or empty.
+std::string EnvironmentValue(const char* name);
+
+// Sets the environment variable `name` of this process, which children started later
+// inherit. setenv(3) is not thread-safe: only for a process's start, before threads.
+void SetEnvironmentValue(const char* name, const std::string& value);
+
 // The environment (environ) as NAME/VALUE pairs, in order; an entry without '=' is skipped.
 std::vector<std::pair<std::string, std::string>> Environment();
 
