@@ -3,7 +3,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -11,7 +14,13 @@
 #include "doctor/host_session.h"
 #include "git/repository.h"
 #include "policy/policy.h"
+#include "store/open_store.h"
+#include "store/postgres_schema.h"
+#include "store/postgres_store.h"
+#include "store/sqlite_schema.h"
+#include "store/store.h"
 #include "sys/ancestry.h"
+#include "sys/fs.h"
 
 namespace berth::cli {
 
@@ -27,6 +36,50 @@ std::vector<std::string> PolicyProviders(const std::string& cwd) {
   if (!pol) return names;
   for (const auto& [name, agent] : pol->agents) names.push_back(agent.provider);
   return names;
+}
+
+// The closest directory above `path` that exists: where opening the store would create it.
+std::string NearestExistingDir(const std::string& path) {
+  std::string dir = sys::Dirname(path);
+  while (!dir.empty() && dir != "/" && sys::TypeOfFollowing(dir) == sys::FileType::kMissing)
+    dir = sys::Dirname(dir);
+  return dir.empty() ? "." : dir;
+}
+
+// Opens the job store as every command does and reads its newest job. A SQLite file that is
+// not there is left alone (opening would create it). A PostgreSQL server gets doctor's network
+// timeout (at least libpq's minimum of 2 s) to accept the connection.
+doctor::StoreProbe ProbeStore(const std::string& location, int timeout_ms) {
+  doctor::StoreProbe probe;
+  const store::StoreKind kind = store::KindOfLocation(location);
+  probe.kind = kind == store::StoreKind::kPostgres ? "postgresql" : "sqlite";
+  probe.location = store::DescribeLocation(location);
+  if (kind == store::StoreKind::kSqlite &&
+      sys::TypeOfFollowing(location) == sys::FileType::kMissing) {
+    probe.missing = true;
+    probe.nearest_dir = NearestExistingDir(location);
+    probe.creatable = sys::WritableDir(probe.nearest_dir);
+    return probe;
+  }
+  store::PgConn::Options options;
+  options.connect_timeout_s = std::max(2, (timeout_ms + 999) / 1000);
+  Result<std::unique_ptr<store::Store>> opened = kind == store::StoreKind::kPostgres
+                                                     ? store::OpenPostgresStore(location, options)
+                                                     : store::OpenStore(location);
+  if (!opened) {
+    probe.error = opened.error();
+    return probe;
+  }
+  // Opening migrated the store to this berth's schema, or refused one from a newer berth.
+  probe.schema_version = kind == store::StoreKind::kPostgres ? store::PostgresSchemaVersion()
+                                                             : store::SqliteSchemaVersion();
+  Result<std::vector<store::JobRecord>> newest = (*opened)->ListJobs("", false, 1);
+  if (!newest) {
+    probe.error = newest.error();
+  } else if (!newest->empty()) {
+    probe.newest_job = newest->front().id + " (" + store::JobStateName(newest->front().state) + ")";
+  }
+  return probe;
 }
 
 // How far up the process chain the host is looked for: berth under a shell under the host's
@@ -92,6 +145,7 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
                            options.json);
   }
   in.policy_providers = PolicyProviders(ctx->cwd);
+  in.store = ProbeStore(ctx->store_location, in.network_timeout_ms);
   for (const auto& [name, address] : ctx->user.net_hosts.entries())
     in.host_map.emplace_back(name, address.ToString());
   doctor::Report report = doctor::RunDoctor(in);
@@ -114,6 +168,8 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
   }
   fmt::print("\n");
   fmt::print("sandbox tier: {}\n", report.tier.empty() ? "none works here" : report.tier);
+  fmt::print("job store: {} {}{}\n", report.store.kind, report.store.location,
+             report.store.ok ? "" : " (does not work here; see the store item)");
   for (const doctor::ProviderVerdict& v : report.providers) {
     if (v.can_run)
       fmt::print("{}: can run\n", v.name);

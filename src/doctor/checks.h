@@ -19,6 +19,8 @@ void CheckEnvironment(const Inputs& in, std::vector<Item>* items);
 // What a default job sees of the caller's home (the allowlist entries present); fills
 // `visible` with their paths as the user writes them ("~/.gitconfig").
 void CheckHome(const Inputs& in, std::vector<Item>* items, std::vector<std::string>* visible);
+// The job store: its kind, its location (never a password) and whether it opens and reads.
+StoreSummary CheckStore(const Inputs& in, std::vector<Item>* items);
 // Resolves one provider endpoint ("api.openai.com:443") as the proxy would ([net.hosts], then
 // DNS) and connects to it; appends an `endpoint` and a `connect` item to `section`.
 void CheckEndpoint(const Inputs& in, const std::string& section, const std::string& endpoint,

@@ -24,7 +24,7 @@ const char* StatusName(ItemStatus status) {
 }
 
 bool Report::ok() const {
-  if (tier.empty()) return false;
+  if (tier.empty() || !store.ok) return false;
   return std::all_of(providers.begin(), providers.end(),
                      [](const ProviderVerdict& v) { return v.can_run; });
 }
@@ -42,6 +42,7 @@ nlohmann::json Report::ToJson() const {
          {"detail", i.detail},
          {"fix", i.fix.empty() ? nlohmann::json(nullptr) : nlohmann::json(i.fix)}});
   }
+  j["store"] = {{"kind", store.kind}, {"location", store.location}, {"ok", store.ok}};
   j["home"] = {{"visible", home_visible}, {"extend_with", "sandbox.home_allow"}};
   j["providers"] = nlohmann::json::array();
   for (const ProviderVerdict& v : providers) {
@@ -59,6 +60,7 @@ Report RunDoctor(const Inputs& in) {
   CheckGit(in, &report.items);
   CheckEnvironment(in, &report.items);
   CheckHome(in, &report.items, &report.home_visible);
+  report.store = CheckStore(in, &report.items);
 
   Result<std::vector<provider::Provider>> all = provider::All(in.user);
   if (!all) {

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "config/user_config.h"
 #include "sys/process.h"
 
@@ -33,15 +35,39 @@ struct ProviderVerdict {
   std::string why_not;  // the first item that is not ok
 };
 
+// Which job store berth uses and whether it works (the "store" item says why not).
+struct StoreSummary {
+  std::string kind;      // "sqlite" or "postgresql"
+  std::string location;  // the path, or the URL without its password
+  bool ok = false;
+};
+
 struct Report {
   std::vector<Item> items;
+  StoreSummary store;
   std::vector<ProviderVerdict> providers;
   std::string tier;  // "namespaces", "landlock (weaker, needs --allow-weaker)", "none"
   // What a default job can read of the home ("~/.gitconfig", ...): the allowlist entries present.
   std::vector<std::string> home_visible;
-  // Every configured provider can run (and the host gives berth a sandbox at all).
+  // Every configured provider can run, the job store works, and the host gives berth a
+  // sandbox at all.
   bool ok() const;
   nlohmann::json ToJson() const;
+};
+
+// What the caller found when it opened the job store (doctor itself does not depend on the
+// store; the CLI probes it and hands over this plain data).
+struct StoreProbe {
+  std::string kind = "sqlite";  // "sqlite" or "postgresql"
+  std::string location;         // the path, or the URL without its password
+  // SQLite only: the file is not there yet. It was not opened (opening creates it);
+  // `creatable` says whether `nearest_dir`, its nearest existing directory, takes new entries.
+  bool missing = false;
+  bool creatable = true;
+  std::string nearest_dir;
+  std::optional<Error> error;             // opening or reading failed
+  int schema_version = 0;                 // once opened: the version it was migrated to
+  std::optional<std::string> newest_job;  // "ID (STATE)" of the newest job, if any
 };
 
 struct Inputs {
@@ -49,6 +75,7 @@ struct Inputs {
   std::vector<std::pair<std::string, std::string>> environ;
   config::UserConfig user;
   std::string state_dir;
+  StoreProbe store;
   std::string cwd;
   std::string only_provider;                  // --provider; "" for all configured ones
   std::vector<std::string> policy_providers;  // named by the repository's policy, if any

@@ -1,11 +1,15 @@
 // `berth doctor --host`: the agent host's restrictions are read from its markers before any
 // probe; a missing marker is unknown, never access; and inside berth's own sandbox the network
-// is never reported ok.
+// is never reported ok. Then plain `berth doctor`'s job store item, through the real binary:
+// a SQLite store that is not there is not created, and an unreachable PostgreSQL store's
+// password is never printed.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "sys/fs.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/jobs_fixture.h"
 
@@ -143,6 +147,87 @@ TEST_F(DoctorHostTest, InsideBerthsSandboxTheNetworkIsNeverOk) {
   const std::string network = j["host"]["network"]["status"];
   EXPECT_TRUE(network == "blocked" || network == "unknown") << j["host"]["network"];
   for (const nlohmann::json& f : j["families"]) EXPECT_NE(f["status"], "ok") << f;
+}
+
+// --- the job store item of plain `berth doctor` -------------------------------------------
+
+class DoctorStoreTest : public SandboxTest {
+ protected:
+  // `berth [GLOBAL...] doctor --provider command [--json]`: the store item is the same
+  // whatever providers there are, and one provider keeps the run short.
+  RunResult Doctor(const std::vector<std::string>& global, bool json) {
+    std::vector<std::string> args = global;
+    for (const char* a : {"doctor", "--provider", "command"}) args.push_back(a);
+    if (json) args.push_back("--json");
+    RunResult run = Run(args);
+    EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 69) << run.Describe();
+    return run;
+  }
+
+  static nlohmann::json StoreItem(const nlohmann::json& report) {
+    for (const nlohmann::json& item : report["items"])
+      if (item["section"] == "store") return item;
+    return nullptr;
+  }
+};
+
+bool Mentions(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(DoctorStoreTest, AMissingSqliteStoreIsOkAndNotCreated) {
+  const std::string db = state() + "/berth.db";
+  RunResult run = Doctor({}, /*json=*/true);
+  nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << run.Describe();
+  EXPECT_EQ(j["store"], nlohmann::json({{"kind", "sqlite"}, {"location", db}, {"ok", true}}));
+  nlohmann::json item = StoreItem(j);
+  EXPECT_EQ(item["name"], "sqlite") << item;
+  EXPECT_EQ(item["status"], "ok") << item;
+  EXPECT_EQ(item["detail"], db + " does not exist yet; berth creates it on first use");
+  EXPECT_FALSE(sys::Exists(db)) << "doctor must not create the store";
+
+  RunResult human = Doctor({}, /*json=*/false);
+  EXPECT_PRED2(Mentions, human.out, "store\n  ok       sqlite");
+  EXPECT_PRED2(Mentions, human.out, "job store: sqlite " + db + "\n");
+  EXPECT_FALSE(sys::Exists(db));
+}
+
+TEST_F(DoctorStoreTest, AnExistingSqliteStoreIsOpenedAndRead) {
+  ASSERT_EQ(Run({"ls"}).exit_code, 0);  // any command creates the store
+  const std::string db = state() + "/berth.db";
+  ASSERT_TRUE(sys::Exists(db));
+  RunResult run = Doctor({}, /*json=*/true);
+  nlohmann::json item = StoreItem(nlohmann::json::parse(run.out, nullptr, false));
+  EXPECT_EQ(item["status"], "ok") << run.Describe();
+  EXPECT_PRED2(Mentions, item.value("detail", ""), db + ": schema version ");
+  EXPECT_PRED2(Mentions, item.value("detail", ""), ", no jobs yet");
+}
+
+TEST_F(DoctorStoreTest, AnUnreachablePostgresStoreIsBlockedAndItsPasswordNeverShown) {
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+  for (const std::string url : {"postgresql://berth:hunter2-secret@127.0.0.1:1/berth",
+                                "postgres://berth@127.0.0.1:1/berth?password=hunter2-secret"}) {
+    SCOPED_TRACE(url);
+    RunResult run = Doctor({"--store", url}, /*json=*/true);
+    EXPECT_EQ(run.exit_code, 69) << "no job can run without its store";
+    nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << run.Describe();
+    EXPECT_EQ(j["store"]["kind"], "postgresql");
+    EXPECT_EQ(j["store"]["ok"], false);
+    nlohmann::json item = StoreItem(j);
+    EXPECT_EQ(item["name"], "postgresql") << item;
+    EXPECT_EQ(item["status"], "blocked") << item;
+    EXPECT_PRED2(Mentions, item.value("detail", ""), "cannot connect to job store");
+    EXPECT_TRUE(item["fix"].is_string()) << item;
+    RunResult human = Doctor({"--store", url}, /*json=*/false);
+    EXPECT_PRED2(Mentions, human.out, "store\n  blocked  postgresql");
+    EXPECT_PRED2(Mentions, human.out, "(does not work here; see the store item)");
+    for (const RunResult* r : {&run, &human}) {
+      EXPECT_FALSE(Mentions(r->out, "hunter2")) << r->out;
+      EXPECT_FALSE(Mentions(r->err, "hunter2")) << r->err;
+    }
+  }
 }
 
 }  // namespace
