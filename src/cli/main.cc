@@ -23,6 +23,7 @@
 #include "cli/run_command.h"
 #include "cli/sandbox_command.h"
 #include "git/repository.h"
+#include "store/open_store.h"
 #include "sys/process.h"
 
 #ifndef BERTH_VERSION
@@ -152,6 +153,11 @@ int main(int argc, char** argv) {
     app.add_subcommand("version", "Print berth's version")
         ->add_flag("--json", version_json, "berth's and libgit2's versions as JSON");
 
+  // CLI11's usage errors quote the arguments they could not place, a --store URL among them:
+  // never with its password.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return berth::store::RedactStoreUrlsIn(CLI::FailureMessage::simple(failed, e));
+  });
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -160,7 +166,9 @@ int main(int argc, char** argv) {
     if (rc == 0) return 0;
     // A program that asked for --json gets the usage error as JSON too (docs/cli.md).
     if (std::find(args.begin(), args.end(), "--json") != args.end())
-      PrintJson(ErrorToJson(berth::Error(berth::Cause::kInvalidArgument, e.what()), kExitUsage));
+      PrintJson(ErrorToJson(
+          berth::Error(berth::Cause::kInvalidArgument, berth::store::RedactStoreUrlsIn(e.what())),
+          kExitUsage));
     return kExitUsage;
   }
   // The subcommand that was parsed (asking CLI11 about one that was not built would throw).

@@ -20,6 +20,10 @@ StoreKind KindOfLocation(const std::string& location);
 // The location as messages and `berth doctor` show it: a URL without its password.
 std::string DescribeLocation(const std::string& location);
 
+// `text` with every postgres:// or postgresql:// URL in it shown as DescribeLocation shows it:
+// for messages berth did not write itself (a usage error quoting the command line).
+std::string RedactStoreUrlsIn(const std::string& text);
+
 // Opens a new connection to the store at `location`, creating and migrating it as needed.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location);
 

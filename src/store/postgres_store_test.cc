@@ -230,5 +230,14 @@ TEST(PostgresConnection, RedactionRemovesEveryPassword) {
   EXPECT_EQ(DescribeLocation("/state/berth.db"), "/state/berth.db");
 }
 
+TEST(PostgresConnection, UrlsInFreeTextLoseTheirPasswords) {
+  EXPECT_EQ(RedactStoreUrlsIn("The following arguments were not expected: "
+                              "postgresql://berth:s3cret@db/x --store"),
+            "The following arguments were not expected: postgresql://berth@db/x --store");
+  EXPECT_EQ(RedactStoreUrlsIn("a postgres://u:pw@h/d and \"postgresql://v:pw2@h/e\""),
+            "a postgres://u@h/d and \"postgresql://v@h/e\"");
+  EXPECT_EQ(RedactStoreUrlsIn("no url here"), "no url here");
+}
+
 }  // namespace
 }  // namespace berth::store

@@ -320,5 +320,20 @@ TEST_F(StoreE2eTest, UnreachableStoreExitsUnavailableWithoutThePassword) {
   EXPECT_FALSE(PathExists(SqlitePath()));
 }
 
+// The bug: --store after the subcommand is a usage error, and CLI11's message quoted the
+// URL it could not place, password and all.
+TEST_F(StoreE2eTest, AUsageErrorNeverShowsThePassword) {
+  const std::string url = "postgresql://berth:" + std::string(kPassword) + "@127.0.0.1:1/x";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"ls", "--store", url},
+        std::vector<std::string>{"ls", "--json", "--store", url}}) {
+    RunResult result = Berth(args);
+    EXPECT_EQ(result.exit_code, 64) << result.Describe();
+    EXPECT_TRUE(Contains(result.out + result.err, "postgresql://berth@127.0.0.1:1/x"))
+        << result.Describe();
+    EXPECT_FALSE(Contains(result.out + result.err, kPassword)) << result.Describe();
+  }
+}
+
 }  // namespace
 }  // namespace berth::e2e
