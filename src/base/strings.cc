@@ -125,6 +125,22 @@ Result<int64_t> ParsePositiveDuration(std::string_view flag, std::string_view te
   return *ms;
 }
 
+std::string OneLine(std::string_view text, size_t max) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= max) return out + "...";
+  }
+  return out;
+}
+
 std::string FormatBytes(uint64_t bytes) {
   static constexpr const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;

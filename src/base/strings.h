@@ -23,5 +23,9 @@ Result<int64_t> ParseDuration(std::string_view text);
 // "already expired" to others.
 Result<int64_t> ParsePositiveDuration(std::string_view flag, std::string_view text);
 std::string FormatBytes(uint64_t bytes);
+// `text` on one line: each run of blanks (space, tab, newline, carriage return) becomes one
+// space, none at either end; past `max` characters it is cut short with "..." (SQL in an
+// error, a library's multi-line message).
+std::string OneLine(std::string_view text, size_t max = std::string::npos);
 
 }  // namespace berth

@@ -52,5 +52,15 @@ TEST(Split, KeepsEmptyParts) {
   EXPECT_EQ(Split("", ':'), (std::vector<std::string>{""}));
 }
 
+TEST(OneLineTest, BlankRunsBecomeOneSpaceAndLongTextIsCutShort) {
+  EXPECT_EQ(OneLine("  UPDATE jobs\n\t SET state = $1\r\n  WHERE id = $2\n"),
+            "UPDATE jobs SET state = $1 WHERE id = $2");
+  EXPECT_EQ(OneLine("connection refused\n\tIs the server running?\n"),
+            "connection refused Is the server running?");
+  EXPECT_EQ(OneLine("abcdef ghij", 6), "abcdef...");
+  EXPECT_EQ(OneLine("abc", 6), "abc");
+  EXPECT_EQ(OneLine(" \n "), "");
+}
+
 }  // namespace
 }  // namespace berth

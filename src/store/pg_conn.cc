@@ -5,41 +5,17 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/strings.h"
 
 namespace berth::store {
 
 namespace {
 
-// "UPDATE jobs SET state = $1, ..." on one line, cut short: enough to name a statement in an
-// error without pasting the whole schema into it.
-std::string Abbreviate(std::string_view sql) {
-  std::string out;
-  bool space = false;
-  for (char c : sql) {
-    bool blank = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (blank) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-    if (out.size() >= 60) return out + "...";
-  }
-  return out;
-}
+// How much of a statement an error quotes: enough to name it.
+constexpr size_t kSqlShown = 60;
 
 // libpq's messages end with a newline and sometimes hold several lines.
-std::string OneLine(const char* message) {
-  std::string out;
-  for (const char* c = message != nullptr ? message : ""; *c != '\0'; ++c) {
-    const bool blank = *c == '\n' || *c == '\t' || *c == ' ';
-    if (blank && (out.empty() || out.back() == ' ')) continue;
-    out += blank ? ' ' : *c;
-  }
-  if (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
+std::string MessageLine(const char* message) { return OneLine(message != nullptr ? message : ""); }
 
 // Discards the server's notices ("relation already exists, skipping"), which libpq would
 // print on stderr.
@@ -52,7 +28,7 @@ Result<std::string> ParsePassword(const LibPq& pq, const std::string& url,
   char* parse_error = nullptr;
   PQconninfoOption* options = pq.conninfo_parse(url.c_str(), &parse_error);
   if (options == nullptr) {
-    std::string why = parse_error != nullptr ? OneLine(parse_error) : "out of memory";
+    std::string why = parse_error != nullptr ? MessageLine(parse_error) : "out of memory";
     if (parse_error != nullptr) pq.freemem(parse_error);
     // libpq's reason quotes the part it did not understand, which may be the password.
     return Error(
@@ -185,7 +161,7 @@ Result<PgConn> PgConn::Open(const std::string& url, const Options& options) {
   }
   PgConn conn(pq, raw, location, password, options);
   if (pq->status(raw) != CONNECTION_OK) {
-    std::string why = conn.Scrub(OneLine(pq->error_message(raw)));
+    std::string why = conn.Scrub(MessageLine(pq->error_message(raw)));
     if (why.find("authentication failed") != std::string::npos ||
         why.find("no pg_hba.conf entry") != std::string::npos) {
       return Error(
@@ -227,7 +203,7 @@ Status PgConn::ResetIfBroken() {
   if (pq_->status(conn_) != CONNECTION_OK) {
     return Error(Cause::kUnavailable,
                  "lost the connection to job store " + location_ + ": " +
-                     Scrub(OneLine(pq_->error_message(conn_))),
+                     Scrub(MessageLine(pq_->error_message(conn_))),
                  0, "check that the server runs; berth reconnects on the next call");
   }
   return SetUpSession();
@@ -256,21 +232,21 @@ Result<PgResult> PgConn::Check(PGresult* raw, std::string_view sql) {
   PgResult result(pq_, raw);
   ExecStatusType status = raw != nullptr ? pq_->result_status(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  return ErrorFor(raw, Abbreviate(sql));
+  return ErrorFor(raw, OneLine(sql, kSqlShown));
 }
 
 Error PgConn::ErrorFor(PGresult* result, const std::string& what) const {
   if (result == nullptr || pq_->status(conn_) != CONNECTION_OK) {
     return Error(Cause::kUnavailable,
                  "job store " + location_ + ": " + what +
-                     ": lost the connection: " + Scrub(OneLine(pq_->error_message(conn_))),
+                     ": lost the connection: " + Scrub(MessageLine(pq_->error_message(conn_))),
                  0, "check that the server runs; berth reconnects on the next call");
   }
   const char* state_field = pq_->result_error_field(result, PG_DIAG_SQLSTATE);
   const std::string sqlstate = state_field != nullptr ? state_field : "";
   const std::string message =
       "job store " + location_ + ": " + what + ": " +
-      Scrub(OneLine(pq_->result_error_field(result, PG_DIAG_MESSAGE_PRIMARY)));
+      Scrub(MessageLine(pq_->result_error_field(result, PG_DIAG_MESSAGE_PRIMARY)));
   if (sqlstate == "55P03" || sqlstate == "40P01" || sqlstate == "40001") {
     return Error(Cause::kBusy,
                  "job store " + location_ +

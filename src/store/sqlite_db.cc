@@ -8,29 +8,14 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/strings.h"
 
 namespace berth::store {
 
 namespace {
 
-// "UPDATE jobs SET state = ?1, ..." on one line, cut short: enough to name a statement in an
-// error without pasting the whole schema into it.
-std::string Abbreviate(std::string_view sql) {
-  std::string out;
-  bool space = false;
-  for (char c : sql) {
-    bool blank = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (blank) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-    if (out.size() >= 60) return out + "...";
-  }
-  return out;
-}
+// How much of a statement an error quotes: enough to name it.
+constexpr size_t kSqlShown = 60;
 
 Cause CauseForErrno(int sys_errno) {
   if (sys_errno == ENOENT) return Cause::kNotFound;
@@ -135,7 +120,7 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
 Status SqliteDb::Exec(const char* sql) {
   int rc = RetryWhileBusy(db_.get(), busy_timeout_ms_,
                           [&] { return sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr); });
-  if (rc != SQLITE_OK) return SqliteError(db_.get(), rc, Abbreviate(sql), busy_timeout_ms_);
+  if (rc != SQLITE_OK) return SqliteError(db_.get(), rc, OneLine(sql, kSqlShown), busy_timeout_ms_);
   return {};
 }
 
@@ -145,9 +130,9 @@ Result<SqliteStatement> SqliteDb::Prepare(std::string_view sql) {
     return sqlite3_prepare_v2(db_.get(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   });
   if (rc != SQLITE_OK)
-    return SqliteError(db_.get(), rc, "prepare " + Abbreviate(sql), busy_timeout_ms_);
+    return SqliteError(db_.get(), rc, "prepare " + OneLine(sql, kSqlShown), busy_timeout_ms_);
   CHECK(stmt != nullptr);  // empty SQL is a bug
-  return SqliteStatement(stmt, Abbreviate(sql), busy_timeout_ms_);
+  return SqliteStatement(stmt, OneLine(sql, kSqlShown), busy_timeout_ms_);
 }
 
 int64_t SqliteDb::Changes() const { return sqlite3_changes(db_.get()); }
