@@ -27,6 +27,8 @@ const char* CauseName(Cause cause) {
       return "unauthenticated";
     case Cause::kInternal:
       return "internal";
+    case Cause::kFenced:
+      return "fenced";
   }
   return "internal";
 }

@@ -20,6 +20,7 @@ enum class Cause {
   kBusy,             // no free slot, or the store is busy
   kUnauthenticated,  // credentials are missing or were refused
   kInternal,         // a library or invariant surprise; always a bug report
+  kFenced,           // a worker wrote about a job after its claim on the job ended
 };
 
 const char* CauseName(Cause cause);

@@ -34,6 +34,7 @@ int ExitCodeFor(const Error& error) {
     case Cause::kPolicyDenied:
       return kExitPolicy;
     case Cause::kBusy:
+    case Cause::kFenced:  // the job is another worker's now: try again means a new job
       return kExitBusy;
     case Cause::kUnauthenticated:
       return kExitUnauthenticated;

@@ -25,29 +25,29 @@ store::JobRecord MaskingStore::MaskRecord(store::JobRecord job) const {
 Status MaskingStore::CreateJob(const store::JobRecord& job) {
   store::JobRecord masked = job;
   masked.state_reason = mask_.Apply(job.state_reason);
-  return inner_->CreateJob(masked);
+  return ForwardingStore::CreateJob(masked);
 }
 
 Result<std::optional<store::JobRecord>> MaskingStore::GetJob(const std::string& job_id) {
-  std::optional<store::JobRecord> job = TRY(inner_->GetJob(job_id));
+  std::optional<store::JobRecord> job = TRY(ForwardingStore::GetJob(job_id));
   if (job) job = MaskRecord(std::move(*job));
   return job;
 }
 
 Result<store::JobRecord> MaskingStore::FindJob(const std::string& id_prefix) {
-  return MaskRecord(TRY(inner_->FindJob(id_prefix)));
+  return MaskRecord(TRY(ForwardingStore::FindJob(id_prefix)));
 }
 
 Result<std::vector<store::JobRecord>> MaskingStore::ListJobs(const std::string& repo,
                                                              bool live_only, int limit) {
-  std::vector<store::JobRecord> jobs = TRY(inner_->ListJobs(repo, live_only, limit));
+  std::vector<store::JobRecord> jobs = TRY(ForwardingStore::ListJobs(repo, live_only, limit));
   for (store::JobRecord& job : jobs) job = MaskRecord(std::move(job));
   return jobs;
 }
 
 Result<std::vector<store::Event>> MaskingStore::ListEvents(const std::string& job_id,
                                                            int64_t after_seq) {
-  std::vector<store::Event> events = TRY(inner_->ListEvents(job_id, after_seq));
+  std::vector<store::Event> events = TRY(ForwardingStore::ListEvents(job_id, after_seq));
   for (store::Event& e : events) e.detail = mask_.Apply(e.detail);
   return events;
 }
@@ -55,11 +55,11 @@ Result<std::vector<store::Event>> MaskingStore::ListEvents(const std::string& jo
 Result<int64_t> MaskingStore::AppendAudit(const store::AuditEntry& entry) {
   store::AuditEntry masked = entry;
   masked.detail_json = MaskJsonText(entry.detail_json);
-  return inner_->AppendAudit(masked);
+  return ForwardingStore::AppendAudit(masked);
 }
 
 Result<std::vector<store::AuditEntry>> MaskingStore::ListAudit(const std::string& job_id) {
-  std::vector<store::AuditEntry> entries = TRY(inner_->ListAudit(job_id));
+  std::vector<store::AuditEntry> entries = TRY(ForwardingStore::ListAudit(job_id));
   for (store::AuditEntry& a : entries) a.detail_json = MaskJsonText(a.detail_json);
   return entries;
 }

@@ -65,6 +65,40 @@ struct JobRecord {
   std::optional<std::string> receipt_json;  // set when the job ends
   std::optional<int64_t> landed_at_ms;
   std::optional<std::string> landed_commit;
+  // The shared queue (docs/workers.md). `source` is where a worker gets the repository: a
+  // path every worker can read or a git remote URL; "" for a job its submitter runs.
+  std::string source;
+  int attempt = 0;        // claims of the job by workers so far
+  std::string worker_id;  // the worker that holds the current claim; "" when none does
+  int requeues = 0;       // times the job went back to the queue after a stale claim
+  int max_live = 0;       // jobs of one source that workers run at once; 0: no limit
+};
+
+// A worker's hold on a job: the attempt its claim made. Every write of a fenced connection
+// (Store::Fence) about the job is refused once the job's attempt or worker differ.
+struct Claim {
+  std::string job_id;
+  int attempt = 0;
+  std::string worker_id;
+};
+
+// What a worker asks for when it claims a job (Store::ClaimJob).
+struct ClaimRequest {
+  std::string worker_id;
+  Owner owner;                    // the worker process, until a job supervisor takes over
+  int64_t lease_ms = 30000;       // the lease the claim starts with, on the store's clock
+  std::vector<std::string> skip;  // job ids this worker cannot run; others may
+};
+
+// The job's commit as data (docs/workers.md "Results"): a git bundle of the job branch whose
+// only prerequisite is the base, stored once per job by the worker that made it.
+struct JobResult {
+  std::string job_id;
+  int attempt = 0;
+  std::string worker_id;
+  std::string commit;
+  std::string bundle;  // bytes
+  int64_t created_at_ms = 0;
 };
 
 struct Event {

@@ -62,6 +62,9 @@ Result<Loaded> Load() {
   Bind(lib, "PQconninfoParse", &api.conninfo_parse, &error);
   Bind(lib, "PQconninfoFree", &api.conninfo_free, &error);
   Bind(lib, "PQfreemem", &api.freemem, &error);
+  Bind(lib, "PQsocket", &api.socket, &error);
+  Bind(lib, "PQconsumeInput", &api.consume_input, &error);
+  Bind(lib, "PQnotifies", &api.notifies, &error);
   if (error.has_value()) {
     return Error(Cause::kUnavailable, "the PostgreSQL job store: " + error->message(), 0,
                  "install a newer libpq (apt-get install libpq5)");

@@ -36,6 +36,9 @@ struct LibPq {
   decltype(&::PQconninfoParse) conninfo_parse;
   decltype(&::PQconninfoFree) conninfo_free;
   decltype(&::PQfreemem) freemem;
+  decltype(&::PQsocket) socket;
+  decltype(&::PQconsumeInput) consume_input;
+  decltype(&::PQnotifies) notifies;
 };
 
 // The table, loading libpq.so.5 the first time (thread-safe; the library stays loaded for the

@@ -77,16 +77,25 @@ std::string RedactPostgresUrl(std::string_view url) {
 
 PgParams& PgParams::Text(std::string_view value) {
   values_.emplace_back(std::string(value));
+  binary_.push_back(0);
+  return *this;
+}
+
+PgParams& PgParams::Bytes(std::string_view value) {
+  values_.emplace_back(std::string(value));
+  binary_.push_back(1);
   return *this;
 }
 
 PgParams& PgParams::Int(int64_t value) {
   values_.emplace_back(std::to_string(value));
+  binary_.push_back(0);
   return *this;
 }
 
 PgParams& PgParams::Null() {
   values_.emplace_back(std::nullopt);
+  binary_.push_back(0);
   return *this;
 }
 
@@ -122,6 +131,23 @@ std::string PgResult::Text(int row, int column) const {
   const char* value = pq_->getvalue(result_, row, column);
   if (value == nullptr) return {};
   return std::string(value, static_cast<size_t>(pq_->getlength(result_, row, column)));
+}
+
+std::string PgResult::Bytes(int row, int column) const {
+  const std::string hex = Text(row, column);
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return 0;
+  };
+  std::string out;
+  if (hex.size() < 2 || hex[0] != '\\' || hex[1] != 'x') return out;  // bytea_output = hex
+  out.reserve((hex.size() - 2) / 2);
+  for (size_t i = 2; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
+  return out;
 }
 
 int64_t PgResult::Int(int row, int column) const {
@@ -184,7 +210,8 @@ PgConn::PgConn(PgConn&& other) noexcept
       location_(std::move(other.location_)),
       password_(std::move(other.password_)),
       options_(other.options_),
-      in_transaction_(other.in_transaction_) {}
+      in_transaction_(other.in_transaction_),
+      session_settings_(std::move(other.session_settings_)) {}
 
 PgConn::~PgConn() {
   if (conn_ != nullptr) pq_->finish(conn_);
@@ -193,8 +220,35 @@ PgConn::~PgConn() {
 Status PgConn::SetUpSession() {
   // The values are integers of ours, not input: SET takes no parameters.
   std::string settings = "SET lock_timeout = '" + std::to_string(options_.lock_timeout_ms) +
-                         "ms'; SET client_min_messages = warning";
-  return ExecScript(settings.c_str());
+                         "ms'; SET client_min_messages = warning; SET bytea_output = hex";
+  TRY(ExecScript(settings.c_str()));
+  for (const auto& [name, value] : session_settings_) {
+    TRY(Exec("SELECT set_config($1, $2, false)", PgParams().Text(name).Text(value)));
+  }
+  return {};
+}
+
+int PgConn::Socket() const { return pq_->socket(conn_); }
+
+Result<int> PgConn::TakeNotifications() {
+  if (pq_->consume_input(conn_) == 0) {
+    return Error(Cause::kUnavailable,
+                 "job store " + location_ +
+                     ": lost the connection: " + Scrub(MessageLine(pq_->error_message(conn_))),
+                 0, "check that the server runs; berth reconnects on the next call");
+  }
+  int count = 0;
+  while (PGnotify* notify = pq_->notifies(conn_)) {
+    pq_->freemem(notify);
+    ++count;
+  }
+  return count;
+}
+
+Status PgConn::SetSessionSetting(const std::string& name, const std::string& value) {
+  TRY(Exec("SELECT set_config($1, $2, false)", PgParams().Text(name).Text(value)));
+  session_settings_.emplace_back(name, value);
+  return {};
 }
 
 Status PgConn::ResetIfBroken() {
@@ -212,13 +266,16 @@ Status PgConn::ResetIfBroken() {
 Result<PgResult> PgConn::Exec(std::string_view sql, const PgParams& params) {
   TRY(ResetIfBroken());
   std::vector<const char*> values;
+  std::vector<int> lengths;
   values.reserve(params.values_.size());
   for (const std::optional<std::string>& value : params.values_) {
-    values.push_back(value.has_value() ? value->c_str() : nullptr);
+    values.push_back(value.has_value() ? value->data() : nullptr);
+    lengths.push_back(value.has_value() ? static_cast<int>(value->size()) : 0);
   }
   const std::string text(sql);
-  PGresult* result = pq_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()), nullptr,
-                                      values.data(), nullptr, nullptr, /*resultFormat=*/0);
+  PGresult* result =
+      pq_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                       lengths.data(), params.binary_.data(), /*resultFormat=*/0);
   return Check(result, sql);
 }
 
@@ -257,6 +314,8 @@ Error PgConn::ErrorFor(PGresult* result, const std::string& what) const {
                  "try again; if it stays busy, look for a stuck berth process or a long "
                  "transaction on the server");
   }
+  // Raised by the fencing triggers (postgres_schema.cc).
+  if (sqlstate == kFencedSqlState) return Error(Cause::kFenced, message);
   const std::string sql_class = sqlstate.substr(0, 2);
   if (sql_class == "23" || sqlstate == "P0001") return Error(Cause::kInvalidArgument, message);
   if (sql_class == "28") {

@@ -23,16 +23,22 @@ namespace berth::store {
 // the same 5 s as the SQLite store's busy timeout.
 inline constexpr int kLockTimeoutMs = 5000;
 
+// The SQLSTATE of a write refused by the fencing triggers (Cause::kFenced): class BR is
+// berth's own, outside the classes PostgreSQL defines.
+inline constexpr char kFencedSqlState[] = "BR001";
+
 // True for the locations the PostgreSQL store takes: postgresql:// and postgres:// URLs.
 bool IsPostgresUrl(std::string_view location);
 
 // `url` without its password (the user-info's and a password= parameter's), for messages.
 std::string RedactPostgresUrl(std::string_view url);
 
-// The text parameters of one statement, $1, $2, ... in order; absent optionals are NULL.
+// The parameters of one statement, $1, $2, ... in order: text, except Bytes (binary, for a
+// bytea); absent optionals are NULL.
 class PgParams {
  public:
   PgParams& Text(std::string_view value);
+  PgParams& Bytes(std::string_view value);
   PgParams& Int(int64_t value);
   PgParams& Null();
   PgParams& OptionalText(const std::optional<std::string>& value);
@@ -41,6 +47,7 @@ class PgParams {
  private:
   friend class PgConn;
   std::vector<std::optional<std::string>> values_;
+  std::vector<int> binary_;  // 1 for a Bytes parameter, per value
 };
 
 // One statement's result. Values are read as text and converted; a column that is NULL reads
@@ -60,6 +67,8 @@ class PgResult {
   int64_t Int(int row, int column) const;
   std::optional<std::string> OptionalText(int row, int column) const;
   std::optional<int64_t> OptionalInt(int row, int column) const;
+  // A bytea column as its bytes (the server sends it as text in hex).
+  std::string Bytes(int row, int column) const;
 
  private:
   friend class PgConn;
@@ -91,6 +100,15 @@ class PgConn {
   Result<PgResult> Exec(std::string_view sql, const PgParams& params = {});
   // Runs SQL that may hold several statements and takes no parameters (a schema script).
   Status ExecScript(const char* sql);
+  // Sets a custom session setting (set_config, not local to a transaction) now and again
+  // after every reconnect, so that what the session promises survives a lost connection.
+  Status SetSessionSetting(const std::string& name, const std::string& value);
+
+  // LISTEN/NOTIFY: the connection's socket, readable when a notification (or anything else)
+  // arrives, and the number of notifications read since the last call; reading them also
+  // notices a lost connection (kUnavailable).
+  int Socket() const;
+  Result<int> TakeNotifications();
 
   // The URL without its password: how messages name this store.
   const std::string& location() const { return location_; }
@@ -117,6 +135,7 @@ class PgConn {
   std::string password_;
   Options options_;
   bool in_transaction_ = false;
+  std::vector<std::pair<std::string, std::string>> session_settings_;
 };
 
 // BEGIN ... COMMIT on one connection; rolls back unless committed.

@@ -113,9 +113,100 @@ CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
   FOR EACH STATEMENT EXECUTE FUNCTION berth_refuse_change('the audit log is append-only');
 )sql";
 
+// Migration 2: the shared queue (docs/workers.md): where workers get a job's repository, the
+// claim (attempt, worker), requeues, the results, and fencing. A connection fenced by
+// Store::Fence carries the session setting berth.fence = 'JOB ATTEMPT WORKER'; the triggers
+// below refuse, with SQLSTATE BR001, every write it makes about JOB once the job's attempt or
+// worker differ. The check runs inside the writing statement on the row it writes (UPDATE) or
+// on the job's row locked FOR SHARE (INSERT), so no claim can change between check and write.
+constexpr char kMigration2[] = R"sql(
+ALTER TABLE jobs ADD COLUMN source text NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN attempt integer NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN worker_id text NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN requeues integer NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN max_live integer NOT NULL DEFAULT 0;
+CREATE INDEX jobs_by_source_state ON jobs (source, state);
+CREATE INDEX jobs_queue ON jobs (created_at_ms, id) WHERE state = 'queued' AND source <> '';
+
+CREATE TABLE results (
+  job_id        text NOT NULL REFERENCES jobs (id),
+  attempt       integer NOT NULL,
+  worker_id     text NOT NULL,
+  commit_id     text NOT NULL,
+  bundle        bytea NOT NULL,
+  created_at_ms bigint NOT NULL,
+  PRIMARY KEY (job_id, attempt)
+);
+CREATE TRIGGER results_stored_once BEFORE UPDATE OR DELETE ON results
+  FOR EACH ROW EXECUTE FUNCTION berth_refuse_change('a job result is stored once');
+CREATE TRIGGER results_no_truncate BEFORE TRUNCATE ON results
+  FOR EACH STATEMENT EXECUTE FUNCTION berth_refuse_change('a job result is stored once');
+
+CREATE FUNCTION berth_refuse_fenced(job text, attempt integer, worker text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  fence text[] := string_to_array(current_setting('berth.fence', true), ' ');
+BEGIN
+  IF fence IS NULL OR array_length(fence, 1) <> 3 OR fence[1] <> job THEN
+    RETURN;
+  END IF;
+  IF attempt IS DISTINCT FROM fence[2]::integer OR worker IS DISTINCT FROM fence[3] THEN
+    RAISE EXCEPTION 'fenced: job % is no longer claimed by attempt % of worker %',
+      job, fence[2], fence[3]
+      USING ERRCODE = 'BR001',
+            DETAIL = format('the job is at attempt %s, worker ''%s''', attempt, worker);
+  END IF;
+END
+$$;
+
+CREATE FUNCTION berth_jobs_fenced() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM berth_refuse_fenced(OLD.id, OLD.attempt, OLD.worker_id);
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER jobs_fenced BEFORE UPDATE ON jobs
+  FOR EACH ROW EXECUTE FUNCTION berth_jobs_fenced();
+
+CREATE FUNCTION berth_insert_fenced() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  fence text[] := string_to_array(current_setting('berth.fence', true), ' ');
+  job_attempt integer;
+  job_worker text;
+BEGIN
+  IF fence IS NULL OR array_length(fence, 1) <> 3 OR fence[1] <> NEW.job_id THEN
+    RETURN NEW;
+  END IF;
+  SELECT attempt, worker_id INTO job_attempt, job_worker FROM jobs WHERE id = NEW.job_id
+    FOR SHARE;
+  PERFORM berth_refuse_fenced(NEW.job_id, job_attempt, job_worker);
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER events_fenced BEFORE INSERT ON events
+  FOR EACH ROW EXECUTE FUNCTION berth_insert_fenced();
+CREATE TRIGGER audit_fenced BEFORE INSERT ON audit
+  FOR EACH ROW EXECUTE FUNCTION berth_insert_fenced();
+CREATE TRIGGER results_fenced BEFORE INSERT ON results
+  FOR EACH ROW EXECUTE FUNCTION berth_insert_fenced();
+
+-- Wakes the workers that LISTEN when a job for them is queued or requeued. A wake-up only:
+-- workers poll as well, since a pooler in transaction mode drops notifications.
+CREATE FUNCTION berth_notify_queue() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('berth_queue', NEW.id);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER jobs_notify_queue AFTER INSERT OR UPDATE OF state ON jobs
+  FOR EACH ROW WHEN (NEW.state = 'queued' AND NEW.source <> '')
+  EXECUTE FUNCTION berth_notify_queue();
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
     kMigration1,
+    kMigration2,
 };
 
 Status RefuseNewer(PgConn& conn, int version) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "store/claim_rules.h"
 #include "store/job_id.h"
 #include "store/postgres_schema.h"
 #include "store/state_sql.h"
@@ -16,9 +17,19 @@ constexpr char kJobColumns[] =
     "id, repo, agent, provider, state, state_reason, base, branch, commit_id, exit_code, "
     "owner_host, owner_pid, owner_pid_start, lease_expires_at_ms, created_at_ms, "
     "started_at_ms, ended_at_ms, job_dir, backend, depth, policy_hash, request_json, "
-    "receipt_json, landed_at_ms, landed_commit";
+    "receipt_json, landed_at_ms, landed_commit, source, attempt, worker_id, requeues, max_live";
+
+// The server's clock in ms since the epoch: leases are kept on it (Store::NowMillis).
+constexpr char kServerMillis[] = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+// Clocks that differ by less than this are taken as one: a lease lasts 30 s, and measuring
+// the difference over a network is itself off by the round trip.
+constexpr int64_t kClockToleranceMs = 1000;
 
 constexpr int kMaxAmbiguousListed = 10;
+
+// Queued jobs a claim locks and looks at, oldest first, before it gives up for this round.
+constexpr int kClaimCandidates = 8;
 
 std::string SelectJobs(const std::string& rest) {
   return std::string("SELECT ") + kJobColumns + " FROM jobs " + rest;
@@ -68,6 +79,11 @@ Result<JobRecord> ReadJob(const PgResult& rows, int row) {
   job.receipt_json = rows.OptionalText(row, 22);
   job.landed_at_ms = rows.OptionalInt(row, 23);
   job.landed_commit = rows.OptionalText(row, 24);
+  job.source = rows.Text(row, 25);
+  job.attempt = static_cast<int>(rows.Int(row, 26));
+  job.worker_id = rows.Text(row, 27);
+  job.requeues = static_cast<int>(rows.Int(row, 28));
+  job.max_live = static_cast<int>(rows.Int(row, 29));
   return job;
 }
 
@@ -90,7 +106,8 @@ std::string LikePrefixPattern(const std::string& prefix) {
 // The Store on one PostgreSQL connection. Owns the connection; one thread at a time.
 class PostgresStore final : public Store {
  public:
-  explicit PostgresStore(PgConn conn) : db_(std::move(conn)) {}
+  PostgresStore(PgConn conn, int64_t clock_offset_ms)
+      : db_(std::move(conn)), clock_offset_ms_(clock_offset_ms) {}
 
   Status CreateJob(const JobRecord& job) override;
   Result<SlotResult> TryAcquireSlot(const std::string& job_id, const std::string& repo,
@@ -119,6 +136,14 @@ class PostgresStore final : public Store {
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;
   Result<int64_t> AppendAudit(const AuditEntry& entry) override;
   Result<std::vector<AuditEntry>> ListAudit(const std::string& job_id) override;
+  Result<int64_t> NowMillis() override;
+  Result<std::optional<JobRecord>> ClaimJob(const ClaimRequest& request) override;
+  Result<bool> ReleaseClaim(const Claim& claim, const std::string& reason) override;
+  Status Fence(const Claim& claim) override;
+  Result<bool> RequeueStale(const std::string& job_id, const StaleJudgement& judged,
+                            const std::string& reason) override;
+  Status PutResult(const JobResult& result) override;
+  Result<std::optional<JobResult>> GetResult(const std::string& job_id) override;
 
  private:
   // The job's current state; nullopt when there is no such job.
@@ -133,7 +158,13 @@ class PostgresStore final : public Store {
     return Error(Cause::kNotFound, "no job " + job_id + " in " + db_.location());
   }
 
+  // A lease on this host's clock, on the server's (0, no lease, stays 0).
+  int64_t OnServerClock(int64_t lease_ms) const {
+    return lease_ms == 0 ? 0 : lease_ms + clock_offset_ms_;
+  }
+
   PgConn db_;
+  int64_t clock_offset_ms_;  // the server's clock minus this host's, 0 within the tolerance
 };
 
 Status PostgresStore::CreateJob(const JobRecord& job) {
@@ -145,7 +176,8 @@ Status PostgresStore::CreateJob(const JobRecord& job) {
   PgResult inserted = TRY(db_.Exec(
       std::string("INSERT INTO jobs (") + kJobColumns +
           ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-          "$18, $19, $20, $21, $22, $23, $24, $25) ON CONFLICT (id) DO NOTHING",
+          "$18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) ON CONFLICT (id) DO "
+          "NOTHING",
       PgParams()
           .Text(job.id)
           .Text(job.repo)
@@ -171,7 +203,12 @@ Status PostgresStore::CreateJob(const JobRecord& job) {
           .Text(job.request_json)
           .OptionalText(job.receipt_json)
           .OptionalInt(job.landed_at_ms)
-          .OptionalText(job.landed_commit)));
+          .OptionalText(job.landed_commit)
+          .Text(job.source)
+          .Int(job.attempt)
+          .Text(job.worker_id)
+          .Int(job.requeues)
+          .Int(job.max_live)));
   if (inserted.AffectedRows() != 1) {
     return Error(Cause::kInvalidArgument, "job id " + job.id + " already exists", 0,
                  "create the job again with a new id");
@@ -210,7 +247,7 @@ Result<SlotResult> PostgresStore::TryAcquireSlot(const std::string& job_id, cons
   SlotResult result;
   PgResult ahead =
       TRY(db_.Exec("SELECT count(*) FROM jobs WHERE repo = $1 AND state = 'queued' AND "
-                   "(created_at_ms, id) < ($2::bigint, $3::text)",
+                   "source = '' AND (created_at_ms, id) < ($2::bigint, $3::text)",
                    PgParams().Text(repo).Int(created_at_ms).Text(job_id)));
   result.position = static_cast<int>(ahead.Int(0, 0)) + 1;
   const int free_slots = max_live - TRY(CountSlotsInUse(repo));
@@ -233,7 +270,8 @@ Result<int> PostgresStore::CountRunning(const std::string& repo) { return CountS
 
 Result<int> PostgresStore::CountSlotsInUse(const std::string& repo) {
   PgResult count = TRY(db_.Exec(
-      std::string("SELECT count(*) FROM jobs WHERE repo = $1 AND state IN ") + kSlotStatesSql,
+      std::string("SELECT count(*) FROM jobs WHERE repo = $1 AND source = '' AND state IN ") +
+          kSlotStatesSql,
       PgParams().Text(repo)));
   return static_cast<int>(count.Int(0, 0));
 }
@@ -269,9 +307,9 @@ Result<bool> PostgresStore::MarkStale(const std::string& job_id, const StaleJudg
   // One UPDATE compares everything the judgement rested on, so a takeover (SetOwner) or a
   // renewal (RenewLease) that commits between the sweep's read and this write wins.
   PgResult update = TRY(db_.Exec(
-      "UPDATE jobs SET state = 'stale', state_reason = $2, ended_at_ms = $3, exit_code = $4 "
-      "WHERE id = $1 AND state = $5 AND owner_host = $6 AND owner_pid = $7 AND "
-      "owner_pid_start = $8 AND lease_expires_at_ms = $9 AND state IN " +
+      "UPDATE jobs SET state = 'stale', state_reason = $2, ended_at_ms = $3, exit_code = $4, "
+      "worker_id = '' WHERE id = $1 AND state = $5 AND owner_host = $6 AND owner_pid = $7 AND "
+      "owner_pid_start = $8 AND lease_expires_at_ms = $9 AND attempt = $10 AND state IN " +
           Live(),
       PgParams()
           .Text(job_id)
@@ -282,9 +320,133 @@ Result<bool> PostgresStore::MarkStale(const std::string& job_id, const StaleJudg
           .Text(judged.owner.host)
           .Int(judged.owner.pid)
           .Int(judged.owner.pid_start)
-          .Int(judged.lease_expires_at_ms)));
+          .Int(judged.lease_expires_at_ms)
+          .Int(judged.attempt)));
   if (update.AffectedRows() == 1) return true;
   return Missed(job_id);
+}
+
+Result<bool> PostgresStore::RequeueStale(const std::string& job_id, const StaleJudgement& judged,
+                                         const std::string& reason) {
+  PgResult update = TRY(db_.Exec(
+      "UPDATE jobs SET state = 'queued', state_reason = $2, worker_id = '', owner_host = '', "
+      "owner_pid = 0, owner_pid_start = 0, lease_expires_at_ms = 0, requeues = requeues + 1 "
+      "WHERE id = $1 AND source <> '' AND state = $3 AND owner_host = $4 AND owner_pid = $5 AND "
+      "owner_pid_start = $6 AND lease_expires_at_ms = $7 AND attempt = $8 AND state IN " +
+          Live(),
+      PgParams()
+          .Text(job_id)
+          .Text(reason)
+          .Text(JobStateName(judged.state))
+          .Text(judged.owner.host)
+          .Int(judged.owner.pid)
+          .Int(judged.owner.pid_start)
+          .Int(judged.lease_expires_at_ms)
+          .Int(judged.attempt)));
+  if (update.AffectedRows() == 1) return true;
+  return Missed(job_id);
+}
+
+Result<int64_t> PostgresStore::NowMillis() {
+  PgResult now = TRY(db_.Exec(std::string("SELECT ") + kServerMillis));
+  return now.Int(0, 0);
+}
+
+Result<std::optional<JobRecord>> PostgresStore::ClaimJob(const ClaimRequest& request) {
+  TRY(CheckWorkerId(request.worker_id));
+  PgTransaction transaction = TRY(PgTransaction::Begin(db_));
+  // A few of the oldest queued jobs, locked; the rows other claimers hold at this instant are
+  // skipped instead of waited for (FOR UPDATE SKIP LOCKED), so claimers never queue up
+  // behind one another.
+  PgResult candidates = TRY(
+      db_.Exec("SELECT id, source, max_live FROM jobs WHERE state = 'queued' AND source <> '' AND "
+               "strpos($1, ',' || id || ',') = 0 ORDER BY created_at_ms, id LIMIT $2 "
+               "FOR UPDATE SKIP LOCKED",
+               PgParams().Text(SkipList(request.skip)).Int(kClaimCandidates)));
+  for (int row = 0; row < candidates.Rows(); ++row) {
+    const std::string id = candidates.Text(row, 0);
+    const std::string source = candidates.Text(row, 1);
+    const int64_t max_live = candidates.Int(row, 2);
+    if (max_live > 0) {
+      // The source's slots: its advisory lock serialises the claimers that count them (a
+      // claimer that holds it now makes this one try the next job), and the count is a new
+      // statement, so it sees every claim committed before the lock was granted.
+      PgResult locked = TRY(db_.Exec("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 1))",
+                                     PgParams().Text(source)));
+      if (locked.Text(0, 0) != "t") continue;
+      PgResult live = TRY(db_.Exec(
+          std::string("SELECT count(*) FROM jobs WHERE source = $1 AND state IN ") + kSlotStatesSql,
+          PgParams().Text(source)));
+      if (live.Int(0, 0) >= max_live) continue;
+    }
+    PgResult claimed = TRY(db_.Exec(
+        std::string("UPDATE jobs SET state = 'preparing', state_reason = '', "
+                    "attempt = attempt + 1, worker_id = $2, owner_host = $3, owner_pid = $4, "
+                    "owner_pid_start = $5, lease_expires_at_ms = $6::bigint + ") +
+            kServerMillis + " WHERE id = $1 AND state = 'queued' RETURNING " + kJobColumns,
+        PgParams()
+            .Text(id)
+            .Text(request.worker_id)
+            .Text(request.owner.host)
+            .Int(request.owner.pid)
+            .Int(request.owner.pid_start)
+            .Int(request.lease_ms)));
+    if (claimed.Rows() == 0) continue;
+    JobRecord job = TRY(ReadJob(claimed, 0));
+    TRY(transaction.Commit());
+    return std::optional<JobRecord>(std::move(job));
+  }
+  TRY(transaction.Commit());
+  return std::optional<JobRecord>();
+}
+
+Result<bool> PostgresStore::ReleaseClaim(const Claim& claim, const std::string& reason) {
+  PgResult update = TRY(db_.Exec(
+      "UPDATE jobs SET state = 'queued', state_reason = $4, worker_id = '', owner_host = '', "
+      "owner_pid = 0, owner_pid_start = 0, lease_expires_at_ms = 0 "
+      "WHERE id = $1 AND attempt = $2 AND worker_id = $3 AND state = 'preparing'",
+      PgParams().Text(claim.job_id).Int(claim.attempt).Text(claim.worker_id).Text(reason)));
+  if (update.AffectedRows() == 1) return true;
+  return Missed(claim.job_id);
+}
+
+Status PostgresStore::Fence(const Claim& claim) {
+  if (!LooksLikeJobIdPrefix(claim.job_id)) {
+    return Error(Cause::kInvalidArgument, "job id '" + claim.job_id + "' is malformed");
+  }
+  TRY(CheckWorkerId(claim.worker_id));
+  // Read by the fencing triggers (postgres_schema.cc), and set again after a reconnect.
+  return db_.SetSessionSetting(
+      "berth.fence", claim.job_id + " " + std::to_string(claim.attempt) + " " + claim.worker_id);
+}
+
+Status PostgresStore::PutResult(const JobResult& result) {
+  TRY(CheckResultSize(result));
+  PgResult insert = TRY(
+      db_.Exec("INSERT INTO results (job_id, attempt, worker_id, commit_id, bundle, created_at_ms) "
+               "SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND "
+               "attempt = $2 AND worker_id = $3 FOR SHARE)",
+               PgParams()
+                   .Text(result.job_id)
+                   .Int(result.attempt)
+                   .Text(result.worker_id)
+                   .Text(result.commit)
+                   .Bytes(result.bundle)
+                   .Int(sys::WallMillis())));
+  if (insert.AffectedRows() == 1) return {};
+  if (!TRY(StateOf(result.job_id)).has_value()) return NoSuchJob(result.job_id);
+  return NotTheClaim(result);
+}
+
+Result<std::optional<JobResult>> PostgresStore::GetResult(const std::string& job_id) {
+  PgResult select = TRY(
+      db_.Exec("SELECT job_id, attempt, worker_id, commit_id, bundle, created_at_ms FROM results "
+               "WHERE job_id = $1 ORDER BY attempt DESC LIMIT 1",
+               PgParams().Text(job_id)));
+  if (select.Rows() == 0) return std::optional<JobResult>();
+  return std::optional<JobResult>(JobResult{select.Text(0, 0), static_cast<int>(select.Int(0, 1)),
+                                            select.Text(0, 2), select.Text(0, 3),
+                                            select.Bytes(0, 4), select.Int(0, 5)});
 }
 
 Status PostgresStore::SetOwner(const std::string& job_id, const Owner& owner,
@@ -298,7 +460,7 @@ Status PostgresStore::SetOwner(const std::string& job_id, const Owner& owner,
           .Text(owner.host)
           .Int(owner.pid)
           .Int(owner.pid_start)
-          .Int(lease_expires_at_ms),
+          .Int(OnServerClock(lease_expires_at_ms)),
       job_id, "set the owner of");
 }
 
@@ -313,7 +475,7 @@ Result<bool> PostgresStore::RenewLease(const std::string& job_id, const Owner& o
                        .Text(owner.host)
                        .Int(owner.pid)
                        .Int(owner.pid_start)
-                       .Int(lease_expires_at_ms)));
+                       .Int(OnServerClock(lease_expires_at_ms))));
   if (update.AffectedRows() == 1) return true;
   return Missed(job_id);
 }
@@ -481,7 +643,13 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PgConn::Options& options) {
   PgConn conn = TRY(PgConn::Open(url, options));
   TRY(MigratePostgres(conn));
-  return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(conn)));
+  // The server's clock against this host's, measured once: the midpoint of the round trip.
+  const int64_t before = sys::WallMillis();
+  PgResult now = TRY(conn.Exec(std::string("SELECT ") + kServerMillis));
+  const int64_t after = sys::WallMillis();
+  int64_t offset = now.Int(0, 0) - (before + after) / 2;
+  if (offset > -kClockToleranceMs && offset < kClockToleranceMs) offset = 0;
+  return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(conn), offset));
 }
 
 }  // namespace berth::store

@@ -52,6 +52,9 @@ Error SqliteError(sqlite3* db, int rc, const std::string& what, int busy_timeout
     case SQLITE_FULL:
       return Error(Cause::kSystem, message, sys_errno);
     case SQLITE_CONSTRAINT:
+      // Raised by a fenced connection's triggers (sqlite_store.cc, Fence).
+      if (std::string_view(detail).find(kSqliteFencedMessage) != std::string_view::npos)
+        return Error(Cause::kFenced, message);
       return Error(Cause::kInvalidArgument, message);
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
@@ -155,6 +158,11 @@ SqliteStatement& SqliteStatement::BindText(int index, std::string_view value) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::BindBlob(int index, std::string_view value) {
+  NoteBind(sqlite3_bind_blob64(stmt_.get(), index, value.data(), value.size(), SQLITE_TRANSIENT));
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::BindInt(int index, int64_t value) {
   NoteBind(sqlite3_bind_int64(stmt_.get(), index, value));
   return *this;
@@ -207,6 +215,13 @@ std::string SqliteStatement::Text(int column) const {
   if (text == nullptr) return {};
   int size = sqlite3_column_bytes(stmt_.get(), column);
   return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
+}
+
+std::string SqliteStatement::Blob(int column) const {
+  const void* bytes = sqlite3_column_blob(stmt_.get(), column);
+  if (bytes == nullptr) return {};
+  int size = sqlite3_column_bytes(stmt_.get(), column);
+  return std::string(static_cast<const char*>(bytes), static_cast<size_t>(size));
 }
 
 std::optional<int64_t> SqliteStatement::OptionalInt(int column) const {

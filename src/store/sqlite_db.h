@@ -23,6 +23,11 @@ namespace berth::store {
 // How long a statement waits for another process's write lock before giving up.
 inline constexpr int kBusyTimeoutMs = 5000;
 
+// The message of a write a fenced connection's triggers refuse (Cause::kFenced); it goes into
+// SQL as a literal, so it holds no quote.
+inline constexpr char kSqliteFencedMessage[] =
+    "fenced: the job is no longer claimed by this attempt of this worker";
+
 class SqliteStatement;
 
 // One connection to one database file.
@@ -67,6 +72,7 @@ class SqliteStatement {
 
   SqliteStatement& BindText(int index, std::string_view value);
   SqliteStatement& BindInt(int index, int64_t value);
+  SqliteStatement& BindBlob(int index, std::string_view value);
   SqliteStatement& BindNull(int index);
   SqliteStatement& BindOptionalText(int index, const std::optional<std::string>& value);
   SqliteStatement& BindOptionalInt(int index, std::optional<int64_t> value);
@@ -80,6 +86,7 @@ class SqliteStatement {
   bool IsNull(int column) const;
   int64_t Int(int column) const;
   std::string Text(int column) const;
+  std::string Blob(int column) const;
   std::optional<int64_t> OptionalInt(int column) const;
   std::optional<std::string> OptionalText(int column) const;
 

@@ -119,9 +119,46 @@ BEGIN
 END;
 )sql";
 
+// Migration 2: the queue (docs/workers.md): where workers get a job's repository, the claim
+// (attempt, worker), requeues, and the results. Fencing is per connection: Store::Fence
+// creates TEMP triggers (sqlite_store.cc), which SQLite allows on the main schema's tables.
+constexpr char kMigration2[] = R"sql(
+ALTER TABLE jobs ADD COLUMN source TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN worker_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN requeues INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN max_live INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_by_source_state ON jobs (source, state);
+CREATE INDEX jobs_queue ON jobs (created_at_ms, id) WHERE state = 'queued' AND source <> '';
+
+CREATE TABLE results (
+  job_id        TEXT NOT NULL REFERENCES jobs (id),
+  attempt       INTEGER NOT NULL,
+  worker_id     TEXT NOT NULL,
+  commit_id     TEXT NOT NULL,
+  bundle        BLOB NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, attempt)
+);
+CREATE TRIGGER results_no_replace BEFORE INSERT ON results
+WHEN EXISTS (SELECT 1 FROM results WHERE job_id = NEW.job_id AND attempt = NEW.attempt)
+BEGIN
+  SELECT RAISE(ABORT, 'a job result is stored once');
+END;
+CREATE TRIGGER results_no_update BEFORE UPDATE ON results
+BEGIN
+  SELECT RAISE(ABORT, 'a job result is stored once');
+END;
+CREATE TRIGGER results_no_delete BEFORE DELETE ON results
+BEGIN
+  SELECT RAISE(ABORT, 'a job result is stored once');
+END;
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
     kMigration1,
+    kMigration2,
 };
 
 Status RefuseNewer(SqliteDb& db, int version) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "store/claim_rules.h"
 #include "store/job_id.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_schema.h"
@@ -21,7 +22,7 @@ constexpr char kJobColumns[] =
     "id, repo, agent, provider, state, state_reason, base, branch, commit_id, exit_code, "
     "owner_host, owner_pid, owner_pid_start, lease_expires_at_ms, created_at_ms, "
     "started_at_ms, ended_at_ms, job_dir, backend, depth, policy_hash, request_json, "
-    "receipt_json, landed_at_ms, landed_commit";
+    "receipt_json, landed_at_ms, landed_commit, source, attempt, worker_id, requeues, max_live";
 
 constexpr int kMaxAmbiguousListed = 10;
 
@@ -71,6 +72,11 @@ Result<JobRecord> ReadJob(const SqliteStatement& row) {
   job.receipt_json = row.OptionalText(22);
   job.landed_at_ms = row.OptionalInt(23);
   job.landed_commit = row.OptionalText(24);
+  job.source = row.Text(25);
+  job.attempt = static_cast<int>(row.Int(26));
+  job.worker_id = row.Text(27);
+  job.requeues = static_cast<int>(row.Int(28));
+  job.max_live = static_cast<int>(row.Int(29));
   return job;
 }
 
@@ -124,6 +130,14 @@ class SqliteStore final : public Store {
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;
   Result<int64_t> AppendAudit(const AuditEntry& entry) override;
   Result<std::vector<AuditEntry>> ListAudit(const std::string& job_id) override;
+  Result<int64_t> NowMillis() override;
+  Result<std::optional<JobRecord>> ClaimJob(const ClaimRequest& request) override;
+  Result<bool> ReleaseClaim(const Claim& claim, const std::string& reason) override;
+  Status Fence(const Claim& claim) override;
+  Result<bool> RequeueStale(const std::string& job_id, const StaleJudgement& judged,
+                            const std::string& reason) override;
+  Status PutResult(const JobResult& result) override;
+  Result<std::optional<JobResult>> GetResult(const std::string& job_id) override;
 
  private:
   // The job's current state; nullopt when there is no such job.
@@ -151,7 +165,7 @@ Status SqliteStore::CreateJob(const JobRecord& job) {
   SqliteStatement insert = TRY(db_.Prepare(
       std::string("INSERT INTO jobs (") + kJobColumns +
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-      "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"));
+      "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"));
   insert.BindText(1, job.id)
       .BindText(2, job.repo)
       .BindText(3, job.agent)
@@ -176,7 +190,12 @@ Status SqliteStore::CreateJob(const JobRecord& job) {
       .BindText(22, job.request_json)
       .BindOptionalText(23, job.receipt_json)
       .BindOptionalInt(24, job.landed_at_ms)
-      .BindOptionalText(25, job.landed_commit);
+      .BindOptionalText(25, job.landed_commit)
+      .BindText(26, job.source)
+      .BindInt(27, job.attempt)
+      .BindText(28, job.worker_id)
+      .BindInt(29, job.requeues)
+      .BindInt(30, job.max_live);
   TRY(insert.Run());
   return transaction.Commit();
 }
@@ -218,7 +237,7 @@ Result<SlotResult> SqliteStore::TryAcquireSlot(const std::string& job_id, const 
   {
     SqliteStatement ahead =
         TRY(db_.Prepare("SELECT count(*) FROM jobs WHERE repo = ?1 AND state = 'queued' AND "
-                        "(created_at_ms, id) < (?2, ?3)"));
+                        "source = '' AND (created_at_ms, id) < (?2, ?3)"));
     ahead.BindText(1, repo).BindInt(2, created_at_ms).BindText(3, job_id);
     TRY(ahead.Step());
     result.position = static_cast<int>(ahead.Int(0)) + 1;
@@ -244,7 +263,8 @@ Result<int> SqliteStore::CountRunning(const std::string& repo) { return CountSlo
 
 Result<int> SqliteStore::CountSlotsInUse(const std::string& repo) {
   SqliteStatement count = TRY(db_.Prepare(
-      std::string("SELECT count(*) FROM jobs WHERE repo = ?1 AND state IN ") + kSlotStatesSql));
+      std::string("SELECT count(*) FROM jobs WHERE repo = ?1 AND source = '' AND state IN ") +
+      kSlotStatesSql));
   count.BindText(1, repo);
   TRY(count.Step());
   return static_cast<int>(count.Int(0));
@@ -279,9 +299,9 @@ Result<bool> SqliteStore::MarkStale(const std::string& job_id, const StaleJudgem
   // One UPDATE compares everything the judgement rested on, so a takeover (SetOwner) or a
   // renewal (RenewLease) that commits between the sweep's read and this write wins.
   SqliteStatement update = TRY(db_.Prepare(
-      "UPDATE jobs SET state = 'stale', state_reason = ?2, ended_at_ms = ?3, exit_code = ?4 "
-      "WHERE id = ?1 AND state = ?5 AND owner_host = ?6 AND owner_pid = ?7 AND "
-      "owner_pid_start = ?8 AND lease_expires_at_ms = ?9 AND state IN " +
+      "UPDATE jobs SET state = 'stale', state_reason = ?2, ended_at_ms = ?3, exit_code = ?4, "
+      "worker_id = '' WHERE id = ?1 AND state = ?5 AND owner_host = ?6 AND owner_pid = ?7 AND "
+      "owner_pid_start = ?8 AND lease_expires_at_ms = ?9 AND attempt = ?10 AND state IN " +
       Live()));
   update.BindText(1, job_id)
       .BindText(2, reason)
@@ -291,11 +311,139 @@ Result<bool> SqliteStore::MarkStale(const std::string& job_id, const StaleJudgem
       .BindText(6, judged.owner.host)
       .BindInt(7, judged.owner.pid)
       .BindInt(8, judged.owner.pid_start)
-      .BindInt(9, judged.lease_expires_at_ms);
+      .BindInt(9, judged.lease_expires_at_ms)
+      .BindInt(10, judged.attempt);
   TRY(update.Run());
   if (db_.Changes() == 1) return true;
   if (!TRY(StateOf(job_id)).has_value()) return NoSuchJob(job_id);
   return false;
+}
+
+Result<bool> SqliteStore::RequeueStale(const std::string& job_id, const StaleJudgement& judged,
+                                       const std::string& reason) {
+  SqliteStatement update = TRY(db_.Prepare(
+      "UPDATE jobs SET state = 'queued', state_reason = ?2, worker_id = '', owner_host = '', "
+      "owner_pid = 0, owner_pid_start = 0, lease_expires_at_ms = 0, requeues = requeues + 1 "
+      "WHERE id = ?1 AND source <> '' AND state = ?3 AND owner_host = ?4 AND owner_pid = ?5 AND "
+      "owner_pid_start = ?6 AND lease_expires_at_ms = ?7 AND attempt = ?8 AND state IN " +
+      Live()));
+  update.BindText(1, job_id)
+      .BindText(2, reason)
+      .BindText(3, JobStateName(judged.state))
+      .BindText(4, judged.owner.host)
+      .BindInt(5, judged.owner.pid)
+      .BindInt(6, judged.owner.pid_start)
+      .BindInt(7, judged.lease_expires_at_ms)
+      .BindInt(8, judged.attempt);
+  TRY(update.Run());
+  if (db_.Changes() == 1) return true;
+  if (!TRY(StateOf(job_id)).has_value()) return NoSuchJob(job_id);
+  return false;
+}
+
+Result<int64_t> SqliteStore::NowMillis() { return sys::WallMillis(); }
+
+Result<std::optional<JobRecord>> SqliteStore::ClaimJob(const ClaimRequest& request) {
+  TRY(CheckWorkerId(request.worker_id));
+  // BEGIN IMMEDIATE: the write lock is held from the read, so two claimers never pick the
+  // same job; SQLite has no row locks to skip, and needs none with one writer at a time.
+  SqliteTransaction transaction = TRY(SqliteTransaction::Begin(db_));
+  // The oldest queued job whose source has a free slot: one query, since every claim of the
+  // file is serialised by the write lock.
+  std::string job_id;
+  {
+    SqliteStatement next = TRY(db_.Prepare(
+        std::string("SELECT id FROM jobs AS j WHERE state = 'queued' AND source <> '' AND "
+                    "instr(?1, ',' || id || ',') = 0 AND (max_live = 0 OR (SELECT count(*) "
+                    "FROM jobs WHERE source = j.source AND state IN ") +
+        kSlotStatesSql + ") < max_live) ORDER BY created_at_ms, id LIMIT 1"));
+    next.BindText(1, SkipList(request.skip));
+    if (!TRY(next.Step())) return std::optional<JobRecord>();
+    job_id = next.Text(0);
+  }
+  {
+    SqliteStatement take = TRY(db_.Prepare(
+        "UPDATE jobs SET state = 'preparing', state_reason = '', attempt = attempt + 1, "
+        "worker_id = ?2, owner_host = ?3, owner_pid = ?4, owner_pid_start = ?5, "
+        "lease_expires_at_ms = ?6 WHERE id = ?1 AND state = 'queued'"));
+    take.BindText(1, job_id)
+        .BindText(2, request.worker_id)
+        .BindText(3, request.owner.host)
+        .BindInt(4, request.owner.pid)
+        .BindInt(5, request.owner.pid_start)
+        .BindInt(6, sys::WallMillis() + request.lease_ms);
+    TRY(take.Run());
+  }
+  std::optional<JobRecord> claimed = TRY(GetJob(job_id));
+  TRY(transaction.Commit());
+  return claimed;
+}
+
+Result<bool> SqliteStore::ReleaseClaim(const Claim& claim, const std::string& reason) {
+  SqliteStatement update = TRY(db_.Prepare(
+      "UPDATE jobs SET state = 'queued', state_reason = ?4, worker_id = '', owner_host = '', "
+      "owner_pid = 0, owner_pid_start = 0, lease_expires_at_ms = 0 "
+      "WHERE id = ?1 AND attempt = ?2 AND worker_id = ?3 AND state = 'preparing'"));
+  update.BindText(1, claim.job_id)
+      .BindInt(2, claim.attempt)
+      .BindText(3, claim.worker_id)
+      .BindText(4, reason);
+  TRY(update.Run());
+  if (db_.Changes() == 1) return true;
+  if (!TRY(StateOf(claim.job_id)).has_value()) return NoSuchJob(claim.job_id);
+  return false;
+}
+
+Status SqliteStore::Fence(const Claim& claim) {
+  if (!LooksLikeJobIdPrefix(claim.job_id)) {
+    return Error(Cause::kInvalidArgument, "job id '" + claim.job_id + "' is malformed");
+  }
+  TRY(CheckWorkerId(claim.worker_id));
+  // TEMP triggers live on this connection only and may watch the main schema's tables. The
+  // values are checked above ([0-9a-z-] and an integer), so they are safe as SQL literals.
+  const std::string job = "'" + claim.job_id + "'";
+  const std::string current = "(SELECT 1 FROM main.jobs WHERE id = " + job +
+                              " AND attempt = " + std::to_string(claim.attempt) +
+                              " AND worker_id = '" + claim.worker_id + "')";
+  const std::string refuse =
+      std::string(" BEGIN SELECT RAISE(ABORT, '") + kSqliteFencedMessage + "'); END;";
+  std::string sql =
+      "CREATE TEMP TRIGGER berth_fence_jobs BEFORE UPDATE ON main.jobs WHEN OLD.id = " + job +
+      " AND NOT EXISTS " + current + refuse;
+  for (const char* table : {"events", "audit", "results"}) {
+    sql += std::string(" CREATE TEMP TRIGGER berth_fence_") + table + " BEFORE INSERT ON main." +
+           table + " WHEN NEW.job_id = " + job + " AND NOT EXISTS " + current + refuse;
+  }
+  return db_.Exec(sql.c_str());
+}
+
+Status SqliteStore::PutResult(const JobResult& result) {
+  TRY(CheckResultSize(result));
+  SqliteStatement insert = TRY(db_.Prepare(
+      "INSERT INTO results (job_id, attempt, worker_id, commit_id, bundle, created_at_ms) "
+      "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND "
+      "attempt = ?2 AND worker_id = ?3)"));
+  insert.BindText(1, result.job_id)
+      .BindInt(2, result.attempt)
+      .BindText(3, result.worker_id)
+      .BindText(4, result.commit)
+      .BindBlob(5, result.bundle)
+      .BindInt(6, sys::WallMillis());
+  TRY(insert.Run());
+  if (db_.Changes() == 1) return {};
+  if (!TRY(StateOf(result.job_id)).has_value()) return NoSuchJob(result.job_id);
+  return NotTheClaim(result);
+}
+
+Result<std::optional<JobResult>> SqliteStore::GetResult(const std::string& job_id) {
+  SqliteStatement select = TRY(db_.Prepare(
+      "SELECT job_id, attempt, worker_id, commit_id, bundle, created_at_ms FROM results "
+      "WHERE job_id = ?1 ORDER BY attempt DESC LIMIT 1"));
+  select.BindText(1, job_id);
+  if (!TRY(select.Step())) return std::optional<JobResult>();
+  return std::optional<JobResult>(JobResult{select.Text(0), static_cast<int>(select.Int(1)),
+                                            select.Text(2), select.Text(3), select.Blob(4),
+                                            select.Int(5)});
 }
 
 Status SqliteStore::SetOwner(const std::string& job_id, const Owner& owner,

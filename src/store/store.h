@@ -1,7 +1,7 @@
 // Store: where job records, events, receipts and the audit log live.
 //
 // The interface is what callers use; SqliteStore (sqlite_store.h) is the default
-// implementation and a PostgreSQL one can follow without touching callers. Every state
+// implementation and PostgresStore (postgres_store.h) the one several hosts share. Every state
 // change is a compare-and-set on the current state, so a terminal state is never
 // overwritten (PRODUCT.md invariant 7). Implementations are safe to use from several
 // processes at once; one Store object is used by one thread at a time.
@@ -23,7 +23,11 @@ struct StaleJudgement {
   JobState state = JobState::kQueued;
   Owner owner;
   int64_t lease_expires_at_ms = 0;
+  int attempt = 0;  // a worker's claim, so that the rescuer is fenced too
 };
+
+// The largest result (git bundle) a store keeps for one job.
+inline constexpr size_t kMaxResultBytes = 64u << 20;
 
 // Result of a slot reservation attempt.
 struct SlotResult {
@@ -102,6 +106,42 @@ class Store {
   // at_ms of 0 is stamped with the current time. ListAudit("") lists every entry.
   virtual Result<int64_t> AppendAudit(const AuditEntry& entry) = 0;
   virtual Result<std::vector<AuditEntry>> ListAudit(const std::string& job_id) = 0;
+
+  // The shared queue (docs/workers.md).
+  //
+  // The store's clock in ms since the epoch: the database server's on PostgreSQL, so that
+  // leases written and judged on hosts with different clocks mean the same. Leases given to
+  // SetOwner, RenewLease and ClaimJob are turned into this clock by the store (clocks that
+  // differ by less than a second are taken as one).
+  virtual Result<int64_t> NowMillis() = 0;
+
+  // Takes the oldest queued job that has a `source` (one for workers) and is not in
+  // request.skip, skipping rows another claimer holds at this instant: moves it to
+  // kPreparing, increments its attempt, records the worker and the owner, and starts a lease
+  // of request.lease_ms. Returns the job as claimed, or nullopt when no job is free.
+  virtual Result<std::optional<JobRecord>> ClaimJob(const ClaimRequest& request) = 0;
+
+  // Compare-and-set on the claim: gives a job the worker cannot run back to the queue
+  // (kPreparing to kQueued, no worker, no owner, no lease) with `reason` as its state reason,
+  // so that another worker takes it. false when the claim is no longer current.
+  virtual Result<bool> ReleaseClaim(const Claim& claim, const std::string& reason) = 0;
+
+  // From now on every write this Store object makes about claim.job_id (state, fields,
+  // events, audit entries, the result) is refused with kFenced unless the job's attempt and
+  // worker are still the claim's. The database enforces it, inside the write's own
+  // statement, so that a late write of a worker that lost its claim cannot slip in between
+  // a check and the write. Call once, before the first write.
+  virtual Status Fence(const Claim& claim) = 0;
+
+  // The rescuer's compare-and-set: as MarkStale, but the job goes back to the queue (state
+  // kQueued with `reason`, no worker, no owner, no lease, requeues + 1) for a next attempt.
+  virtual Result<bool> RequeueStale(const std::string& job_id, const StaleJudgement& judged,
+                                    const std::string& reason) = 0;
+
+  // Stores the job's result once: kInvalidArgument when one is stored already or when it is
+  // larger than kMaxResultBytes; kFenced when `result` is not the job's current claim.
+  virtual Status PutResult(const JobResult& result) = 0;
+  virtual Result<std::optional<JobResult>> GetResult(const std::string& job_id) = 0;
 };
 
 }  // namespace berth::store

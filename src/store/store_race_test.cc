@@ -198,5 +198,79 @@ TEST_P(StoreRace, StaleSweepsNeverEndAJobThatWasTakenOverRegression) {
   }
 }
 
+// The shared queue: claimers racing for one job, and for many.
+JobRecord QueuedForWorkers(const std::string& id, int64_t created_at_ms) {
+  JobRecord job = MakeJob(id, kRepo, created_at_ms);
+  job.source = "/srv/git/app.git";
+  return job;
+}
+
+ClaimRequest ClaimFor(int index) {
+  ClaimRequest request;
+  request.worker_id = "w" + std::to_string(index);
+  request.owner = Owner{"host", 1000 + index, 1};
+  return request;
+}
+
+TEST_P(StoreRace, ExactlyOneClaimerGetsTheOnlyJob) {
+  ASSERT_TRUE(Reopen()->CreateJob(QueuedForWorkers("only", 1000)).has_value());
+  std::vector<int> codes = RunChildren(Opener(), [](Store& store, int index) {
+    Result<std::optional<JobRecord>> claimed = store.ClaimJob(ClaimFor(index));
+    if (!claimed.has_value()) return kCallFailed;
+    return claimed->has_value() ? kGranted : kNotGranted;
+  });
+  int granted = 0;
+  for (int code : codes) {
+    EXPECT_TRUE(code == kGranted || code == kNotGranted) << "child exit " << code;
+    if (code == kGranted) ++granted;
+  }
+  EXPECT_EQ(granted, 1);
+  std::unique_ptr<Store> store = Reopen();
+  JobRecord job = **store->GetJob("only");
+  EXPECT_EQ(job.state, JobState::kPreparing);
+  EXPECT_EQ(job.attempt, 1);
+}
+
+TEST_P(StoreRace, EveryJobIsClaimedExactlyOnceByClaimersThatRaceForAll) {
+  constexpr int kJobs = 40;
+  {
+    std::unique_ptr<Store> store = Reopen();
+    for (int i = 0; i < kJobs; ++i) {
+      ASSERT_TRUE(
+          store->CreateJob(QueuedForWorkers("q" + std::to_string(i), 1000 + i % 3)).has_value());
+    }
+  }
+  // Each child claims until the queue is empty; its exit code is how many it got.
+  std::vector<int> codes = RunChildren(Opener(), [](Store& store, int index) {
+    int got = 0;
+    for (;;) {
+      Result<std::optional<JobRecord>> claimed = store.ClaimJob(ClaimFor(index));
+      if (!claimed.has_value()) {
+        if (claimed.error().cause() == Cause::kBusy) continue;
+        return 100 + kCallFailed;
+      }
+      if (!claimed->has_value()) return got;
+      if ((*claimed)->attempt != 1 || (*claimed)->worker_id != ClaimFor(index).worker_id) {
+        return 100 + kCallFailed;
+      }
+      ++got;
+    }
+  });
+  int total = 0;
+  for (int code : codes) {
+    EXPECT_LT(code, 100) << "child exit " << code;
+    total += code;
+  }
+  EXPECT_EQ(total, kJobs);
+  std::unique_ptr<Store> store = Reopen();
+  Result<std::vector<JobRecord>> jobs = store->ListJobs(kRepo, false, 0);
+  ASSERT_TRUE(jobs.has_value());
+  ASSERT_EQ(jobs->size(), static_cast<size_t>(kJobs));
+  for (const JobRecord& job : *jobs) {
+    EXPECT_EQ(job.state, JobState::kPreparing) << job.id;
+    EXPECT_EQ(job.attempt, 1) << job.id;
+  }
+}
+
 }  // namespace
 }  // namespace berth::store

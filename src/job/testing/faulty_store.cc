@@ -21,7 +21,7 @@ void StoreFaults::RecordTransition(store::JobState from, store::JobState to) {
 Result<bool> FaultyStore::Transition(const std::string& job_id, store::JobState from,
                                      store::JobState to, const std::string& reason,
                                      std::optional<int> exit_code) {
-  bool moved = TRY(inner_->Transition(job_id, from, to, reason, exit_code));
+  bool moved = TRY(inner().Transition(job_id, from, to, reason, exit_code));
   if (moved) faults_.RecordTransition(from, to);
   return moved;
 }
@@ -30,24 +30,24 @@ Result<bool> FaultyStore::RenewLease(const std::string& job_id, const store::Own
                                      int64_t lease_expires_at_ms) {
   ++faults_.renew_attempts;
   if (faults_.fail_renew_lease) return Injected("RenewLease");
-  return inner_->RenewLease(job_id, owner, lease_expires_at_ms);
+  return inner().RenewLease(job_id, owner, lease_expires_at_ms);
 }
 
 Status FaultyStore::SetCommit(const std::string& job_id, const std::string& commit) {
   if (faults_.fail_set_commit) return Injected("SetCommit");
-  return inner_->SetCommit(job_id, commit);
+  return inner().SetCommit(job_id, commit);
 }
 
 Status FaultyStore::SetReceipt(const std::string& job_id, const std::string& receipt_json) {
   if (faults_.fail_set_receipt) return Injected("SetReceipt");
-  return inner_->SetReceipt(job_id, receipt_json);
+  return inner().SetReceipt(job_id, receipt_json);
 }
 
 Result<int64_t> FaultyStore::AppendEvent(const std::string& job_id, const std::string& step,
                                          const std::string& detail) {
   if (faults_.before_event) faults_.before_event(step);
   if (faults_.fail_append_event) return Injected("AppendEvent");
-  return inner_->AppendEvent(job_id, step, detail);
+  return inner().AppendEvent(job_id, step, detail);
 }
 
 }  // namespace berth::job::testing

@@ -1,0 +1,40 @@
+#include "store/claim_rules.h"
+
+#include "store/store.h"
+
+namespace berth::store {
+
+Status CheckWorkerId(const std::string& worker_id) {
+  bool ok = !worker_id.empty() && worker_id.size() <= 64;
+  for (char c : worker_id) ok &= (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-';
+  if (ok) return {};
+  return Error(Cause::kInvalidArgument,
+               "worker id '" + worker_id + "' is not 1 to 64 characters of [0-9a-z-]");
+}
+
+Status CheckResultSize(const JobResult& result) {
+  if (result.commit.empty()) {
+    return Error(Cause::kInvalidArgument,
+                 "the result of job " + result.job_id + " names no commit");
+  }
+  if (result.bundle.size() <= kMaxResultBytes) return {};
+  return Error(
+      Cause::kInvalidArgument,
+      "the result of job " + result.job_id + " is " + std::to_string(result.bundle.size() >> 20) +
+          " MiB, over the store's cap of " + std::to_string(kMaxResultBytes >> 20) + " MiB",
+      0, "keep large generated files out of the job's commit (the policy's writable globs)");
+}
+
+Error NotTheClaim(const JobResult& result) {
+  return Error(Cause::kFenced, "job " + result.job_id + " is no longer claimed by attempt " +
+                                   std::to_string(result.attempt) + " of worker " +
+                                   result.worker_id + "; its result is refused");
+}
+
+std::string SkipList(const std::vector<std::string>& ids) {
+  std::string list = ",";
+  for (const std::string& id : ids) list += id + ",";
+  return list;
+}
+
+}  // namespace berth::store
