@@ -152,6 +152,11 @@ void AddRunCommand(CLI::App& app, RunOptions* o) {
   sub->add_flag("--full-access", o->submit.full_access,
                 "run an agent whose policy says access = \"full\" with your filesystem and "
                 "network (also BERTH_FULL_ACCESS=1)");
+  sub->add_flag("--queue", o->submit.queue,
+                "put the job on the shared queue for `berth worker` instead of running it here");
+  sub->add_option("--source", o->submit.source,
+                  "with --queue: where workers get the repository (a git URL or a path they all "
+                  "can read; default this repository's path)");
   sub->add_flag("--json", o->json, "print the job as JSON when it ends (with --detach: at once)");
 }
 
@@ -167,6 +172,14 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!options.prompt_text.empty()) options.submit.prompt_text = options.prompt_text;
   if (!options.prompt_file.empty()) options.submit.prompt_file = options.prompt_file;
   options.submit.command = command;
+  if (options.submit.queue && options.no_wait)
+    return Fail(Error(Cause::kInvalidArgument,
+                      "--no-wait is for a job that runs here; a queued job waits for a worker"),
+                format, job::kExitUsage);
+  if (!options.submit.queue && !options.submit.source.empty())
+    return Fail(
+        Error(Cause::kInvalidArgument, "--source is for a job on the queue", 0, "add --queue"),
+        format, job::kExitUsage);
 
   // Events and reasons written here are masked like the supervisor's (docs/receipt.md).
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
@@ -175,6 +188,20 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   job::RunRequest request;
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
+
+  if (options.submit.queue) {
+    if (options.json) {
+      PrintJson(job::JobToJson(*job));
+    } else {
+      fmt::print("{}\n", job->id);
+      std::fflush(stdout);
+    }
+    fmt::print(stderr,
+               "berth: job {} is queued for workers (source {})\n  follow   berth logs -f {}\n"
+               "  then     berth land {}\n",
+               job->id, job->source, job->id, job->id);
+    return 0;
+  }
 
   if (options.no_wait) {
     const int max = request.max_concurrent;

@@ -27,6 +27,13 @@ struct JobContext {
   // "land" event. The CLI sets land::AutoLand: landing sits above job/ in the module graph
   // (docs/design.md), so the runner cannot call it itself. Unset: the event says so.
   std::function<std::string(const JobContext&, store::Store&, const store::JobRecord&)> auto_land;
+  // Set by `berth worker` for a job it claimed from the shared queue (docs/workers.md): turns
+  // the record as the store holds it into this host's terms (the worker's mirror as the
+  // repository, a job directory here, the request as resolved here). Unset: as stored.
+  std::function<void(store::JobRecord*)> localize_job;
+  // Set by `berth worker`: called once the job's commit is recorded and before its checks run,
+  // to store the commit as data for the submitting host to land. A failure fails the job.
+  std::function<Status(store::Store&, const store::JobRecord&)> publish_commit;
 };
 
 }  // namespace berth::job

@@ -83,6 +83,12 @@ nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_p
   j["started_at"] = optional_time(job.started_at_ms);
   j["ended_at"] = optional_time(job.ended_at_ms);
   j["workspace"] = {{"backend", job.backend}, {"dir", job.job_dir}};
+  // A job for workers (docs/workers.md): where they get the repository and the current claim.
+  j["queue"] = job.source.empty() ? nlohmann::json(nullptr)
+                                  : nlohmann::json{{"source", job.source},
+                                                   {"attempt", job.attempt},
+                                                   {"worker", job.worker_id},
+                                                   {"requeues", job.requeues}};
   j["access"] = AccessJsonOfRecord(job);
   j["landed_at"] = optional_time(job.landed_at_ms);
   j["landed_commit"] =

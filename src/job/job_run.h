@@ -85,7 +85,9 @@ class JobRun {
   }
   void Reload() {
     Result<std::optional<store::JobRecord>> fresh = store_.GetJob(job_.id);
-    if (fresh && *fresh) job_ = **fresh;
+    if (!fresh || !*fresh) return;
+    job_ = **fresh;
+    if (ctx_.localize_job) ctx_.localize_job(&job_);
   }
   // Ends the job in `to` (unless someone else ended it first) and writes its receipt.
   store::JobRecord Finish(store::JobState to, const std::string& reason,

@@ -45,10 +45,21 @@ LeaseKeeper::~LeaseKeeper() {
 }
 
 void LeaseKeeper::Run() {
+  // The lease this keeper last wrote runs out at `held_until` (this host's steady clock); a
+  // store that cannot be reached is retried on every tick until kLeaseMarginMillis before
+  // that instant, then the job is given up: stopped before any rescuer may take it.
+  int64_t held_until = clock_.SteadyMillis() + kLeaseMillis;
   while (!clock_.WaitReadable(stop_.get(), kLeaseRenewMillis)) {
+    const int64_t asked_at = clock_.SteadyMillis();
     Result<bool> renewed = store_.RenewLease(job_id_, owner_, clock_.WallMillis() + kLeaseMillis);
-    // A busy store is retried on the next tick; a refused renewal means the job is gone.
-    if (renewed && !*renewed) {
+    // A refused renewal means the job is gone (cancelled, stale, another owner's, fenced).
+    if ((renewed && !*renewed) || (!renewed && renewed.error().cause() == Cause::kFenced)) {
+      sys::SignalEventFd(lost_fd_);
+      return;
+    }
+    if (renewed) {
+      held_until = asked_at + kLeaseMillis;
+    } else if (clock_.SteadyMillis() >= held_until - kLeaseMarginMillis) {
       sys::SignalEventFd(lost_fd_);
       return;
     }

@@ -1,7 +1,8 @@
 // LeaseKeeper: renews a job's lease on a timer (not on progress) from its own thread with
 // its own store connection. When a renewal finds the job no longer live or no longer ours
-// (cancelled, marked stale, taken by another owner), it signals `lost_fd` so the supervisor
-// ends the job's tree.
+// (cancelled, marked stale, taken by another owner, fenced), or when renewals have failed for
+// so long that the lease is about to run out, it signals `lost_fd` so the supervisor ends the
+// job's tree.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,9 @@ namespace berth::job {
 
 inline constexpr int64_t kLeaseMillis = 30000;
 inline constexpr int64_t kLeaseRenewMillis = 2000;
+// A keeper that could not renew the lease for kLeaseMillis - kLeaseMarginMillis stops the
+// job, so that it has ended before the lease runs out and a rescuer may act on it.
+inline constexpr int64_t kLeaseMarginMillis = 10000;
 
 // The supervisor identity of the calling process.
 store::Owner SelfOwner();

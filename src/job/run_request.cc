@@ -105,6 +105,8 @@ nlohmann::json RunRequest::ToJson() const {
       {"deadline_ms", deadline_ms},
       {"output_limit", output_limit},
       {"max_concurrent", max_concurrent},
+      {"retry", retry},
+      {"prompt_text", prompt_text},
       {"base_revision", base_revision},
       {"with_uncommitted", with_uncommitted},
       {"prompt_file", prompt_file},
@@ -171,6 +173,8 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   ok &= get("deadline_ms", &r.deadline_ms);
   ok &= get("output_limit", &r.output_limit);
   ok &= get("max_concurrent", &r.max_concurrent);
+  ok &= get("retry", &r.retry);
+  ok &= get("prompt_text", &r.prompt_text);
   ok &= get("base_revision", &r.base_revision);
   ok &= get("with_uncommitted", &r.with_uncommitted);
   ok &= get("prompt_file", &r.prompt_file);

@@ -68,6 +68,11 @@ struct RunRequest {
   int64_t deadline_ms = 45 * 60 * 1000;
   uint64_t output_limit = 8ull << 20;
   int max_concurrent = 4;
+  // A job on the shared queue (docs/workers.md): how often it goes back to the queue when its
+  // worker is lost ([defaults] retry), and its prompt, which travels with the request because
+  // the worker that runs it has no access to the submitter's files.
+  int retry = 0;
+  std::string prompt_text;
   std::string base_revision;  // as the user wrote it
   bool with_uncommitted = false;
   std::string prompt_file;  // the job's copy of the prompt, "" if none

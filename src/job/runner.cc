@@ -635,6 +635,13 @@ store::JobRecord JobRun::CollectAndCommit() {
     return Finish(job_.state, job_.state_reason);
   }
   job_.commit = *commit;
+  if (ctx_.publish_commit) {
+    Step("result", "storing the commit as a bundle for the submitting host");
+    if (Status published = ctx_.publish_commit(store_, job_); !published)
+      return Finish(JobState::kFailed, "storing the job's result: " + published.error().ToString(),
+                    ReceiptError{published.error().ToString(), CauseName(published.error().cause()),
+                                 published.error().hint(), ""});
+  }
   receipt_.timings.commit_ms = clock_.SteadyMillis() - start;
   std::string committed =
       std::to_string(changes->changes.size()) + " file(s) committed to " + job_.branch;
@@ -803,6 +810,7 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
 
   std::optional<store::JobRecord> job = TRY(job_store.GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);
+  if (ctx.localize_job) ctx.localize_job(&*job);
   RunRequest request = TRY(RunRequest::FromJson(job->request_json));
   // Every secret value the job could see is masked in whatever it writes to the store.
   std::unique_ptr<MaskingStore> store =

@@ -3,14 +3,27 @@
 #include "job/job_json.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
+#include "job/run_request.h"
 #include "sys/process.h"
 
 namespace berth::job {
 
+namespace {
+
+// The policy's `retry` as the job was submitted with it; 0 when the request does not say.
+int RetryOf(const store::JobRecord& job) {
+  Result<RunRequest> request = RunRequest::FromJson(job.request_json);
+  return request ? request->retry : 0;
+}
+
+}  // namespace
+
 Status ReapStaleJobs(store::Store& store) {
   std::vector<store::JobRecord> live = TRY(store.ListJobs("", /*live_only=*/true, 10000));
   const std::string host = sys::HostId();
-  const int64_t now = sys::WallMillis();
+  // Leases are judged on the store's clock, the clock they were written on: on PostgreSQL the
+  // server's, whatever this host's clock says.
+  const int64_t now = TRY(store.NowMillis());
   for (const store::JobRecord& job : live) {
     std::string reason;
     if (job.owner.host == host && !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
@@ -22,10 +35,24 @@ Status ReapStaleJobs(store::Store& store) {
     }
     if (reason.empty()) continue;
     // Compare-and-set on what was judged: a job that just ended keeps its terminal state, and
-    // a supervisor that took the job over (or renewed its lease) since the read keeps it.
-    Result<bool> changed = store.MarkStale(
-        job.id, store::StaleJudgement{job.state, job.owner, job.lease_expires_at_ms},
-        reason + "; workspace kept at " + job.job_dir, ExitCodeForState(store::JobState::kStale));
+    // a supervisor that took the job over (or renewed its lease) since the read keeps it. The
+    // attempt is part of it, so the rescuer is fenced like any writer.
+    const store::StaleJudgement judged{job.state, job.owner, job.lease_expires_at_ms, job.attempt};
+    if (const int retry = RetryOf(job); job.source != "" && job.requeues < retry) {
+      const std::string why = "requeued after attempt " + std::to_string(job.attempt) + ": " +
+                              reason + " (retry " + std::to_string(job.requeues + 1) + " of " +
+                              std::to_string(retry) + ")";
+      Result<bool> requeued = store.RequeueStale(job.id, judged, why);
+      if (requeued && *requeued)
+        IgnoreError(store.AppendEvent(job.id, "requeued", why),
+                    "events are advisory; the job is back in the queue either way");
+      continue;
+    }
+    std::string where = job.source.empty() ? "; workspace kept at " + job.job_dir
+                                           : "; worker " + job.worker_id + " (attempt " +
+                                                 std::to_string(job.attempt) + ")";
+    Result<bool> changed =
+        store.MarkStale(job.id, judged, reason + where, ExitCodeForState(store::JobState::kStale));
     if (!changed || !*changed) continue;
     IgnoreError(store.AppendEvent(job.id, "stale", reason),
                 "events are advisory; the stale mark above is what counts");

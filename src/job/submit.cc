@@ -107,6 +107,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   r.limits = ResolveLimits(it != pol.agents.end() ? it->second.limits : policy::Limits{},
                            pol.defaults.limits, PhysicalMemoryBytes());
   r.max_concurrent = pol.defaults.max_concurrent_jobs;
+  r.retry = pol.defaults.retry;
   r.backend = WorkspaceBackendOf(pol.defaults.workspace);
   r.env_pass = pol.env.pass;
   r.env_set = pol.env.set;
@@ -153,6 +154,22 @@ Result<std::string> BaseWithUncommitted(git::Repository& repo, const std::string
                  0, "commit or stash the changes to those paths, or choose a --base they apply to");
   }
   return pick.commit;
+}
+
+// What a worker on another host cannot be given: changes that exist only in this working tree,
+// and the host itself.
+Status CheckQueueable(const SubmitOptions& options, const RunRequest& request) {
+  if (options.with_uncommitted)
+    return Error(Cause::kInvalidArgument,
+                 "--with-uncommitted and --queue do not go together: the uncommitted changes "
+                 "exist on this host only",
+                 0, "commit them (on a branch of their own if need be) and queue that commit");
+  if (request.full_access)
+    return Error(Cause::kPolicyDenied,
+                 "a full-access job runs as its submitter on its submitter's host; it cannot be "
+                 "queued for workers",
+                 0, "run it here without --queue");
+  return {};
 }
 
 }  // namespace
@@ -204,6 +221,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   request.state_dir = ctx.state_dir;
   request.extra_hidden = ctx.user.hidden_paths;
 
+  if (options.queue) TRY(CheckQueueable(options, request));
   std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");
   if (options.with_uncommitted) base = TRY(BaseWithUncommitted(repo, options.base, base));
 
@@ -240,8 +258,25 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
     }
     job.branch = branch;
   }
-  job.owner = SelfOwner();
-  job.lease_expires_at_ms = now + kLeaseMillis;
+  if (options.queue) {
+    // Nobody owns a job on the queue until a worker claims it, so no sweep takes it for
+    // stale while it waits; the prompt travels in the request.
+    if (prompt.size() > kMaxQueuedPromptBytes)
+      return Error(Cause::kInvalidArgument, "the prompt is " + std::to_string(prompt.size() >> 10) +
+                                                " KiB; a queued job carries at most " +
+                                                std::to_string(kMaxQueuedPromptBytes >> 10) +
+                                                " KiB");
+    request.prompt_text = prompt;
+    request.auto_land = false;  // landing happens here, by `berth land`, after the worker
+    job.source = options.source.empty() ? repo.workdir() : options.source;
+    if (job.source.front() != '/' && job.source.find("://") == std::string::npos &&
+        job.source.find(':') == std::string::npos)
+      job.source = sys::AbsolutePath(ctx.cwd, job.source);
+    job.max_live = request.max_concurrent;
+  } else {
+    job.owner = SelfOwner();
+    job.lease_expires_at_ms = now + kLeaseMillis;
+  }
   job.created_at_ms = now;
   job.depth = depth;
   job.policy_hash = policy_hash;
@@ -252,7 +287,8 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   TRY(store.CreateJob(job));
   IgnoreError(
       store.AppendEvent(job.id, "queued",
-                        "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo),
+                        "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo +
+                            (options.queue ? ", for workers from " + job.source : "")),
       "the event is a log line; the job is recorded and will run");
   if (accepted != nullptr) *accepted = std::move(request);
   return job;

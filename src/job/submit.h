@@ -32,7 +32,15 @@ struct SubmitOptions {
   // Set by `berth lane`: the agent comes from its flags within the policy (job/lane_submit.h),
   // and `agent` is kLaneAgentName.
   const LaneAgent* lane = nullptr;
+  // --queue: the job goes to the shared queue for `berth worker` (docs/workers.md) instead of
+  // running here. `source` is where workers get the repository (a git URL, or a path they all
+  // can read); "" for this repository's own path.
+  bool queue = false;
+  std::string source;
 };
+
+// The largest prompt a queued job carries in its request.
+inline constexpr size_t kMaxQueuedPromptBytes = 1u << 20;
 
 // Refuses to start a job from inside a job beyond the policy's max_depth (the job's
 // environment carries BERTH_JOB_ID and BERTH_JOB_DEPTH). Cheap: called before anything else.

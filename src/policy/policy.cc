@@ -410,6 +410,8 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
     std::string key_path = Join(path, key.str());
     if (key == "max_concurrent_jobs") {
       out->max_concurrent_jobs = static_cast<int>(TRY(reader.Integer(value, key_path, 1, 256)));
+    } else if (key == "retry") {
+      out->retry = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 10)));
     } else if (key == "deadline") {
       out->deadline_ms = TRY(reader.Duration(value, key_path));
     } else if (key == "output_limit") {
@@ -433,7 +435,7 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
       out->max_depth = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 8)));
     } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &out->limits))) {
       return reader.Unknown(value, key_path,
-                            {"max_concurrent_jobs", "deadline", "output_limit", "network",
+                            {"max_concurrent_jobs", "retry", "deadline", "output_limit", "network",
                              "workspace", "branch", "max_depth", "memory", "pids", "cpus", "disk"});
     }
   }

@@ -49,6 +49,7 @@ struct Limits {
 
 struct Defaults {
   int max_concurrent_jobs = 4;
+  int retry = 0;  // a queued job's requeues after its worker was lost (docs/workers.md)
   int64_t deadline_ms = 45 * 60 * 1000;
   uint64_t output_limit_bytes = 8ull << 20;
   NetworkMode network = NetworkMode::kProvider;

@@ -45,6 +45,7 @@ nlohmann::json PolicyToJson(const Policy& p) {
           {"sha256", p.sha256},
           {"defaults",
            {{"max_concurrent_jobs", d.max_concurrent_jobs},
+            {"retry", d.retry},
             {"deadline_ms", d.deadline_ms},
             {"output_limit_bytes", d.output_limit_bytes},
             {"network", NetworkModeName(d.network)},
