@@ -1,13 +1,13 @@
 // libgit2 without its SSH transport and without Kerberos (Negotiate) authentication.
 //
 // Debian's libgit2.a is built with libssh2 (which needs OpenSSL's libcrypto) and with GSSAPI
-// (which needs the Kerberos libraries). berth never talks to a git remote: it reads and
-// writes local repositories only. Linking those libraries anyway made every berth start map
-// nine more shared libraries, about a millisecond of each `berth sandbox` start
-// (bench/RESULTS.md). So libgit2's references to them are resolved here instead:
-// libssh2_init and libssh2_exit, which git_libgit2_init and its shutdown call, succeed and do
-// nothing; every other entry point ends the process with a message, because reaching one means
-// berth started a network git operation, which it never does.
+// (which needs the Kerberos libraries). berth's libgit2 never talks to a git remote: it reads
+// and writes local repositories only (a worker's mirrors use the git command, src/gitcli/). Linking
+// those libraries anyway made every berth start map nine more shared libraries, about a millisecond
+// of each `berth sandbox` start (bench/RESULTS.md). So libgit2's references to them are resolved
+// here instead: libssh2_init and libssh2_exit, which git_libgit2_init and its shutdown call,
+// succeed and do nothing; every other entry point ends the process with a message, because reaching
+// one means berth started a network git operation, which it never does.
 //
 // libgit2's TLS stream is left out the same way. Its global init, which git_libgit2_init
 // runs, parsed the system's whole CA bundle (about 6 ms of every berth command, and of every

@@ -18,6 +18,13 @@ Result<UniqueFd> CreateFile(const std::string& path, mode_t mode) {
   return fd;
 }
 
+Result<UniqueFd> OpenForAppend(const std::string& path, mode_t mode) {
+  UniqueFd fd(RetryEintr(
+      [&] { return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode); }));
+  if (!fd.valid()) return Error::FromErrno("open " + path, errno);
+  return fd;
+}
+
 Result<bool> CreateFileIfMissing(const std::string& path, mode_t mode) {
   UniqueFd fd(RetryEintr([&] {
     return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);

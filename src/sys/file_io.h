@@ -16,6 +16,9 @@ namespace berth::sys {
 // open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode).
 Result<UniqueFd> CreateFile(const std::string& path, mode_t mode);
 
+// open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode): a log a child writes to.
+Result<UniqueFd> OpenForAppend(const std::string& path, mode_t mode);
+
 // Creates an empty `path` with `mode` unless something already exists there (O_EXCL; a
 // symlink is not followed). True when it created the file.
 Result<bool> CreateFileIfMissing(const std::string& path, mode_t mode);
