@@ -124,6 +124,10 @@ int Show(Session& s, const JobsOptions& o) {
   fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
              j->state_reason.empty() ? "" : " (" + EscapeControls(j->state_reason) + ")");
   if (position) fmt::print("queue    {}\n", QueueText(*position));
+  if (!j->source.empty())
+    fmt::print("workers  from {}; attempt {}{}{}\n", EscapeControls(j->source), j->attempt,
+               j->worker_id.empty() ? "" : " on worker " + j->worker_id,
+               j->requeues > 0 ? ", requeued " + std::to_string(j->requeues) + "x" : "");
   fmt::print("agent    {} ({})\nrepo     {}\nbase     {}\n", j->agent, j->provider, j->repo,
              j->base);
   if (std::string access = job::AccessLine(job::AccessJsonOfRecord(*j)); !access.empty())

@@ -22,6 +22,7 @@
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
 #include "cli/sandbox_command.h"
+#include "cli/worker_command.h"
 #include "git/repository.h"
 #include "store/open_store.h"
 #include "sys/process.h"
@@ -53,7 +54,9 @@ std::string NamedSubcommand(const std::vector<std::string>& args) {
                                  "integrate",
                                  "mcp",
                                  "hook",
-                                 "compact-snapshot"};
+                                 "compact-snapshot",
+                                 "worker",
+                                 "worker-job"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -144,6 +147,8 @@ int main(int argc, char** argv) {
   if (want({"supervise"})) AddSuperviseCommand(app, &supervised_job);
   CompactOptions compact;
   if (want({"compact-snapshot"})) AddCompactCommand(app, &compact);
+  WorkerCommandOptions worker;
+  if (want({"worker", "worker-job"})) AddWorkerCommands(app, &worker);
   // Dispatched above, before CLI11; listed here so that `berth --help` names it.
   if (named.empty())
     app.add_subcommand("lane", "Run one pstack-runner lane as a job (berth lane --help)")
@@ -186,6 +191,8 @@ int main(int argc, char** argv) {
   if (chosen == "run") return RunRunCommand(global, run, command);
   if (chosen == "supervise") return RunSuperviseCommand(global, supervised_job);
   if (chosen == "compact-snapshot") return RunCompactCommand(global, compact);
+  if (chosen == "worker") return RunWorkerCommand(global, worker);
+  if (chosen == "worker-job") return RunWorkerJobCommand(global, worker);
   if (chosen == "init") return RunInitCommand(global, policy);
   if (chosen == "policy") return RunPolicyCheckCommand(global, policy);
   if (chosen == "gc") return RunGcCommand(global, gc);

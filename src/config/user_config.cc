@@ -195,4 +195,10 @@ std::string StateDir(const std::string& override_dir, const std::string& home) {
   return sys::NormalizePath(base + "/berth");
 }
 
+std::string MirrorRoot(const std::string& home) {
+  std::string base = sys::EnvironmentPath("XDG_DATA_HOME");
+  if (base.empty()) base = home + "/.local/share";
+  return sys::NormalizePath(base + "/berth/mirrors");
+}
+
 }  // namespace berth::config

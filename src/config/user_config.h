@@ -51,4 +51,9 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
 // ${BERTH_STATE_DIR}, else ${XDG_STATE_HOME:-~/.local/state}/berth; `override` wins.
 std::string StateDir(const std::string& override_dir, const std::string& home);
 
+// Where `berth worker` keeps its mirrors by default: $XDG_DATA_HOME/berth/mirrors, else
+// ~/.local/share/berth/mirrors. Not under the state dir, which every sandbox hides: a job's
+// workspace appears at its mirror's path.
+std::string MirrorRoot(const std::string& home);
+
 }  // namespace berth::config

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "gitcli/bundle.h"
+#include "gitcli/git_command.h"
 #include "job/job_json.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
@@ -346,6 +348,29 @@ Status RecoverInterruptedLands(store::Store& store, git::Repository& repo) {
   return {};
 }
 
+// A job a worker ran has its commit in the store, as a bundle (docs/workers.md "Results"):
+// taken into the repository as the job branch, unless the branch is there already.
+namespace {
+Status TakeInResult(const JobContext& ctx, store::Store& store, const store::JobRecord& job,
+                    git::Repository& repo) {
+  if (TRY(repo.BranchTarget(job.branch)) == job.commit) return {};
+  std::optional<store::JobResult> result = TRY(store.GetResult(job.id));
+  if (!result || result->commit != job.commit)
+    return Error(Cause::kUnavailable,
+                 "job " + job.id +
+                     " ran on a worker, and the store holds no result for its commit " +
+                     job.commit->substr(0, 12),
+                 0, "see `berth logs " + job.id + "`: the worker's events say what it stored");
+  const gitcli::GitCommand git = TRY(gitcli::GitCommand::Find(ctx.environ));
+  TRY(sys::MakeDirs(ctx.state_dir, 0700));
+  const std::string scratch = TRY(sys::MakeTempDir(ctx.state_dir, "result-"));
+  Status taken =
+      gitcli::ImportBundle(git, repo.workdir(), result->bundle, job.branch, *job.commit, scratch);
+  IgnoreError(sys::RemoveTree(scratch), "scratch under the state dir; gc would not miss it");
+  return taken;
+}
+}  // namespace
+
 Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store::JobRecord& job_in,
                         const LandOptions& options) {
   LandResult result;
@@ -362,6 +387,7 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   if (!job_in.commit) return Refuse(result, "job " + job_in.id + " has no commit");
   git::InitLibgit2();
   git::Repository repo = TRY(git::Repository::Discover(job_in.repo));
+  if (!job_in.source.empty()) TRY(TakeInResult(ctx, store, job_in, repo));
   Result<policy::Policy> loaded = policy::LoadPolicy(repo.workdir());
   std::optional<policy::Policy> pol;
   if (loaded) {

@@ -218,10 +218,10 @@ class SandboxTest : public ::testing::Test {
   // Starts a PausedProcess that TearDown kills and reaps; returns its pid, or -1 after
   // recording a failure.
   pid_t StartPausedProcess();
-
- private:
+  // What every berth run of Run() and Start() gets: PATH, HOME and BERTH_STATE_DIR.
   EnvVars BaseEnv() const;
 
+ private:
   std::string root_;
   std::string ws_;
   std::string home_;

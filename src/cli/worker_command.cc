@@ -1,0 +1,81 @@
+#include "cli/worker_command.h"
+
+#include <fmt/core.h>
+
+#include "cli/output.h"
+#include "config/user_config.h"
+#include "job/job_json.h"
+#include "job/outcome.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+#include "worker/claimed_job.h"
+#include "worker/localize.h"
+#include "worker/worker.h"
+
+namespace berth::cli {
+
+namespace {
+
+// "2026-12-03T14:05:09Z berth worker: LINE" on stderr: a daemon's log, read by journald or a
+// container runtime, which keep their own time too; ours stays for files.
+void LogLine(const std::string& line) {
+  fmt::print(stderr, "{} berth worker: {}\n", job::IsoTime(sys::WallMillis()), line);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+void AddWorkerCommands(CLI::App& app, WorkerCommandOptions* o) {
+  CLI::App* sub = app.add_subcommand(
+      "worker", "Run jobs from the shared queue (berth run --queue) on this host");
+  sub->add_option("--slots", o->slots, "jobs to run at once (default 1)")
+      ->check(CLI::Range(1, 256));
+  sub->add_option(
+      "--repo-root", o->repo_root,
+      "where the mirrors of the repositories live (default ~/.local/share/berth/mirrors)");
+  sub->add_option("--poll", o->poll_ms, "read the queue every MS milliseconds when not woken")
+      ->check(CLI::Range(50, 60000));
+  sub->add_flag("--drain", o->drain, "exit once the queue has nothing more for this worker");
+
+  CLI::App* job = app.add_subcommand("worker-job", "");  // internal: one claimed job
+  job->group("");
+  job->add_option("job", o->job_id)->required();
+  job->add_option("--attempt", o->attempt)->required();
+  job->add_option("--worker", o->worker_id)->required();
+  job->add_option("--mirror", o->mirror)->required();
+}
+
+int RunWorkerCommand(const GlobalOptions& global, const WorkerCommandOptions& options) {
+  Result<job::JobContext> ctx = MakeJobContext(global);
+  if (!ctx) return Fail(ctx.error(), Format::kHuman);
+  worker::WorkerOptions w;
+  w.slots = options.slots;
+  w.repo_root = options.repo_root.empty() ? config::MirrorRoot(ctx->identity.home)
+                                          : sys::AbsolutePath(ctx->cwd, options.repo_root);
+  w.poll_ms = options.poll_ms;
+  w.drain = options.drain;
+  w.log = LogLine;
+  return worker::RunWorker(*ctx, std::move(w));
+}
+
+int RunWorkerJobCommand(const GlobalOptions& global, const WorkerCommandOptions& options) {
+  Result<job::JobContext> ctx = MakeJobContext(global);
+  if (!ctx) {
+    PrintError(ctx.error());
+    return ExitCodeFor(ctx.error());
+  }
+  worker::ClaimedJob claimed;
+  claimed.claim = store::Claim{options.job_id, options.attempt, options.worker_id};
+  claimed.mirror = options.mirror;
+  claimed.job_dir = worker::LocalJobDir(ctx->state_dir, options.job_id, options.attempt);
+  Result<store::JobRecord> done = worker::RunClaimedJob(*ctx, claimed, LogLine);
+  if (!done) {
+    PrintError(done.error());
+    return job::kExitFailed;
+  }
+  LogLine("job " + done->id + " " + store::JobStateName(done->state) +
+          (done->state_reason.empty() ? "" : ": " + done->state_reason));
+  return done->exit_code.value_or(job::ExitCodeForState(done->state));
+}
+
+}  // namespace berth::cli

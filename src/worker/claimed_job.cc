@@ -1,0 +1,62 @@
+#include "worker/claimed_job.h"
+
+#include <memory>
+#include <utility>
+
+#include "gitcli/bundle.h"
+#include "gitcli/git_command.h"
+#include "job/agent_launcher.h"
+#include "job/clock.h"
+#include "job/job_run.h"
+#include "job/runner.h"
+#include "store/open_store.h"
+#include "store/store.h"
+#include "sys/fs.h"
+#include "worker/fence_watch.h"
+#include "worker/localize.h"
+
+namespace berth::worker {
+
+namespace {
+
+Result<std::unique_ptr<store::Store>> OpenFenced(const std::string& location,
+                                                 const store::Claim& claim,
+                                                 const FenceWatch::Log& log) {
+  std::unique_ptr<store::Store> store = TRY(store::OpenStore(location));
+  TRY(store->Fence(claim));
+  return std::unique_ptr<store::Store>(std::make_unique<FenceWatch>(std::move(store), log));
+}
+
+}  // namespace
+
+Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& claimed,
+                                       const std::function<void(const std::string&)>& log) {
+  const store::Claim& claim = claimed.claim;
+  LocalJob local{claimed.mirror, claimed.job_dir,
+                 TRY(sys::ReadFile(claimed.job_dir + "/" + kLocalRequestFile))};
+  std::unique_ptr<store::Store> job_store = TRY(OpenFenced(ctx.store_location, claim, log));
+  std::unique_ptr<store::Store> lease_store = TRY(OpenFenced(ctx.store_location, claim, log));
+  const gitcli::GitCommand git = TRY(gitcli::GitCommand::Find(ctx.environ));
+
+  std::optional<store::JobRecord> job = TRY(job_store->GetJob(claim.job_id));
+  if (!job) return Error(Cause::kNotFound, "no job " + claim.job_id);
+  // The mirror is this worker's: a job branch in it is an earlier attempt's, never a result
+  // anyone lands (results travel as bundles), and this attempt makes its own.
+  if (claim.attempt > 1)
+    IgnoreError(git.Run(local.mirror, {"update-ref", "-d", "refs/heads/" + job->branch}),
+                "a branch that does not exist is what this wants anyway");
+
+  ctx.auto_land = nullptr;  // the submitting host lands
+  ctx.localize_job = [local](store::JobRecord* record) { ApplyLocalJob(local, record); };
+  ctx.publish_commit = [&git, &local, &claim](store::Store& store,
+                                              const store::JobRecord& done) -> Status {
+    std::string bundle = TRY(gitcli::CreateBundle(git, local.mirror, done.branch, done.base,
+                                                  store::kMaxResultBytes, local.job_dir));
+    return store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
+                                            done.commit.value_or(""), std::move(bundle), 0});
+  };
+  const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
+  return job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr);
+}
+
+}  // namespace berth::worker

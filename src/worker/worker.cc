@@ -1,0 +1,244 @@
+#include "worker/worker.h"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "gitcli/mirror.h"
+#include "job/lease.h"
+#include "job/masking_store.h"
+#include "job/outcome.h"
+#include "job/stale.h"
+#include "store/queue_waker.h"
+#include "sys/atomic_file.h"
+#include "sys/file_io.h"
+#include "sys/process.h"
+#include "sys/signal_latch.h"
+#include "sys/spawn.h"
+#include "worker/claimed_job.h"
+#include "worker/localize.h"
+#include "worker/worker_id.h"
+
+namespace berth::worker {
+
+namespace {
+
+struct Running {
+  std::string job_id;
+  int attempt = 0;
+  sys::Process process;
+};
+
+class Worker {
+ public:
+  Worker(const job::JobContext& ctx, WorkerOptions options, store::Store& store,
+         gitcli::Mirrors mirrors)
+      : ctx_(ctx), options_(std::move(options)), store_(store), mirrors_(std::move(mirrors)) {}
+
+  // One round: reap ended children, sweep when due, claim while a slot is free. Returns
+  // false when the queue had nothing this worker could take.
+  bool Round(bool stopping);
+  bool idle() const { return running_.empty(); }
+  void SignalJobs(int signal) {
+    for (Running& r : running_) IgnoreError(r.process.Signal(signal), "it may have ended");
+  }
+
+ private:
+  void Log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+  void Reap();
+  // Takes one job; false when there was none this worker could take.
+  bool ClaimOne();
+  // Starts a claimed job's supervisor, or gives the job back to the queue with the reason.
+  void Start(const store::JobRecord& job);
+  void GiveBack(const store::JobRecord& job, const std::string& why);
+  std::vector<std::string> Skipped();
+
+  const job::JobContext& ctx_;
+  const WorkerOptions options_;
+  store::Store& store_;
+  gitcli::Mirrors mirrors_;
+  std::vector<Running> running_;
+  std::map<std::string, int64_t> cannot_run_;  // job id -> until (steady ms)
+  int64_t last_sweep_ = 0;
+};
+
+std::vector<std::string> Worker::Skipped() {
+  const int64_t now = sys::MonotonicMillis();
+  std::vector<std::string> ids;
+  for (auto it = cannot_run_.begin(); it != cannot_run_.end();) {
+    if (it->second <= now) {
+      it = cannot_run_.erase(it);
+    } else {
+      ids.push_back(it->first);
+      ++it;
+    }
+  }
+  return ids;
+}
+
+void Worker::Reap() {
+  for (auto it = running_.begin(); it != running_.end();) {
+    Result<std::optional<sys::ExitStatus>> ended = it->process.TryWait();
+    if (ended && !ended->has_value()) {
+      ++it;
+      continue;
+    }
+    std::string how = !ended ? ended.error().ToString()
+                      : (*ended)->signaled
+                          ? std::string("killed by ") + sys::SignalName((*ended)->signal)
+                          : "exit " + std::to_string((*ended)->code);
+    Log("job " + it->job_id + " (attempt " + std::to_string(it->attempt) + ") ended: " + how);
+    it = running_.erase(it);
+  }
+}
+
+void Worker::GiveBack(const store::JobRecord& job, const std::string& why) {
+  const std::string reason = "worker " + options_.worker_id + " cannot run it: " + why;
+  Log("job " + job.id + ": " + reason);
+  cannot_run_[job.id] = sys::MonotonicMillis() + kCannotRunRetryMillis;
+  Result<bool> released =
+      store_.ReleaseClaim(store::Claim{job.id, job.attempt, options_.worker_id}, reason);
+  if (!released) Log("job " + job.id + ": giving it back failed: " + released.error().ToString());
+}
+
+void Worker::Start(const store::JobRecord& job) {
+  IgnoreError(store_.AppendEvent(job.id, "claimed",
+                                 "worker " + options_.worker_id + " on " + sys::Hostname() +
+                                     ", attempt " + std::to_string(job.attempt)),
+              "events narrate; the claim is in the record");
+  Result<std::string> mirror = mirrors_.Ensure(job.source, job.base);
+  if (!mirror) return GiveBack(job, mirror.error().ToString());
+  Result<LocalJob> local = LocalizeJob(ctx_, job, *mirror);
+  if (!local) return GiveBack(job, local.error().ToString());
+  if (Status written =
+          sys::WriteFileAtomic(local->job_dir + "/" + kLocalRequestFile, local->request_json, 0600);
+      !written)
+    return GiveBack(job, written.error().ToString());
+  Result<sys::UniqueFd> log = sys::OpenForAppend(local->job_dir + "/supervisor.log", 0600);
+  if (!log) return GiveBack(job, log.error().ToString());
+  sys::SpawnOptions spawn;
+  // The store's location reaches the child as BERTH_STORE, never on its command line.
+  spawn.argv = {ctx_.self_exe,
+                "--state-dir",
+                ctx_.state_dir,
+                "worker-job",
+                job.id,
+                "--attempt",
+                std::to_string(job.attempt),
+                "--worker",
+                options_.worker_id,
+                "--mirror",
+                *mirror};
+  spawn.inherit_env = true;
+  spawn.stdio[0] = sys::kDevNull;
+  spawn.stdio[1] = log->get();
+  spawn.stdio[2] = log->get();
+  Result<sys::Process> child = sys::Spawn(spawn);
+  if (!child) return GiveBack(job, "starting its supervisor: " + child.error().ToString());
+  Log("job " + job.id + " (attempt " + std::to_string(job.attempt) + ", agent " + job.agent +
+      ") runs as pid " + std::to_string(child->pid()));
+  running_.push_back(Running{job.id, job.attempt, std::move(*child)});
+}
+
+bool Worker::ClaimOne() {
+  store::ClaimRequest request;
+  request.worker_id = options_.worker_id;
+  request.owner = job::SelfOwner();
+  request.lease_ms = job::kLeaseMillis;
+  request.skip = Skipped();
+  Result<std::optional<store::JobRecord>> claimed = store_.ClaimJob(request);
+  if (!claimed) {
+    Log("claiming a job failed: " + claimed.error().ToString());
+    return false;
+  }
+  if (!claimed->has_value()) return false;
+  Start(**claimed);
+  return true;
+}
+
+bool Worker::Round(bool stopping) {
+  Reap();
+  if (const int64_t now = sys::MonotonicMillis(); now - last_sweep_ >= kSweepMillis) {
+    last_sweep_ = now;
+    if (Status swept = job::ReapStaleJobs(store_); !swept)
+      Log("sweeping for stale jobs failed: " + swept.error().ToString());
+  }
+  bool took = false;
+  while (!stopping && static_cast<int>(running_.size()) < options_.slots) {
+    if (!ClaimOne()) break;
+    took = true;
+  }
+  return took || static_cast<int>(running_.size()) >= options_.slots;
+}
+
+}  // namespace
+
+int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
+  auto log = [&options](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+  if (options.worker_id.empty()) options.worker_id = NewWorkerId();
+  if (options.slots < 1) options.slots = 1;
+
+  Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(ctx);
+  if (!store) {
+    log("cannot open the job store: " + store.error().ToString());
+    return job::kExitUnavailable;
+  }
+  Result<gitcli::GitCommand> git = gitcli::GitCommand::Find(ctx.environ);
+  if (!git) {
+    log(git.error().ToString());
+    return job::kExitUnavailable;
+  }
+  Result<sys::SignalLatch> latch = sys::SignalLatch::Install();
+  if (!latch) {
+    log(latch.error().ToString());
+    return job::kExitFailed;
+  }
+  std::unique_ptr<store::QueueWaker> waker;
+  auto open_waker = [&] {
+    Result<std::unique_ptr<store::QueueWaker>> opened = store::OpenQueueWaker(ctx.store_location);
+    if (opened) {
+      waker = std::move(*opened);
+    } else {
+      log("not woken by the store, polling every " + std::to_string(options.poll_ms) +
+          " ms: " + opened.error().ToString());
+    }
+  };
+  open_waker();
+  log("worker " + options.worker_id + ": " + std::to_string(options.slots) +
+      " slot(s), mirrors in " + options.repo_root);
+
+  Worker worker(ctx, options, **store, gitcli::Mirrors(options.repo_root, std::move(*git)));
+  bool stopping = false;
+  while (true) {
+    for (int signal : latch->Drain()) {
+      if (!stopping) {
+        stopping = true;
+        log(std::string(sys::SignalName(signal)) +
+            ": claiming no more jobs; waiting for the running ones (again to cancel them)");
+      } else {
+        worker.SignalJobs(signal);  // forwarded: the supervisors end their jobs as cancelled
+      }
+    }
+    const bool busy = worker.Round(stopping);
+    if ((stopping || (options.drain && !busy)) && worker.idle()) break;
+    // Ended children are reaped on the next round: a short tick while jobs run.
+    const int wait_ms = worker.idle() ? options.poll_ms : std::min(options.poll_ms, 250);
+    Result<int> ready =
+        sys::PollReadable({latch->fd(), waker != nullptr ? waker->fd() : -1}, wait_ms);
+    if (ready && *ready == 1 && waker != nullptr) {
+      if (Result<bool> woken = waker->Take(); !woken) {
+        log("lost the store's wake-ups, polling: " + woken.error().ToString());
+        waker.reset();
+      }
+    }
+    if (waker == nullptr && !stopping) open_waker();
+  }
+  log("worker " + options.worker_id + " stopped");
+  return 0;
+}
+
+}  // namespace berth::worker

@@ -1,0 +1,426 @@
+// End-to-end tests of the shared queue (docs/workers.md): the real berth binary submits with
+// `berth run --queue` against a fresh PostgreSQL database of the test cluster, real `berth
+// worker` daemons (each with a state directory of its own, as if on another host) claim and
+// run the jobs in their mirrors, and the submitting side lands what they stored. Without
+// PostgreSQL the tests are skipped loudly (failed when CI=true), as postgres_testing decides.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/open_store.h"
+#include "store/postgres_testing.h"
+#include "store/store.h"
+#include "tests/e2e/e2e_util.h"
+#include "tests/e2e/jobs_fixture.h"
+
+namespace berth::e2e {
+namespace {
+
+using store::testing::PostgresDatabase;
+
+// Jobs for workers may run several at once; a lost worker's job gets one more attempt.
+constexpr char kQueuePolicy[] = R"(version = 1
+[defaults]
+max_concurrent_jobs = 8
+retry = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**"]
+# Runs on the worker, in its sandbox, on the job's commit.
+[[verify]]
+name = "main-exists"
+argv = ["sh", "-c", "test -f src/main.c"]
+)";
+
+class WorkersE2eTest : public JobsTest {
+ protected:
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    BERTH_CREATE_POSTGRES_DATABASE_OR_SKIP(db_);
+  }
+  void TearDown() override {
+    for (pid_t pid : stopped_) kill(pid, SIGCONT);
+    workers_.clear();  // killed and reaped
+    JobsTest::TearDown();
+  }
+  std::string InitialPolicy() const override { return kQueuePolicy; }
+
+  const std::string& url() const { return db_->url(); }
+  std::string WorkerState(const std::string& name) const { return root() + "/worker-" + name; }
+
+  // `berth --store URL ARGS` as the submitter, in the repository.
+  RunResult Submitter(const std::vector<std::string>& args) const {
+    std::vector<std::string> all = {"--store", url()};
+    all.insert(all.end(), args.begin(), args.end());
+    return Berth(all);
+  }
+
+  // `berth run --queue --json implement -- sh AGENTS/SCRIPT ARGS`: the queued job's id.
+  std::string Queue(const std::string& script, const std::vector<std::string>& script_args,
+                    const std::vector<std::string>& options = {}) {
+    std::vector<std::string> run = {"--store", url()};
+    std::vector<std::string> queued =
+        RunArgs({"--queue", "--json"}, "implement", script, script_args);
+    queued.insert(queued.begin() + 1, options.begin(), options.end());
+    run.insert(run.end(), queued.begin(), queued.end());
+    RunResult result = Berth(run);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    json job = ParseJson(result.out);
+    EXPECT_EQ(GetStr(job, "state"), "queued") << result.Describe();
+    return GetStr(job, "id");
+  }
+
+  std::vector<std::string> WorkerArgs(const std::string& name,
+                                      const std::vector<std::string>& options) const {
+    std::vector<std::string> args = {"--state-dir", WorkerState(name), "--store", url(),
+                                     "worker",      "--poll",          "100"};
+    args.insert(args.end(), options.begin(), options.end());
+    return args;
+  }
+
+  // A worker that drains the queue and exits.
+  RunResult DrainWith(const std::string& name, const std::vector<std::string>& options = {}) {
+    std::vector<std::string> args = WorkerArgs(name, options);
+    args.push_back("--drain");
+    return Berth(args);
+  }
+
+  // A worker daemon in the background, its output in <root>/worker-NAME.log.
+  void StartWorker(const std::string& name, const std::vector<std::string>& options = {}) {
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" >>\"$0\" 2>&1",
+                                     root() + "/worker-" + name + ".log", BERTH_BINARY};
+    std::vector<std::string> args = WorkerArgs(name, options);
+    argv.insert(argv.end(), args.begin(), args.end());
+    EnvVars env = BaseEnv();
+    env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
+    workers_[name] = std::make_unique<RunningProgram>(StartProgram(argv, env, ws()));
+  }
+  std::string WorkerLog(const std::string& name) const {
+    return ReadText(root() + "/worker-" + name + ".log");
+  }
+
+  json Show(const std::string& id) const {
+    RunResult result = Submitter({"show", id, "--json"});
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    return ParseJson(result.out);
+  }
+  json WaitFor(const std::string& id, const std::function<bool(const json&)>& done,
+               const std::string& what, std::chrono::milliseconds limit = kStateWait) const {
+    json job;
+    bool ok = WaitUntil(
+        [&] {
+          job = Show(id);
+          return done(job);
+        },
+        limit);
+    EXPECT_TRUE(ok) << "job " << id << " never " << what << "; last seen:\n" << job.dump(2);
+    return job;
+  }
+
+  std::unique_ptr<store::Store> OpenDb() const {
+    Result<std::unique_ptr<store::Store>> store = store::OpenStore(url());
+    CHECK(store.has_value());
+    return std::move(*store);
+  }
+
+  // Stops (SIGSTOP) a worker and the job supervisors it started: a host that froze.
+  void Freeze(const std::string& name) {
+    for (pid_t pid : ProcessesWithArgument(WorkerState(name))) {
+      // One that ended since the listing is no longer there to stop.
+      if (kill(pid, SIGSTOP) == 0) {
+        stopped_.push_back(pid);
+      } else {
+        EXPECT_EQ(errno, ESRCH) << std::strerror(errno);
+      }
+    }
+  }
+  void Thaw() {
+    for (pid_t pid : stopped_) kill(pid, SIGCONT);
+    stopped_.clear();
+  }
+
+  std::unique_ptr<PostgresDatabase> db_;
+  std::map<std::string, std::unique_ptr<RunningProgram>> workers_;
+  std::vector<pid_t> stopped_;
+};
+
+TEST_F(WorkersE2eTest, AWorkerRunsAQueuedJobAndTheSubmitterLandsIt) {
+  const std::string id = Queue("edit.sh", {}, {"-p", "fix it from afar"});
+  // Nobody owns a queued job: no sweep may take it for stale while it waits.
+  json queued = Show(id);
+  EXPECT_EQ(GetStr(queued, "state"), "queued");
+  EXPECT_EQ(Get(queued, "owner.pid"), 0) << queued.dump(2);
+
+  RunResult worker = DrainWith("a");
+  ASSERT_EQ(worker.exit_code, 0) << worker.Describe();
+  EXPECT_TRUE(Contains(worker.err, "runs as pid")) << worker.Describe();
+
+  json done = Show(id);
+  ASSERT_EQ(GetStr(done, "state"), "completed") << done.dump(2);
+  const std::string commit = GetStr(done, "commit");
+  ASSERT_EQ(commit.size(), 40u) << done.dump(2);
+  // The job ran in the worker's own directories; the submitter's repository has no branch.
+  EXPECT_TRUE(PathExists(WorkerState("a") + "/jobs/" + id + "-1/receipt.json"));
+  EXPECT_FALSE(BranchExists(id));
+  EXPECT_FALSE(PathExists(JobDir(id) + "/receipt.json"));
+
+  // The result travelled as a bundle in the store; landing takes it in and lands it.
+  RunResult landed = Submitter({"land", id, "--json"});
+  ASSERT_EQ(landed.exit_code, 0) << landed.Describe();
+  EXPECT_EQ(GitOut({"rev-parse", "refs/heads/berth/" + id}), commit);
+  EXPECT_EQ(GitOut({"show", "main:src/new.c"}), "int added(void) { return 2; }");
+  // The prompt travelled with the request.
+  EXPECT_EQ(GitOut({"show", "main:src/prompt.txt"}), "fix it from afar");
+  EXPECT_TRUE(Get(Show(id), "landed_commit").is_string());
+}
+
+TEST_F(WorkersE2eTest, AJobNoWorkerCanRunStaysQueuedWithTheReason) {
+  const std::string id = Queue("edit.sh", {}, {"--source", root() + "/no-such-repository"});
+  RunResult worker = DrainWith("a");
+  ASSERT_EQ(worker.exit_code, 0) << worker.Describe();
+  json job = Show(id);
+  EXPECT_EQ(GetStr(job, "state"), "queued") << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "cannot run it")) << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "no-such-repository")) << job.dump(2);
+}
+
+TEST_F(WorkersE2eTest, QueueRefusesWhatOnlyThisHostHas) {
+  RunResult uncommitted =
+      Submitter(RunArgs({"--queue", "--with-uncommitted"}, "implement", "edit.sh"));
+  EXPECT_EQ(uncommitted.exit_code, 64) << uncommitted.Describe();
+  EXPECT_TRUE(Contains(uncommitted.err, "exist on this host only")) << uncommitted.Describe();
+  RunResult no_wait = Submitter(RunArgs({"--queue", "--no-wait"}, "implement", "edit.sh"));
+  EXPECT_EQ(no_wait.exit_code, 64) << no_wait.Describe();
+  RunResult source = Submitter(RunArgs({"--source", "/srv/x"}, "implement", "edit.sh"));
+  EXPECT_EQ(source.exit_code, 64) << source.Describe();
+}
+
+TEST_F(WorkersE2eTest, CancelReachesTheWorkerWithinSeconds) {
+  const std::string token = Token();
+  const std::string id = Queue("sleep.sh", {token});
+  StartWorker("a");
+  WaitFor(
+      id, [](const json& j) { return GetStr(j, "state") == "running"; }, "ran");
+  ASSERT_TRUE(WaitUntil([&] { return ProcessesWithArgument(token).size() >= 1; }, kStateWait));
+  const auto asked = std::chrono::steady_clock::now();
+  RunResult cancelled = Submitter({"cancel", id});
+  EXPECT_EQ(cancelled.exit_code, 0) << cancelled.Describe();
+  EXPECT_TRUE(WaitUntil([&] { return ProcessesWithArgument(token).empty(); }, seconds(10)))
+      << "the agent still runs after the cancel";
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, seconds(10));
+  EXPECT_EQ(GetStr(Show(id), "state"), "cancelled");
+}
+
+// A worker whose host froze past its lease loses the job: the rescuer gives it to the queue
+// (retry = 1), another worker runs it to the end, and every write the frozen one makes when
+// it wakes is refused and logged. The job ends once and lands once.
+TEST_F(WorkersE2eTest, AFrozenWorkersJobIsRunByAnotherAndItsLateWritesAreRefused) {
+  const std::string token = Token();
+  const std::string id = Queue("slow.sh", {"4", token, "once"});
+  StartWorker("a");
+  WaitFor(
+      id, [](const json& j) { return GetStr(j, "state") == "running"; }, "ran");
+  Freeze("a");
+  // Worker b sweeps: once a's lease (30 s) runs out, b requeues the job and runs attempt 2.
+  StartWorker("b");
+  json done = WaitFor(
+      id, [](const json& j) { return GetStr(j, "state") == "completed"; }, "completed on b",
+      seconds(75));
+  EXPECT_EQ(GetInt(done, "queue.attempt"), 2) << done.dump(2);
+  Thaw();
+  // a's supervisor wakes, finds the job gone and stops; its late writes are refused.
+  const std::string a_log = WorkerState("a") + "/jobs/" + id + "-1/supervisor.log";
+  EXPECT_TRUE(
+      WaitUntil([&] { return Contains(ReadText(a_log), "refused a late write"); }, seconds(20)))
+      << ReadText(a_log);
+  json after = Show(id);
+  EXPECT_EQ(GetStr(after, "state"), "completed");
+  EXPECT_EQ(GetInt(after, "queue.attempt"), 2);
+  std::unique_ptr<store::Store> db = OpenDb();
+  std::optional<store::JobResult> result = *db->GetResult(id);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->attempt, 2);
+  RunResult landed = Submitter({"land", id});
+  ASSERT_EQ(landed.exit_code, 0) << landed.Describe();
+  EXPECT_EQ(GitOut({"show", "main:src/slow-once.c"}), "int slow(void) { return 0; }");
+}
+
+// The issue's proof at scale: two submitters queue 200 jobs, three workers run them; one
+// worker is killed (SIGKILL, with its job supervisors) mid-job and another frozen (SIGSTOP)
+// past its lease. Every job ends exactly once, completed, none runs to completion twice, the
+// frozen worker's late writes are refused and logged, and every job lands on its submitter's
+// repository.
+class WorkersChaosE2eTest : public WorkersE2eTest {
+ protected:
+  std::string InitialPolicy() const override {
+    std::string policy = kQueuePolicy;
+    // Lost at most twice (killed, then frozen): every job must still complete.
+    const std::string once = "retry = 1";
+    policy.replace(policy.find(once), once.size(), "retry = 2");
+    return policy;
+  }
+
+  // The second submitter: a clone of the repository with a state directory of its own.
+  RunResult Second(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {BERTH_BINARY, "--store", url()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    EnvVars env = BaseEnv();
+    env.emplace_back("BERTH_STATE_DIR", root() + "/state-second");
+    env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
+    return RunProgram(argv, env, second_);
+  }
+
+  // The jobs whose supervisors worker NAME runs now (`berth worker-job ID ...`).
+  std::set<std::string> HeldBy(const std::string& name) const {
+    std::set<std::string> ids;
+    for (pid_t pid : ProcessesWithArgument(WorkerState(name))) {
+      std::string cmdline = ReadText("/proc/" + std::to_string(pid) + "/cmdline");
+      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+      const size_t at = cmdline.find(" worker-job ");
+      if (at == std::string::npos) continue;
+      const size_t id_at = at + std::string(" worker-job ").size();
+      ids.insert(cmdline.substr(id_at, cmdline.find(' ', id_at) - id_at));
+    }
+    return ids;
+  }
+
+  std::string second_;
+};
+
+TEST_F(WorkersChaosE2eTest, EveryJobEndsOnceAndLandsThoughWorkersDieAndFreeze) {
+  constexpr int kPerSubmitter = 100;
+  second_ = root() + "/second";
+  ASSERT_EQ(Git({"clone", "-q", ws(), second_}).exit_code, 0);
+  // id -> the file its agent adds. Every tenth job takes 3 s, so that the workers hold live
+  // jobs long enough to be caught holding them.
+  std::map<std::string, std::string> first_jobs;
+  std::map<std::string, std::string> second_jobs;
+  const std::string token = Token();
+  auto agent = [&](const std::string& name, int i) {
+    return i % 10 == 0
+               ? std::pair<std::string, std::vector<std::string>>{"slow.sh", {"3", token, name}}
+               : std::pair<std::string, std::vector<std::string>>{"stamp.sh", {name}};
+  };
+  auto file_of = [](const std::string& name, int i) {
+    return (i % 10 == 0 ? "src/slow-" : "src/stamp-") + name + ".c";
+  };
+  for (int i = 0; i < kPerSubmitter; ++i) {
+    const std::string a = "a" + std::to_string(i);
+    auto [a_script, a_args] = agent(a, i);
+    first_jobs[Queue(a_script, a_args)] = file_of(a, i);
+    const std::string b = "b" + std::to_string(i);
+    auto [b_script, b_args] = agent(b, i);
+    RunResult queued = Second(RunArgs({"--queue", "--json"}, "implement", b_script, b_args));
+    ASSERT_EQ(queued.exit_code, 0) << queued.Describe();
+    second_jobs[GetStr(ParseJson(queued.out), "id")] = file_of(b, i);
+  }
+  for (const char* name : {"a", "b", "c"}) StartWorker(name, {"--slots", "2"});
+
+  // a dies mid-job, its supervisors and sandboxes with it.
+  ASSERT_TRUE(WaitUntil([&] { return !HeldBy("a").empty(); }, kStateWait));
+  for (pid_t pid : ProcessesWithArgument(WorkerState("a"))) kill(pid, SIGKILL);
+  // b freezes mid-job: stopped while it holds a job that is running. c's sweeps give that
+  // job to the queue once its lease runs out.
+  std::unique_ptr<store::Store> db = OpenDb();
+  auto running = [&](const std::set<std::string>& ids) {
+    std::set<std::string> live;
+    for (const std::string& id : ids) {
+      Result<std::optional<store::JobRecord>> job = db->GetJob(id);
+      if (job && *job && (*job)->state == store::JobState::kRunning) live.insert(id);
+    }
+    return live;
+  };
+  std::set<std::string> frozen;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (running(HeldBy("b")).empty()) return false;
+        Freeze("b");
+        frozen = running(HeldBy("b"));
+        if (!frozen.empty()) return true;
+        Thaw();  // it finished the job meanwhile: catch it at the next one
+        return false;
+      },
+      seconds(60)))
+      << "worker b never held a running job";
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        for (const std::string& id : frozen) {
+          Result<std::optional<store::JobRecord>> job = db->GetJob(id);
+          if (!job || !*job || (*job)->requeues == 0) return false;
+        }
+        return true;
+      },
+      seconds(90)))
+      << "the frozen worker's jobs were never requeued";
+  Thaw();
+
+  // Every job ends, completed.
+  std::map<std::string, std::string> all = first_jobs;
+  all.insert(second_jobs.begin(), second_jobs.end());
+  ASSERT_EQ(all.size(), 2u * kPerSubmitter);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        Result<std::vector<store::JobRecord>> live = db->ListJobs("", true, 0);
+        return live && live->empty();
+      },
+      seconds(240)))
+      << "jobs still live at the end";
+  int lost_once = 0;
+  for (const auto& [id, file] : all) {
+    std::optional<store::JobRecord> job = *db->GetJob(id);
+    ASSERT_TRUE(job.has_value());
+    EXPECT_EQ(job->state, store::JobState::kCompleted) << id << ": " << job->state_reason;
+    lost_once += job->requeues > 0 ? 1 : 0;
+    // Completed once: one end recorded, by the attempt that holds the job.
+    int ends = 0;
+    Result<std::vector<store::Event>> events = db->ListEvents(id, 0);
+    ASSERT_TRUE(events.has_value());
+    for (const store::Event& event : *events)
+      ends += event.step == "receipt" && event.detail.rfind("job ended ", 0) == 0 ? 1 : 0;
+    EXPECT_EQ(ends, 1) << id;
+    std::optional<store::JobResult> result = *db->GetResult(id);
+    ASSERT_TRUE(result.has_value()) << id;
+    EXPECT_EQ(result->commit, job->commit.value_or("")) << id;
+  }
+  EXPECT_GE(lost_once, 2) << "neither the killed nor the frozen worker lost a job";
+  // The frozen worker's supervisors woke to refusals, and said so.
+  int refused_logs = 0;
+  for (const std::string& id : frozen) {
+    std::optional<store::JobRecord> job = *db->GetJob(id);
+    for (int attempt = 1; job && attempt <= job->attempt; ++attempt) {
+      const std::string log =
+          WorkerState("b") + "/jobs/" + id + "-" + std::to_string(attempt) + "/supervisor.log";
+      if (Contains(ReadText(log), "refused a late write")) ++refused_logs;
+    }
+  }
+  EXPECT_GE(refused_logs, 1) << "no late write of the frozen worker was refused and logged";
+
+  // Each submitter lands its jobs.
+  for (const auto& [id, file] : first_jobs) {
+    RunResult landed = Submitter({"land", id});
+    ASSERT_EQ(landed.exit_code, 0) << landed.Describe();
+  }
+  for (const auto& [id, file] : second_jobs) {
+    RunResult landed = Second({"land", id});
+    ASSERT_EQ(landed.exit_code, 0) << landed.Describe();
+  }
+  const std::string first_files = GitOut({"ls-tree", "--name-only", "main", "src/"});
+  for (const auto& [id, file] : first_jobs) EXPECT_TRUE(Contains(first_files, file)) << file;
+  RunResult second_tree =
+      RunProgram({*FindInPath("git"), "-C", second_, "ls-tree", "--name-only", "main", "src/"},
+                 {{"PATH", kPath}, {"HOME", home()}}, second_);
+  for (const auto& [id, file] : second_jobs) EXPECT_TRUE(Contains(second_tree.out, file)) << file;
+}
+
+}  // namespace
+}  // namespace berth::e2e
