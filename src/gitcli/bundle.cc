@@ -1,20 +1,20 @@
 #include "gitcli/bundle.h"
 
 #include "base/strings.h"
+#include "git/bundle_writer.h"
+#include "git/repository.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
 
 namespace berth::gitcli {
 
-Result<std::string> CreateBundle(const GitCommand& git, const std::string& repo,
-                                 const std::string& branch, const std::string& base,
-                                 size_t max_bytes, const std::string& scratch) {
-  const std::string file = scratch + "/result.bundle";
-  IgnoreError(sys::RemoveFile(file), "git writes the file anew");
-  TRY_CTX(git.Run(repo, {"bundle", "create", "--quiet", file, "refs/heads/" + branch, "^" + base}),
-          "bundling the job's commit");
-  std::string bytes = TRY(sys::ReadFile(file));
-  IgnoreError(sys::RemoveFile(file), "the bytes are in memory; the file is scratch");
+Result<std::string> CreateBundle(const std::string& repo, const std::string& branch,
+                                 const std::string& commit, const std::string& base,
+                                 size_t max_bytes) {
+  git::InitLibgit2();
+  git::Repository opened = TRY_CTX(git::Repository::Discover(repo), "opening " + repo);
+  std::string bytes =
+      TRY_CTX(git::WriteBundle(opened, branch, commit, base), "bundling the job's commit");
   if (bytes.size() > max_bytes)
     return Error(Cause::kInvalidArgument,
                  "the job's commit is " + std::to_string(bytes.size() >> 20) +

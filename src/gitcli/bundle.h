@@ -10,12 +10,12 @@
 
 namespace berth::gitcli {
 
-// The bytes of a bundle of refs/heads/`branch` in `repo` without what `base` holds; `scratch`
-// is a private directory for the file git writes. kInvalidArgument when it is larger than
+// The bytes of a bundle of refs/heads/`branch` (at `commit`) in `repo` without what `base`
+// holds, written in this process (git::WriteBundle). kInvalidArgument when it is larger than
 // `max_bytes`.
-Result<std::string> CreateBundle(const GitCommand& git, const std::string& repo,
-                                 const std::string& branch, const std::string& base,
-                                 size_t max_bytes, const std::string& scratch);
+Result<std::string> CreateBundle(const std::string& repo, const std::string& branch,
+                                 const std::string& commit, const std::string& base,
+                                 size_t max_bytes);
 
 // Takes refs/heads/`branch` of `bundle` into `repo` as the same branch, which must end at
 // `commit`. A branch that exists already is never moved: fine when it is at `commit`, refused

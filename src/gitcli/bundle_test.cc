@@ -51,8 +51,7 @@ class BundleTest : public ::testing::Test {
 };
 
 TEST_F(BundleTest, TheSubmitterTakesTheJobBranchIn) {
-  Result<std::string> bundle =
-      CreateBundle(*git_, mirror_, "berth/j1", base_, 1 << 20, scratch_.path());
+  Result<std::string> bundle = CreateBundle(mirror_, "berth/j1", commit_, base_, 1 << 20);
   ASSERT_TRUE(bundle.has_value()) << bundle.error().ToString();
   EXPECT_EQ(bundle->rfind("# v", 0), 0u);  // a git bundle's signature
   ASSERT_TRUE(ImportBundle(*git_, submitter_.path(), *bundle, "berth/j1", commit_, scratch_.path())
@@ -64,7 +63,7 @@ TEST_F(BundleTest, TheSubmitterTakesTheJobBranchIn) {
 }
 
 TEST_F(BundleTest, ABranchThatPointsElsewhereIsNeverMoved) {
-  std::string bundle = *CreateBundle(*git_, mirror_, "berth/j1", base_, 1 << 20, scratch_.path());
+  std::string bundle = *CreateBundle(mirror_, "berth/j1", commit_, base_, 1 << 20);
   ASSERT_EQ(RunGit({"branch", "berth/j1", base_}, submitter_.path()).exit_code, 0);
   Status taken =
       ImportBundle(*git_, submitter_.path(), bundle, "berth/j1", commit_, scratch_.path());
@@ -73,7 +72,7 @@ TEST_F(BundleTest, ABranchThatPointsElsewhereIsNeverMoved) {
 }
 
 TEST_F(BundleTest, ARepositoryWithoutTheBaseRefusesTheBundle) {
-  std::string bundle = *CreateBundle(*git_, mirror_, "berth/j1", base_, 1 << 20, scratch_.path());
+  std::string bundle = *CreateBundle(mirror_, "berth/j1", commit_, base_, 1 << 20);
   TempDir other("bundle-other-");
   InitRepo(other.path());
   WriteFile(other.path(), "x.txt", "unrelated\n");
@@ -84,7 +83,7 @@ TEST_F(BundleTest, ARepositoryWithoutTheBaseRefusesTheBundle) {
 }
 
 TEST_F(BundleTest, ABundleOverTheCapIsRefused) {
-  Result<std::string> bundle = CreateBundle(*git_, mirror_, "berth/j1", base_, 16, scratch_.path());
+  Result<std::string> bundle = CreateBundle(mirror_, "berth/j1", commit_, base_, 16);
   ASSERT_FALSE(bundle.has_value());
   EXPECT_EQ(bundle.error().cause(), Cause::kInvalidArgument);
   EXPECT_NE(bundle.error().message().find("over the cap"), std::string::npos);

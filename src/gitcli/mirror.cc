@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "git/repository.h"
 #include "sys/dir.h"
 #include "sys/file_lock.h"
 #include "sys/fs.h"
@@ -22,6 +23,16 @@ uint64_t Fnv1a(const std::string& text) {
     hash *= 1099511628211ull;
   }
   return hash;
+}
+
+// Whether the mirror at `path` has `commit`, read in this process (libgit2): the common case,
+// every job on a base the mirror has, costs no git command.
+bool HasCommitHere(const std::string& path, const std::string& commit) {
+  git::InitLibgit2();
+  Result<git::Repository> repo = git::Repository::Discover(path);
+  if (!repo) return false;
+  Result<std::string> resolved = repo->ResolveCommit(commit);
+  return resolved && *resolved == commit;
 }
 
 }  // namespace
@@ -60,7 +71,7 @@ Result<std::string> Mirrors::Ensure(const std::string& source, const std::string
             "cloning " + source + " for this worker");
     TRY(sys::Rename(partial, path));
   }
-  if (git_.HasCommit(path, base)) return path;
+  if (HasCommitHere(path, base)) return path;
   // The commit itself first (servers allow it for reachable commits), then every branch.
   IgnoreError(git_.Run(path, {"fetch", "--quiet", "--no-tags", "origin", base}),
               "the branches are fetched next, which is what most servers allow");

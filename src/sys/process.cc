@@ -154,6 +154,18 @@ Result<int> PollReadable(std::initializer_list<int> fds, int timeout_ms) {
   return -1;
 }
 
+Result<int> PollReadable(const std::vector<int>& fds, int timeout_ms) {
+  std::vector<struct pollfd> polls;
+  polls.reserve(fds.size());
+  for (int fd : fds) polls.push_back({fd, POLLIN, 0});  // poll ignores negative descriptors
+  int n = ::poll(polls.data(), static_cast<nfds_t>(polls.size()), timeout_ms);
+  if (n < 0 && errno == EINTR) return -1;
+  if (n < 0) return Error::FromErrno("poll", errno);
+  for (size_t i = 0; i < polls.size(); ++i)
+    if (polls[i].revents != 0) return static_cast<int>(i);
+  return -1;
+}
+
 Result<ExitStatus> Reap(pid_t pid) {
   int status = 0;
   if (RetryEintr([&] { return ::waitpid(pid, &status, 0); }) < 0)

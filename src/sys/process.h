@@ -88,6 +88,9 @@ Result<Cloned> Clone(uint64_t flags);
 // `timeout_ms` passes (-1: forever). Returns the index of the first ready descriptor, or -1
 // on timeout or when a signal interrupted the wait.
 Result<int> PollReadable(std::initializer_list<int> fds, int timeout_ms);
+// The same for any number of descriptors (a worker's children's pidfds, readable once each
+// child has ended).
+Result<int> PollReadable(const std::vector<int>& fds, int timeout_ms);
 Result<ExitStatus> Reap(pid_t pid);
 Status SendSignal(int pidfd, int signal);
 

@@ -48,10 +48,10 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
 
   ctx.auto_land = nullptr;  // the submitting host lands
   ctx.localize_job = [local](store::JobRecord* record) { ApplyLocalJob(local, record); };
-  ctx.publish_commit = [&git, &local, &claim](store::Store& store,
-                                              const store::JobRecord& done) -> Status {
-    std::string bundle = TRY(gitcli::CreateBundle(git, local.mirror, done.branch, done.base,
-                                                  store::kMaxResultBytes, local.job_dir));
+  ctx.publish_commit = [&local, &claim](store::Store& store,
+                                        const store::JobRecord& done) -> Status {
+    std::string bundle = TRY(gitcli::CreateBundle(
+        local.mirror, done.branch, done.commit.value_or(""), done.base, store::kMaxResultBytes));
     return store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
                                             done.commit.value_or(""), std::move(bundle), 0});
   };

@@ -39,6 +39,12 @@ class Worker {
   // false when the queue had nothing this worker could take.
   bool Round(bool stopping);
   bool idle() const { return running_.empty(); }
+  // The running supervisors' pidfds: readable once each has ended.
+  std::vector<int> ChildFds() const {
+    std::vector<int> fds;
+    for (const Running& r : running_) fds.push_back(r.process.pidfd());
+    return fds;
+  }
   void SignalJobs(int signal) {
     for (Running& r : running_) IgnoreError(r.process.Signal(signal), "it may have ended");
   }
@@ -225,10 +231,11 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
     }
     const bool busy = worker.Round(stopping);
     if ((stopping || (options.drain && !busy)) && worker.idle()) break;
-    // Ended children are reaped on the next round: a short tick while jobs run.
-    const int wait_ms = worker.idle() ? options.poll_ms : std::min(options.poll_ms, 250);
-    Result<int> ready =
-        sys::PollReadable({latch->fd(), waker != nullptr ? waker->fd() : -1}, wait_ms);
+    // Woken by a signal, the store, or a supervisor that ended (its pidfd), so that its slot
+    // takes the next job at once.
+    std::vector<int> fds = {latch->fd(), waker != nullptr ? waker->fd() : -1};
+    for (int fd : worker.ChildFds()) fds.push_back(fd);
+    Result<int> ready = sys::PollReadable(fds, options.poll_ms);
     if (ready && *ready == 1 && waker != nullptr) {
       if (Result<bool> woken = waker->Take(); !woken) {
         log("lost the store's wake-ups, polling: " + woken.error().ToString());
