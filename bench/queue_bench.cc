@@ -1,0 +1,239 @@
+// The shared queue's costs (bench/queue, docs/workers.md), in one run:
+//   1. claims per second: N jobs for workers, K processes claiming until the queue is empty,
+//      on PostgreSQL (a throwaway cluster, or BERTH_TEST_POSTGRES_URL) and on SQLite;
+//   2. the end-to-end overhead per job: M jobs that each change one file, run one after the
+//      other by `berth run` on the SQLite store, against the same M jobs submitted with
+//      `berth run --queue` to PostgreSQL and run by one `berth worker --drain` (submission,
+//      claim, mirror, bundle included), with the difference per job.
+// A gtest binary only for its PostgreSQL cluster fixture (src/store/postgres_testing.h); it is
+// not a test and no ctest runs it. Configured by the environment, which bench/queue sets:
+//   QUEUE_BENCH_JOBS (default 2000), QUEUE_BENCH_CLAIMERS (4), QUEUE_BENCH_E2E_JOBS (20),
+//   BERTH (the berth binary).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/check.h"
+#include "store/job_record.h"
+#include "store/open_store.h"
+#include "store/postgres_testing.h"
+#include "store/store.h"
+#include "sys/atomic_file.h"
+#include "sys/command.h"
+#include "sys/fs.h"
+#include "sys/self.h"
+
+namespace berth {
+namespace {
+
+int EnvInt(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::atoi(value) : fallback;
+}
+
+// The store at `location`; the benchmark cannot go on without it.
+std::unique_ptr<store::Store> MustOpen(const std::string& location) {
+  Result<std::unique_ptr<store::Store>> store = store::OpenStore(location);
+  CHECK(store.has_value());
+  return std::move(*store);
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+store::JobRecord ForWorkers(int i) {
+  store::JobRecord job;
+  char id[14];
+  std::snprintf(id, sizeof id, "q%012d", i);
+  job.id = id;
+  job.repo = "/srv/app";
+  job.agent = "implement";
+  job.provider = "command";
+  job.base = std::string(40, 'a');
+  job.branch = std::string("berth/") + id;
+  job.created_at_ms = 1000 + i;
+  job.job_dir = std::string("/state/jobs/") + id;
+  job.backend = "overlay";
+  job.policy_hash = std::string(64, 'b');
+  job.request_json = "{}";
+  job.source = "/srv/git/app.git";
+  return job;
+}
+
+// Claims per second with `claimers` processes on the store at `location`.
+double ClaimRate(const std::string& location, int jobs, int claimers) {
+  {
+    std::unique_ptr<store::Store> store = MustOpen(location);
+    for (int i = 0; i < jobs; ++i) CHECK(store->CreateJob(ForWorkers(i)).has_value());
+  }
+  int start[2];
+  CHECK(::pipe(start) == 0);
+  std::vector<pid_t> children;
+  for (int c = 0; c < claimers; ++c) {
+    pid_t pid = ::fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      ::close(start[1]);
+      std::unique_ptr<store::Store> store = MustOpen(location);
+      char byte;
+      if (::read(start[0], &byte, 1) != 0) ::_exit(2);
+      store::ClaimRequest request;
+      request.worker_id = "bench-" + std::to_string(c);
+      request.owner = store::Owner{"bench", 1000 + c, 1};
+      for (;;) {
+        Result<std::optional<store::JobRecord>> claimed = store->ClaimJob(request);
+        if (!claimed && claimed.error().cause() == Cause::kBusy) continue;
+        if (!claimed) ::_exit(3);
+        if (!claimed->has_value()) break;
+      }
+      store.reset();
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  ::close(start[1]);
+  for (pid_t pid : children) {
+    int status = 0;
+    CHECK(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const double seconds = Seconds(begin);
+  ::close(start[0]);
+  std::unique_ptr<store::Store> store = MustOpen(location);
+  Result<std::vector<store::JobRecord>> all = store->ListJobs("", false, 0);
+  CHECK(all.has_value());
+  int claimed = 0;
+  for (const store::JobRecord& job : *all) claimed += job.attempt == 1 ? 1 : 0;
+  CHECK(claimed == jobs);  // each exactly once
+  return jobs / seconds;
+}
+
+TEST(QueueBench, ClaimsPerSecond) {
+  const int jobs = EnvInt("QUEUE_BENCH_JOBS", 2000);
+  const int claimers = EnvInt("QUEUE_BENCH_CLAIMERS", 4);
+  std::unique_ptr<store::testing::PostgresDatabase> db;
+  BERTH_CREATE_POSTGRES_DATABASE_OR_SKIP(db);
+  const double pg = ClaimRate(db->url(), jobs, claimers);
+  Result<std::string> dir = sys::MakeTempDir("/var/tmp", "queue-bench-");
+  ASSERT_TRUE(dir.has_value());
+  const double sqlite = ClaimRate(*dir + "/berth.db", jobs, claimers);
+  static_cast<void>(sys::RemoveTree(*dir));
+  std::printf("claims: %d jobs, %d claimers\n", jobs, claimers);
+  std::printf("  postgresql  %8.0f claims/s\n", pg);
+  std::printf("  sqlite      %8.0f claims/s\n", sqlite);
+  std::printf("target: >= 200 claims/s on PostgreSQL: %s\n", pg >= 200 ? "MET" : "NOT MET");
+}
+
+struct Env {
+  std::vector<std::pair<std::string, std::string>> vars;
+};
+
+sys::CommandResult RunOrSay(const std::vector<std::string>& argv, const Env& env,
+                       const std::string& cwd) {
+  Result<sys::CommandResult> result = sys::RunCommand(argv, env.vars, cwd, 10 * 60 * 1000);
+  CHECK(result.has_value());
+  if (result->status.signaled || result->status.code != 0)
+    std::fprintf(stderr, "failed: %s\n%s\n", argv[0].c_str(), result->output.c_str());
+  return *result;
+}
+
+TEST(QueueBench, EndToEndOverheadPerJob) {
+  const char* berth_env = std::getenv("BERTH");
+  ASSERT_NE(berth_env, nullptr) << "set BERTH to the berth binary";
+  const std::string berth = berth_env;
+  const int jobs = EnvInt("QUEUE_BENCH_E2E_JOBS", 20);
+  std::unique_ptr<store::testing::PostgresDatabase> db;
+  BERTH_CREATE_POSTGRES_DATABASE_OR_SKIP(db);
+
+  Result<std::string> dir = sys::MakeTempDir("/var/tmp", "queue-bench-e2e-");
+  ASSERT_TRUE(dir.has_value());
+  const std::string repo = *dir + "/repo";
+  const std::string home = *dir + "/home";
+  ASSERT_TRUE(sys::MakeDirs(repo + "/.berth", 0755).has_value());
+  ASSERT_TRUE(sys::MakeDirs(repo + "/src", 0755).has_value());
+  ASSERT_TRUE(sys::MakeDirs(home, 0700).has_value());
+  Env env{{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+           {"HOME", home},
+           {"GIT_CONFIG_NOSYSTEM", "1"},
+           {"BERTH_STATE_DIR", *dir + "/state"}}};
+  ASSERT_TRUE(sys::WriteFileAtomic(repo + "/.berth/policy.toml",
+                                   "version = 1\n[defaults]\nmax_concurrent_jobs = 8\n"
+                                   "[landing]\nallow_unverified = true\n"
+                                   "[agents.implement]\ncapability = \"write\"\n"
+                                   "provider = \"command\"\nwritable = [\"src/**\"]\n",
+                                   0644)
+                  .has_value());
+  ASSERT_TRUE(sys::WriteFileAtomic(repo + "/src/main.c", "int main(void) { return 0; }\n", 0644)
+                  .has_value());
+  const std::string git = *sys::FindExecutable("git", "/usr/bin:/bin");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"init", "-q", "-b", "main"},
+        {"-c", "user.name=bench", "-c", "user.email=bench@berth.invalid", "add", "-A"},
+        {"-c", "user.name=bench", "-c", "user.email=bench@berth.invalid", "commit", "-q", "-m",
+         "base"}}) {
+    std::vector<std::string> argv = {git};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ASSERT_EQ(RunOrSay(argv, env, repo).status.code, 0);
+  }
+  auto job_argv = [&](bool queue, int i) {
+    std::vector<std::string> argv = {berth};
+    if (queue) argv.insert(argv.end(), {"--store", db->url()});
+    argv.push_back("run");
+    if (queue) argv.push_back("--queue");
+    argv.insert(argv.end(), {"implement", "--", "sh", "-c",
+                             "echo " + std::to_string(i) + " > src/f" + std::to_string(i) + ".c"});
+    return argv;
+  };
+  // One of each first, so that neither path pays the first snapshot in its figure.
+  ASSERT_EQ(RunOrSay(job_argv(false, -1), env, repo).status.code, 0);
+
+  auto begin = std::chrono::steady_clock::now();
+  for (int i = 0; i < jobs; ++i) ASSERT_EQ(RunOrSay(job_argv(false, i), env, repo).status.code, 0);
+  const double local = Seconds(begin);
+
+  Env worker_env = env;
+  worker_env.vars.emplace_back("BERTH_STATE_DIR", *dir + "/worker-state");
+  worker_env.vars.erase(worker_env.vars.begin() + 3);  // the submitter's state dir
+  const std::vector<std::string> worker = {berth, "--store", db->url(), "worker", "--drain",
+                                           "--poll", "50", "--repo-root", *dir + "/mirrors"};
+  ASSERT_EQ(RunOrSay(job_argv(true, -2), env, repo).status.code, 0);
+  ASSERT_EQ(RunOrSay(worker, worker_env, repo).status.code, 0);  // the mirror, the first snapshot
+
+  begin = std::chrono::steady_clock::now();
+  for (int i = 0; i < jobs; ++i)
+    ASSERT_EQ(RunOrSay(job_argv(true, 1000 + i), env, repo).status.code, 0);
+  const double submitted = Seconds(begin);
+  ASSERT_EQ(RunOrSay(worker, worker_env, repo).status.code, 0);
+  const double queued = Seconds(begin);
+
+  std::unique_ptr<store::Store> store = MustOpen(db->url());
+  int completed = 0;
+  Result<std::vector<store::JobRecord>> all = store->ListJobs("", false, 0);
+  ASSERT_TRUE(all.has_value());
+  for (const store::JobRecord& job : *all)
+    completed += job.state == store::JobState::kCompleted ? 1 : 0;
+  EXPECT_EQ(completed, jobs + 1);
+  static_cast<void>(sys::RemoveTree(*dir));
+
+  const double overhead_ms = (queued - local) / jobs * 1000;
+  std::printf("end to end: %d jobs, each changing one file\n", jobs);
+  std::printf("  berth run (sqlite)                     %8.1f ms/job\n", local / jobs * 1000);
+  std::printf("  run --queue + worker (postgresql)      %8.1f ms/job\n", queued / jobs * 1000);
+  std::printf("    of which run --queue                 %8.1f ms/job\n", submitted / jobs * 1000);
+  std::printf("    of which the worker                  %8.1f ms/job\n",
+              (queued - submitted) / jobs * 1000);
+  std::printf("  overhead                               %8.1f ms/job\n", overhead_ms);
+  std::printf("target: overhead <= 50 ms/job: %s\n", overhead_ms <= 50 ? "MET" : "NOT MET");
+}
+
+}  // namespace
+}  // namespace berth
