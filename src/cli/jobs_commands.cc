@@ -267,6 +267,24 @@ void Drain(const std::string& path, long* offset, const char* stream, job::Strea
   if (final) put(masker->Finish());
 }
 
+// A worker's job (docs/workers.md "Output"): its output is on the worker's host, and in the
+// store as far as the store keeps it. Handed to `writer` as Drain would, once the job ended.
+void DrainStored(Session& s, const store::JobRecord& job, const char* stream,
+                 job::StreamMasker* masker, LogWriter& writer) {
+  Result<std::optional<store::JobOutput>> stored = s.store().GetOutput(job.id, stream);
+  if (!stored || !*stored) return;
+  const store::JobOutput& output = **stored;
+  if (output.total_bytes > static_cast<int64_t>(output.bytes.size()))
+    writer.Event(store::Event{
+        job.id, 0, job.ended_at_ms.value_or(0), "output",
+        "the first " +
+            std::to_string(output.total_bytes - static_cast<int64_t>(output.bytes.size())) +
+            " bytes of " + stream + " stay on the worker, in " + job.worker_id +
+            "'s job directory"});
+  if (std::string text = masker->Feed(output.bytes); !text.empty()) writer.Output(stream, text);
+  if (std::string text = masker->Finish(); !text.empty()) writer.Output(stream, text);
+}
+
 int Logs(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
@@ -287,6 +305,13 @@ int Logs(Session& s, const JobsOptions& o) {
     Result<std::optional<store::JobRecord>> now = s.store().GetJob(j->id);
     bool ended = !now || !*now || store::IsTerminal((*now)->state);
     if (!o.follow || ended) {
+      // A worker's job ran elsewhere: its output comes from the store.
+      if (!j->source.empty() && !sys::Exists(j->job_dir + "/stdout")) {
+        const store::JobRecord& done = now && *now ? **now : *j;
+        DrainStored(s, done, "stdout", &out_masker, writer);
+        DrainStored(s, done, "stderr", &err_masker, writer);
+        return 0;
+      }
       // With -f: the tail of a bounded output is written when the stream ends.
       Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer, /*final=*/true);
       Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer, /*final=*/true);

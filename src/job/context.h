@@ -34,6 +34,9 @@ struct JobContext {
   // Set by `berth worker`: called once the job's commit is recorded and before its checks run,
   // to store the commit as data for the submitting host to land. A failure fails the job.
   std::function<Status(store::Store&, const store::JobRecord&)> publish_commit;
+  // Set by `berth worker`: called when the job ends, before its terminal state is written, to
+  // store the agent's output for `berth logs` on other hosts. Failures are the hook's to say.
+  std::function<void(store::Store&, const store::JobRecord&)> publish_output;
 };
 
 }  // namespace berth::job

@@ -1,9 +1,9 @@
 // MaskingStore: a Store that masks known secret values (secret_mask.h) in what is written to
 // it and in what is read from it for display.
 //
-// Written: state reasons, events, receipts and audit entries. Read: the same fields, so that
-// `berth show` and `berth logs` also mask what an older berth stored in clear. The job's run
-// request is passed through untouched: it carries credential names, never their values
+// Written: state reasons, events, receipts, audit entries and a worker's job output. Read: the same
+// fields, so that `berth show` and `berth logs` also mask what an older berth stored in clear. The
+// job's run request is passed through untouched: it carries credential names, never their values
 // (submit.cc keeps the values of credential-shaped variables out of it), and the supervisor
 // needs it exactly as it was submitted. Wraps one Store and has its thread-safety.
 #pragma once
@@ -56,6 +56,12 @@ class MaskingStore : public store::ForwardingStore {
   Result<bool> RequeueStale(const std::string& job_id, const store::StaleJudgement& judged,
                             const std::string& reason) override {
     return ForwardingStore::RequeueStale(job_id, judged, mask_.Apply(reason));
+  }
+  // A worker's job output goes to a store that other hosts read: masked like the rest.
+  Status PutOutput(const store::JobOutput& output) override {
+    store::JobOutput masked = output;
+    masked.bytes = mask_.Apply(output.bytes);
+    return ForwardingStore::PutOutput(masked);
   }
 
  private:

@@ -57,6 +57,7 @@ store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
                                 std::optional<ReceiptError> error, std::optional<int> exit_code) {
   if (TakenOver()) return job_;
   SyncKeptWork();
+  if (ctx_.publish_output) ctx_.publish_output(store_, job_);
   // If a cancel or a stale mark won the race, that state stands (compare-and-set).
   if (!IsTerminal(job_.state)) (void)Advance(to, reason, exit_code.value_or(ExitCodeForState(to)));
   Reload();

@@ -25,6 +25,16 @@ Status CheckResultSize(const JobResult& result) {
       0, "keep large generated files out of the job's commit (the policy's writable globs)");
 }
 
+Status CheckOutput(const JobOutput& output) {
+  if (output.stream != "stdout" && output.stream != "stderr")
+    return Error(Cause::kInvalidArgument, "'" + output.stream + "' is not an output stream");
+  if (output.bytes.size() <= kMaxStoredOutputBytes) return {};
+  return Error(Cause::kInvalidArgument, "the " + output.stream + " of job " + output.job_id +
+                                            " to store is " + std::to_string(output.bytes.size()) +
+                                            " bytes, over the store's cap of " +
+                                            std::to_string(kMaxStoredOutputBytes));
+}
+
 Error NotTheClaim(const JobResult& result) {
   return Error(Cause::kFenced, "job " + result.job_id + " is no longer claimed by attempt " +
                                    std::to_string(result.attempt) + " of worker " +

@@ -16,6 +16,9 @@ Status CheckWorkerId(const std::string& worker_id);
 // kInvalidArgument when the result is larger than kMaxResultBytes or names no commit.
 Status CheckResultSize(const JobResult& result);
 
+// kInvalidArgument for a stream other than stdout or stderr, or bytes over the store's cap.
+Status CheckOutput(const JobOutput& output);
+
 // The error of a result, or a write, for a claim that is no longer the job's.
 Error NotTheClaim(const JobResult& result);
 

@@ -100,6 +100,11 @@ class ForwardingStore : public Store {
   Result<std::optional<JobResult>> GetResult(const std::string& job_id) override {
     return Seen(inner_->GetResult(job_id));
   }
+  Status PutOutput(const JobOutput& output) override { return Seen(inner_->PutOutput(output)); }
+  Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
+                                             const std::string& stream) override {
+    return Seen(inner_->GetOutput(job_id, stream));
+  }
 
  protected:
   // Sees every error a forwarded call returns, before the caller does.

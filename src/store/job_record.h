@@ -101,6 +101,16 @@ struct JobResult {
   int64_t created_at_ms = 0;
 };
 
+// What a worker's job printed on one stream, as much as the store keeps of it
+// (kMaxStoredOutputBytes, the end of the output), masked like everything a job writes.
+struct JobOutput {
+  std::string job_id;
+  int attempt = 0;
+  std::string stream;  // "stdout" or "stderr"
+  std::string bytes;
+  int64_t total_bytes = 0;  // the size of the whole output on the worker
+};
+
 struct Event {
   std::string job_id;
   int64_t seq = 0;

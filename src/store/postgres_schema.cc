@@ -203,10 +203,30 @@ CREATE TRIGGER jobs_notify_queue AFTER INSERT OR UPDATE OF state ON jobs
   EXECUTE FUNCTION berth_notify_queue();
 )sql";
 
+// Migration 3: a worker's job output, bounded, for `berth logs` on other hosts
+// (docs/workers.md "Output"). Stored once per attempt and stream, fenced like every write.
+constexpr char kMigration3[] = R"sql(
+CREATE TABLE outputs (
+  job_id      text NOT NULL REFERENCES jobs (id),
+  attempt     integer NOT NULL,
+  stream      text NOT NULL,
+  bytes       bytea NOT NULL,
+  total_bytes bigint NOT NULL,
+  PRIMARY KEY (job_id, attempt, stream)
+);
+CREATE TRIGGER outputs_stored_once BEFORE UPDATE OR DELETE ON outputs
+  FOR EACH ROW EXECUTE FUNCTION berth_refuse_change('a job output is stored once');
+CREATE TRIGGER outputs_no_truncate BEFORE TRUNCATE ON outputs
+  FOR EACH STATEMENT EXECUTE FUNCTION berth_refuse_change('a job output is stored once');
+CREATE TRIGGER outputs_fenced BEFORE INSERT ON outputs
+  FOR EACH ROW EXECUTE FUNCTION berth_insert_fenced();
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
     kMigration1,
     kMigration2,
+    kMigration3,
 };
 
 Status RefuseNewer(PgConn& conn, int version) {

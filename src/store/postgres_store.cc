@@ -144,6 +144,9 @@ class PostgresStore final : public Store {
                             const std::string& reason) override;
   Status PutResult(const JobResult& result) override;
   Result<std::optional<JobResult>> GetResult(const std::string& job_id) override;
+  Status PutOutput(const JobOutput& output) override;
+  Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
+                                             const std::string& stream) override;
 
  private:
   // The job's current state; nullopt when there is no such job.
@@ -447,6 +450,32 @@ Result<std::optional<JobResult>> PostgresStore::GetResult(const std::string& job
   return std::optional<JobResult>(JobResult{select.Text(0, 0), static_cast<int>(select.Int(0, 1)),
                                             select.Text(0, 2), select.Text(0, 3),
                                             select.Bytes(0, 4), select.Int(0, 5)});
+}
+
+Status PostgresStore::PutOutput(const JobOutput& output) {
+  TRY(CheckOutput(output));
+  TRY(
+      db_.Exec("INSERT INTO outputs (job_id, attempt, stream, bytes, total_bytes) "
+               "VALUES ($1, $2, $3, $4, $5)",
+               PgParams()
+                   .Text(output.job_id)
+                   .Int(output.attempt)
+                   .Text(output.stream)
+                   .Bytes(output.bytes)
+                   .Int(output.total_bytes)));
+  return {};
+}
+
+Result<std::optional<JobOutput>> PostgresStore::GetOutput(const std::string& job_id,
+                                                          const std::string& stream) {
+  PgResult select =
+      TRY(db_.Exec("SELECT job_id, attempt, stream, bytes, total_bytes FROM outputs "
+                   "WHERE job_id = $1 AND stream = $2 ORDER BY attempt DESC LIMIT 1",
+                   PgParams().Text(job_id).Text(stream)));
+  if (select.Rows() == 0) return std::optional<JobOutput>();
+  return std::optional<JobOutput>(JobOutput{select.Text(0, 0), static_cast<int>(select.Int(0, 1)),
+                                            select.Text(0, 2), select.Bytes(0, 3),
+                                            select.Int(0, 4)});
 }
 
 Status PostgresStore::SetOwner(const std::string& job_id, const Owner& owner,

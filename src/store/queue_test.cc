@@ -196,6 +196,7 @@ TEST_P(QueueTest, EveryLateWriteOfAFencedWorkerIsRefused) {
   expect_fenced(as_status(late->AppendAudit(AuditEntry{0, 0, "j1", "land", "{}"})), "AppendAudit");
   expect_fenced(late->PutResult(JobResult{"j1", 1, "w1", std::string(40, 'c'), "bundle", 0}),
                 "PutResult");
+  expect_fenced(late->PutOutput(JobOutput{"j1", 1, "stdout", "late output", 11}), "PutOutput");
 
   JobRecord now = Get("j1");
   EXPECT_EQ(now.state, JobState::kPreparing);
@@ -276,6 +277,37 @@ TEST_P(QueueTest, AResultOverTheCapIsRefused) {
   EXPECT_EQ(big.error().cause(), Cause::kInvalidArgument);
   EXPECT_NE(big.error().message().find("over the store's cap"), std::string::npos);
   EXPECT_FALSE(store_->GetResult("j1")->has_value());
+}
+
+TEST_P(QueueTest, AnOutputIsStoredOncePerAttemptAndStream) {
+  Queue("j1", 1000);
+  ClaimBy("w1");
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
+  ASSERT_TRUE(store_->PutOutput(JobOutput{"j1", 1, "stdout", bytes, 5000}).has_value());
+  ASSERT_TRUE(store_->PutOutput(JobOutput{"j1", 1, "stderr", "oops\n", 5}).has_value());
+  Status twice = store_->PutOutput(JobOutput{"j1", 1, "stdout", "again", 5});
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().cause(), Cause::kInvalidArgument);
+  EXPECT_EQ(store_->PutOutput(JobOutput{"j1", 1, "stdin", "x", 1}).error().cause(),
+            Cause::kInvalidArgument);
+  EXPECT_EQ(
+      store_
+          ->PutOutput(JobOutput{"j1", 1, "stderr", std::string(kMaxStoredOutputBytes + 1, 'x'), 0})
+          .error()
+          .cause(),
+      Cause::kInvalidArgument);
+  // A later attempt's output is the one read.
+  ASSERT_TRUE(store_->PutOutput(JobOutput{"j1", 2, "stdout", "second", 6}).has_value());
+  std::optional<JobOutput> out = *store_->GetOutput("j1", "stdout");
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->bytes, "second");
+  EXPECT_EQ(out->attempt, 2);
+  std::optional<JobOutput> err = *store_->GetOutput("j1", "stderr");
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(err->bytes, "oops\n");
+  EXPECT_EQ(err->total_bytes, 5);
+  EXPECT_FALSE(store_->GetOutput("nojob", "stdout")->has_value());
 }
 
 TEST_P(QueueTest, LeasesAreKeptOnTheStoresClock) {

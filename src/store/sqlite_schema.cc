@@ -155,10 +155,38 @@ BEGIN
 END;
 )sql";
 
+// Migration 3: a worker's job output, bounded, for `berth logs` on other hosts
+// (docs/workers.md "Output"). Stored once per attempt and stream, never changed.
+constexpr char kMigration3[] = R"sql(
+CREATE TABLE outputs (
+  job_id      TEXT NOT NULL REFERENCES jobs (id),
+  attempt     INTEGER NOT NULL,
+  stream      TEXT NOT NULL,
+  bytes       BLOB NOT NULL,
+  total_bytes INTEGER NOT NULL,
+  PRIMARY KEY (job_id, attempt, stream)
+);
+CREATE TRIGGER outputs_no_replace BEFORE INSERT ON outputs
+WHEN EXISTS (SELECT 1 FROM outputs WHERE job_id = NEW.job_id AND attempt = NEW.attempt
+             AND stream = NEW.stream)
+BEGIN
+  SELECT RAISE(ABORT, 'a job output is stored once');
+END;
+CREATE TRIGGER outputs_no_update BEFORE UPDATE ON outputs
+BEGIN
+  SELECT RAISE(ABORT, 'a job output is stored once');
+END;
+CREATE TRIGGER outputs_no_delete BEFORE DELETE ON outputs
+BEGIN
+  SELECT RAISE(ABORT, 'a job output is stored once');
+END;
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
     kMigration1,
     kMigration2,
+    kMigration3,
 };
 
 Status RefuseNewer(SqliteDb& db, int version) {

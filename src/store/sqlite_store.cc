@@ -138,6 +138,9 @@ class SqliteStore final : public Store {
                             const std::string& reason) override;
   Status PutResult(const JobResult& result) override;
   Result<std::optional<JobResult>> GetResult(const std::string& job_id) override;
+  Status PutOutput(const JobOutput& output) override;
+  Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
+                                             const std::string& stream) override;
 
  private:
   // The job's current state; nullopt when there is no such job.
@@ -410,7 +413,7 @@ Status SqliteStore::Fence(const Claim& claim) {
   std::string sql =
       "CREATE TEMP TRIGGER berth_fence_jobs BEFORE UPDATE ON main.jobs WHEN OLD.id = " + job +
       " AND NOT EXISTS " + current + refuse;
-  for (const char* table : {"events", "audit", "results"}) {
+  for (const char* table : {"events", "audit", "results", "outputs"}) {
     sql += std::string(" CREATE TEMP TRIGGER berth_fence_") + table + " BEFORE INSERT ON main." +
            table + " WHEN NEW.job_id = " + job + " AND NOT EXISTS " + current + refuse;
   }
@@ -444,6 +447,30 @@ Result<std::optional<JobResult>> SqliteStore::GetResult(const std::string& job_i
   return std::optional<JobResult>(JobResult{select.Text(0), static_cast<int>(select.Int(1)),
                                             select.Text(2), select.Text(3), select.Blob(4),
                                             select.Int(5)});
+}
+
+Status SqliteStore::PutOutput(const JobOutput& output) {
+  TRY(CheckOutput(output));
+  SqliteStatement insert =
+      TRY(db_.Prepare("INSERT INTO outputs (job_id, attempt, stream, bytes, total_bytes) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5)"));
+  insert.BindText(1, output.job_id)
+      .BindInt(2, output.attempt)
+      .BindText(3, output.stream)
+      .BindBlob(4, output.bytes)
+      .BindInt(5, output.total_bytes);
+  return insert.Run();
+}
+
+Result<std::optional<JobOutput>> SqliteStore::GetOutput(const std::string& job_id,
+                                                        const std::string& stream) {
+  SqliteStatement select =
+      TRY(db_.Prepare("SELECT job_id, attempt, stream, bytes, total_bytes FROM outputs "
+                      "WHERE job_id = ?1 AND stream = ?2 ORDER BY attempt DESC LIMIT 1"));
+  select.BindText(1, job_id).BindText(2, stream);
+  if (!TRY(select.Step())) return std::optional<JobOutput>();
+  return std::optional<JobOutput>(JobOutput{select.Text(0), static_cast<int>(select.Int(1)),
+                                            select.Text(2), select.Blob(3), select.Int(4)});
 }
 
 Status SqliteStore::SetOwner(const std::string& job_id, const Owner& owner,

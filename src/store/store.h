@@ -28,6 +28,8 @@ struct StaleJudgement {
 
 // The largest result (git bundle) a store keeps for one job.
 inline constexpr size_t kMaxResultBytes = 64u << 20;
+// The most of one output stream of a worker's job a store keeps.
+inline constexpr size_t kMaxStoredOutputBytes = 1u << 20;
 
 // Result of a slot reservation attempt.
 struct SlotResult {
@@ -142,6 +144,13 @@ class Store {
   // larger than kMaxResultBytes; kFenced when `result` is not the job's current claim.
   virtual Status PutResult(const JobResult& result) = 0;
   virtual Result<std::optional<JobResult>> GetResult(const std::string& job_id) = 0;
+
+  // A worker's job output (`berth logs` on other hosts), once per attempt and stream:
+  // kInvalidArgument when stored already or larger than kMaxStoredOutputBytes. GetOutput
+  // returns the newest attempt's.
+  virtual Status PutOutput(const JobOutput& output) = 0;
+  virtual Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
+                                                     const std::string& stream) = 0;
 };
 
 }  // namespace berth::store

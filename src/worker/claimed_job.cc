@@ -55,6 +55,23 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
     return store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
                                             done.commit.value_or(""), std::move(bundle), 0});
   };
+  ctx.publish_output = [&local, &claim, &log](store::Store& store, const store::JobRecord& done) {
+    for (const char* stream : {"stdout", "stderr"}) {
+      Result<std::string> bytes = sys::ReadFile(local.job_dir + "/" + stream);
+      if (!bytes) continue;  // the agent never started
+      store::JobOutput output{done.id, claim.attempt, stream, std::move(*bytes), 0};
+      output.total_bytes = static_cast<int64_t>(output.bytes.size());
+      // The end is what says how it ended; cut at a line, so that no secret is cut in two
+      // and left half unmasked.
+      if (output.bytes.size() > store::kMaxStoredOutputBytes) {
+        size_t cut = output.bytes.size() - store::kMaxStoredOutputBytes;
+        if (size_t line = output.bytes.find('\n', cut); line != std::string::npos) cut = line + 1;
+        output.bytes.erase(0, cut);
+      }
+      if (Status stored = store.PutOutput(output); !stored)
+        log("could not store the job's " + std::string(stream) + ": " + stored.error().ToString());
+    }
+  };
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
   return job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr);
 }

@@ -184,6 +184,30 @@ TEST_F(WorkersE2eTest, AWorkerRunsAQueuedJobAndTheSubmitterLandsIt) {
   EXPECT_TRUE(Get(Show(id), "landed_commit").is_string());
 }
 
+TEST_F(WorkersE2eTest, LogsOnTheSubmittingHostShowTheWorkersOutput) {
+  const std::string spew = Queue("spew.sh", {"2000000"});
+  const std::string fail = Queue("fail.sh", {});
+  RunResult worker = DrainWith("a");
+  ASSERT_EQ(worker.exit_code, 0) << worker.Describe();
+
+  // Bounded: the end of a 2 MB output, and where the rest is.
+  RunResult spewed = Submitter({"logs", spew});
+  ASSERT_EQ(spewed.exit_code, 0) << spewed.err;
+  EXPECT_TRUE(Contains(spewed.out, "END-OF-OUTPUT")) << spewed.out.substr(0, 200);
+  EXPECT_FALSE(Contains(spewed.out, "BEGIN-OF-OUTPUT"));
+  EXPECT_LE(spewed.out.size(), 1u << 20);
+  EXPECT_TRUE(Contains(spewed.err, "stay on the worker")) << spewed.err;
+
+  json failed = Show(fail);
+  EXPECT_EQ(GetStr(failed, "state"), "child-failed") << failed.dump(2);
+  RunResult logs = Submitter({"logs", fail});
+  EXPECT_EQ(logs.exit_code, 0) << logs.Describe();
+  EXPECT_TRUE(Contains(logs.err, "fail.sh: giving up")) << logs.Describe();
+  // -f on an ended job prints the same and returns.
+  RunResult followed = Submitter({"logs", "-f", fail});
+  EXPECT_TRUE(Contains(followed.err, "fail.sh: giving up")) << followed.Describe();
+}
+
 TEST_F(WorkersE2eTest, AJobNoWorkerCanRunStaysQueuedWithTheReason) {
   const std::string id = Queue("edit.sh", {}, {"--source", root() + "/no-such-repository"});
   RunResult worker = DrainWith("a");
