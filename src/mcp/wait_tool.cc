@@ -12,6 +12,8 @@ namespace berth::mcp {
 namespace {
 
 constexpr int kPollMs = 200;
+// How long `wait` waits for the receipt of a job it saw end.
+constexpr int64_t kReceiptGraceMs = 5000;
 
 uint64_t SizeOf(const std::string& path) {
   std::optional<sys::FileStatus> st = sys::LinkStatus(path);
@@ -50,6 +52,7 @@ Tool WaitTool(Backend& backend) {
     int64_t seq = 0;
     uint64_t out_size = 0, err_size = 0;
     bool cancelled = false;
+    int64_t ended_at = -1;  // when the job was first seen terminal
     while (true) {
       if (Result<std::vector<store::Event>> events = (*store)->ListEvents(j.id, seq)) {
         for (const store::Event& e : *events) {
@@ -65,7 +68,14 @@ Tool WaitTool(Backend& backend) {
         call.Progress("output: " + std::to_string(out_size) + " bytes on stdout, " +
                       std::to_string(err_size) + " on stderr");
       }
-      if (store::IsTerminal(j.state) || sys::MonotonicMillis() >= deadline) break;
+      // The supervisor writes the receipt just after the terminal state: a client that lands
+      // or reads the receipt the moment `wait` returns must find the final one. A receipt
+      // that never comes (the store refused it) is waited for only kReceiptGraceMs.
+      if (store::IsTerminal(j.state)) {
+        if (ended_at < 0) ended_at = sys::MonotonicMillis();
+        if (j.receipt_json || sys::MonotonicMillis() - ended_at >= kReceiptGraceMs) break;
+      }
+      if (sys::MonotonicMillis() >= deadline) break;
       if (!call.Pump(
               static_cast<int>(std::min<int64_t>(kPollMs, deadline - sys::MonotonicMillis())))) {
         cancelled = true;
