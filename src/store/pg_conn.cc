@@ -220,6 +220,8 @@ PgConn::~PgConn() {
 Status PgConn::SetUpSession() {
   // The values are integers of ours, not input: SET takes no parameters.
   std::string settings = "SET lock_timeout = '" + std::to_string(options_.lock_timeout_ms) +
+                         "ms'; SET idle_in_transaction_session_timeout = '" +
+                         std::to_string(options_.idle_in_transaction_timeout_ms) +
                          "ms'; SET client_min_messages = warning; SET bytea_output = hex";
   TRY(ExecScript(settings.c_str()));
   for (const auto& [name, value] : session_settings_) {

@@ -22,6 +22,7 @@ namespace berth::store {
 // How long a statement waits for a lock another connection holds before failing with kBusy;
 // the same 5 s as the SQLite store's busy timeout.
 inline constexpr int kLockTimeoutMs = 5000;
+inline constexpr int kIdleInTransactionTimeoutMs = 10000;
 
 // The SQLSTATE of a write refused by the fencing triggers (Cause::kFenced): class BR is
 // berth's own, outside the classes PostgreSQL defines.
@@ -83,6 +84,10 @@ class PgConn {
   struct Options {
     int lock_timeout_ms = kLockTimeoutMs;  // tests shorten it
     int connect_timeout_s = 10;
+    // The server ends a session that sits idle inside a transaction this long, releasing its
+    // locks: a berth that froze (SIGSTOP, a paused VM) mid-transaction must not hold rows the
+    // rescuer needs past the 30 s lease (docs/workers.md "Liveness").
+    int idle_in_transaction_timeout_ms = kIdleInTransactionTimeoutMs;
   };
 
   // Connects to `url` (a postgresql:// URL) and sets the session up (lock_timeout, no notices

@@ -156,6 +156,25 @@ TEST(PostgresMigration, ConcurrentFirstOpensMigrateOnce) {
   EXPECT_EQ(raw->Exec("SELECT id FROM jobs")->Rows(), kOpeners);
 }
 
+// A berth frozen (SIGSTOP) inside a transaction holds its row locks; the server ends its
+// session once it is idle in the transaction past the timeout, so that the rescuer's write
+// goes through. Found by the workers' chaos e2e: a supervisor frozen mid-AppendEvent kept its
+// job from ever being requeued.
+TEST_F(PostgresStoreTest, AFrozenTransactionLosesItsLocks) {
+  Create("j1");
+  Result<PgConn> frozen = PgConn::Open(location_, {.idle_in_transaction_timeout_ms = 300});
+  ASSERT_TRUE(frozen.has_value()) << frozen.error().ToString();
+  ASSERT_TRUE(frozen->Exec("BEGIN").has_value());
+  ASSERT_TRUE(frozen->Exec("SELECT 1 FROM jobs WHERE id = 'j1' FOR UPDATE").has_value());
+  // The rescuer waits up to its 5 s lock timeout; the frozen session ends after 300 ms idle.
+  Result<bool> moved = store_->Transition("j1", JobState::kQueued, JobState::kStale, "rescued");
+  ASSERT_TRUE(moved.has_value()) << moved.error().ToString();
+  EXPECT_TRUE(*moved);
+  // The frozen berth, when it wakes, finds its session gone, not its write applied.
+  EXPECT_FALSE(frozen->Exec("UPDATE jobs SET state_reason = 'late' WHERE id = 'j1'").has_value());
+  EXPECT_EQ(Query("SELECT state_reason FROM jobs WHERE id = 'j1'"), "rescued");
+}
+
 TEST_F(PostgresStoreTest, ALockHeldPastTheTimeoutIsBusy) {
   Create("j1");
   Result<std::unique_ptr<Store>> impatient = OpenPostgresStore(location_, {.lock_timeout_ms = 100});
