@@ -56,7 +56,8 @@ std::string NamedSubcommand(const std::vector<std::string>& args) {
                                  "hook",
                                  "compact-snapshot",
                                  "worker",
-                                 "worker-job"};
+                                 "worker-job",
+                                 "worker-standby"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   CompactOptions compact;
   if (want({"compact-snapshot"})) AddCompactCommand(app, &compact);
   WorkerCommandOptions worker;
-  if (want({"worker", "worker-job"})) AddWorkerCommands(app, &worker);
+  if (want({"worker", "worker-job", "worker-standby"})) AddWorkerCommands(app, &worker);
   // Dispatched above, before CLI11; listed here so that `berth --help` names it.
   if (named.empty())
     app.add_subcommand("lane", "Run one pstack-runner lane as a job (berth lane --help)")
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
   if (chosen == "compact-snapshot") return RunCompactCommand(global, compact);
   if (chosen == "worker") return RunWorkerCommand(global, worker);
   if (chosen == "worker-job") return RunWorkerJobCommand(global, worker);
+  if (chosen == "worker-standby") return RunWorkerStandbyCommand(global);
   if (chosen == "init") return RunInitCommand(global, policy);
   if (chosen == "policy") return RunPolicyCheckCommand(global, policy);
   if (chosen == "gc") return RunGcCommand(global, gc);

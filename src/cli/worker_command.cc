@@ -10,6 +10,7 @@
 #include "sys/process.h"
 #include "worker/claimed_job.h"
 #include "worker/localize.h"
+#include "worker/standby.h"
 #include "worker/worker.h"
 
 namespace berth::cli {
@@ -21,6 +22,17 @@ namespace {
 void LogLine(const std::string& line) {
   fmt::print(stderr, "{} berth worker: {}\n", job::IsoTime(sys::WallMillis()), line);
   std::fflush(stderr);
+}
+
+// A supervisor's exit: its job's, or kExitFailed when the job could not start.
+int Ended(const Result<store::JobRecord>& done) {
+  if (!done) {
+    PrintError(done.error());
+    return job::kExitFailed;
+  }
+  LogLine("job " + done->id + " " + store::JobStateName(done->state) +
+          (done->state_reason.empty() ? "" : ": " + done->state_reason));
+  return done->exit_code.value_or(job::ExitCodeForState(done->state));
 }
 
 }  // namespace
@@ -43,6 +55,9 @@ void AddWorkerCommands(CLI::App& app, WorkerCommandOptions* o) {
   job->add_option("--attempt", o->attempt)->required();
   job->add_option("--worker", o->worker_id)->required();
   job->add_option("--mirror", o->mirror)->required();
+
+  CLI::App* standby = app.add_subcommand("worker-standby", "");  // internal: worker/standby.h
+  standby->group("");
 }
 
 int RunWorkerCommand(const GlobalOptions& global, const WorkerCommandOptions& options) {
@@ -68,14 +83,25 @@ int RunWorkerJobCommand(const GlobalOptions& global, const WorkerCommandOptions&
   claimed.claim = store::Claim{options.job_id, options.attempt, options.worker_id};
   claimed.mirror = options.mirror;
   claimed.job_dir = worker::LocalJobDir(ctx->state_dir, options.job_id, options.attempt);
-  Result<store::JobRecord> done = worker::RunClaimedJob(*ctx, claimed, LogLine);
-  if (!done) {
-    PrintError(done.error());
+  Result<worker::SupervisorStores> stores =
+      worker::OpenSupervisorStores(ctx->store_location, LogLine);
+  if (!stores) {
+    PrintError(stores.error());
     return job::kExitFailed;
   }
-  LogLine("job " + done->id + " " + store::JobStateName(done->state) +
-          (done->state_reason.empty() ? "" : ": " + done->state_reason));
-  return done->exit_code.value_or(job::ExitCodeForState(done->state));
+  return Ended(worker::RunClaimedJob(*ctx, claimed, std::move(*stores), LogLine));
+}
+
+int RunWorkerStandbyCommand(const GlobalOptions& global) {
+  Result<job::JobContext> ctx = MakeJobContext(global);
+  if (!ctx) {
+    PrintError(ctx.error());
+    return ExitCodeFor(ctx.error());
+  }
+  Result<std::optional<store::JobRecord>> done = worker::StandBy(*ctx, /*socket=*/0, LogLine);
+  if (done && !done->has_value()) return 0;  // the worker needed no more supervisors
+  return Ended(done ? Result<store::JobRecord>(std::move(**done))
+                    : Result<store::JobRecord>(done.error()));
 }
 
 }  // namespace berth::cli

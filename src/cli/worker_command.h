@@ -1,5 +1,6 @@
 // `berth worker`: the daemon that runs jobs from the shared queue (docs/workers.md), and the
-// internal `berth worker-job`, the supervisor it starts for each job it claims.
+// internal `berth worker-job` and `berth worker-standby`, the supervisors of the jobs it claims
+// (started for a job, or ahead of one).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -24,5 +25,6 @@ struct WorkerCommandOptions {
 void AddWorkerCommands(CLI::App& app, WorkerCommandOptions* options);
 int RunWorkerCommand(const GlobalOptions& global, const WorkerCommandOptions& options);
 int RunWorkerJobCommand(const GlobalOptions& global, const WorkerCommandOptions& options);
+int RunWorkerStandbyCommand(const GlobalOptions& global);
 
 }  // namespace berth::cli

@@ -19,23 +19,37 @@ namespace berth::worker {
 
 namespace {
 
-Result<std::unique_ptr<store::Store>> OpenFenced(const std::string& location,
-                                                 const store::Claim& claim,
-                                                 const FenceWatch::Log& log) {
+Result<std::unique_ptr<store::Store>> OpenWatched(const std::string& location, const Log& log) {
   std::unique_ptr<store::Store> store = TRY(store::OpenStore(location));
-  TRY(store->Fence(claim));
   return std::unique_ptr<store::Store>(std::make_unique<FenceWatch>(std::move(store), log));
+}
+
+// A connection that stood by for a while may have been closed by the server or a proxy in
+// between; the failed call marks it broken and the next one reconnects (store/pg_conn.h).
+Status FenceOnce(store::Store& store, const store::Claim& claim) {
+  Status fenced = store.Fence(claim);
+  if (!fenced && fenced.error().cause() == Cause::kUnavailable) fenced = store.Fence(claim);
+  return fenced;
 }
 
 }  // namespace
 
+Result<SupervisorStores> OpenSupervisorStores(const std::string& location, const Log& log) {
+  SupervisorStores stores;
+  stores.job = TRY(OpenWatched(location, log));
+  stores.lease = TRY(OpenWatched(location, log));
+  return stores;
+}
+
 Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& claimed,
-                                       const std::function<void(const std::string&)>& log) {
+                                       SupervisorStores stores, const Log& log) {
   const store::Claim& claim = claimed.claim;
   LocalJob local{claimed.mirror, claimed.job_dir,
                  TRY(sys::ReadFile(claimed.job_dir + "/" + kLocalRequestFile))};
-  std::unique_ptr<store::Store> job_store = TRY(OpenFenced(ctx.store_location, claim, log));
-  std::unique_ptr<store::Store> lease_store = TRY(OpenFenced(ctx.store_location, claim, log));
+  TRY(FenceOnce(*stores.job, claim));
+  TRY(FenceOnce(*stores.lease, claim));
+  std::unique_ptr<store::Store> job_store = std::move(stores.job);
+  std::unique_ptr<store::Store> lease_store = std::move(stores.lease);
   const gitcli::GitCommand git = TRY(gitcli::GitCommand::Find(ctx.environ));
 
   std::optional<store::JobRecord> job = TRY(job_store->GetJob(claim.job_id));

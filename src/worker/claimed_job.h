@@ -5,11 +5,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "base/result.h"
 #include "job/context.h"
 #include "store/job_record.h"
+#include "store/store.h"
 
 namespace berth::worker {
 
@@ -22,9 +24,21 @@ struct ClaimedJob {
 // The file in ClaimedJob::job_dir that holds the localized request.
 inline constexpr char kLocalRequestFile[] = "request.json";
 
-// Runs the job to its end and returns it as it ended. Errors only when it could not start
-// (the store, the request file, the git command); `log` gets the refused late writes.
+using Log = std::function<void(const std::string&)>;
+
+// A supervisor's two connections to the store (the job's writes, the lease keeper's), opened
+// before its job is known when it stands by (worker/standby.h) and fenced to the claim once it
+// is. Each reports the writes the store refused as fenced to `log`.
+struct SupervisorStores {
+  std::unique_ptr<store::Store> job;
+  std::unique_ptr<store::Store> lease;
+};
+Result<SupervisorStores> OpenSupervisorStores(const std::string& location, const Log& log);
+
+// Fences `stores` to the claim, runs the job to its end and returns it as it ended. Errors
+// only when it could not start (the store, the request file, the git command); `log` gets the
+// refused late writes.
 Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& claimed,
-                                       const std::function<void(const std::string&)>& log);
+                                       SupervisorStores stores, const Log& log);
 
 }  // namespace berth::worker

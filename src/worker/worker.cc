@@ -17,6 +17,7 @@
 #include "sys/spawn.h"
 #include "worker/claimed_job.h"
 #include "worker/localize.h"
+#include "worker/standby.h"
 #include "worker/worker_id.h"
 
 namespace berth::worker {
@@ -39,10 +40,11 @@ class Worker {
   // false when the queue had nothing this worker could take.
   bool Round(bool stopping);
   bool idle() const { return running_.empty(); }
-  // The running supervisors' pidfds: readable once each has ended.
+  // The running supervisors' pidfds and the standby's: readable once each has ended.
   std::vector<int> ChildFds() const {
     std::vector<int> fds;
     for (const Running& r : running_) fds.push_back(r.process.pidfd());
+    if (standby_) fds.push_back(standby_->pidfd());
     return fds;
   }
   void SignalJobs(int signal) {
@@ -60,6 +62,12 @@ class Worker {
   void Start(const store::JobRecord& job);
   void GiveBack(const store::JobRecord& job, const std::string& why);
   std::vector<std::string> Skipped();
+  // Keeps one standby supervisor ready (worker/standby.h): replaces one that ended or stood
+  // by too long, and after one that ended on its own waits kStandbyRetryMillis.
+  void KeepStandby();
+  // The job's supervisor: the standby, handed the job, or else one started for it.
+  Result<sys::Process> Supervise(const store::JobRecord& job, const std::string& mirror,
+                                 int log_fd);
 
   const job::JobContext& ctx_;
   const WorkerOptions options_;
@@ -68,7 +76,71 @@ class Worker {
   std::vector<Running> running_;
   std::map<std::string, int64_t> cannot_run_;  // job id -> until (steady ms)
   int64_t last_sweep_ = 0;
+  std::optional<Standby> standby_;
+  int64_t standby_retry_at_ = 0;  // steady ms
 };
+
+// How long the worker waits before it starts a standby again after one ended of its own (it
+// could not reach the store, for instance), so that a store that is down costs no busy loop.
+constexpr int64_t kStandbyRetryMillis = 5 * 1000;
+
+void Worker::KeepStandby() {
+  const int64_t now = sys::MonotonicMillis();
+  if (standby_) {
+    Result<std::optional<sys::ExitStatus>> ended = standby_->TryWait();
+    if (ended && !ended->has_value()) {
+      if (now - standby_->started_ms() < kStandbyMaxIdleMillis) return;
+      standby_.reset();  // stood by too long: a fresh one below
+    } else {
+      Log("the standby supervisor ended before it had a job (" +
+          (!ended               ? ended.error().ToString()
+           : (*ended)->signaled ? std::string("killed by ") + sys::SignalName((*ended)->signal)
+                                : "exit " + std::to_string((*ended)->code)) +
+          "); jobs start their own supervisor meanwhile");
+      standby_.reset();
+      standby_retry_at_ = now + kStandbyRetryMillis;
+    }
+  }
+  if (now < standby_retry_at_) return;
+  Result<Standby> started = Standby::Start(ctx_);
+  if (!started) {
+    Log("cannot start a standby supervisor: " + started.error().ToString());
+    standby_retry_at_ = now + kStandbyRetryMillis;
+    return;
+  }
+  standby_ = std::move(*started);
+}
+
+Result<sys::Process> Worker::Supervise(const store::JobRecord& job, const std::string& mirror,
+                                       int log_fd) {
+  const store::Claim claim{job.id, job.attempt, options_.worker_id};
+  if (standby_) {
+    Standby standby = std::move(*standby_);
+    standby_.reset();
+    Result<sys::Process> handed = std::move(standby).Hand(claim, mirror, log_fd);
+    if (handed) return handed;
+    Log("job " + job.id + ": the standby supervisor is gone (" + handed.error().ToString() +
+        "); starting one for it");
+  }
+  sys::SpawnOptions spawn;
+  // The store's location reaches the child as BERTH_STORE, never on its command line.
+  spawn.argv = {ctx_.self_exe,
+                "--state-dir",
+                ctx_.state_dir,
+                "worker-job",
+                job.id,
+                "--attempt",
+                std::to_string(job.attempt),
+                "--worker",
+                options_.worker_id,
+                "--mirror",
+                mirror};
+  spawn.inherit_env = true;
+  spawn.stdio[0] = sys::kDevNull;
+  spawn.stdio[1] = log_fd;
+  spawn.stdio[2] = log_fd;
+  return sys::Spawn(spawn);
+}
 
 std::vector<std::string> Worker::Skipped() {
   const int64_t now = sys::MonotonicMillis();
@@ -124,24 +196,7 @@ void Worker::Start(const store::JobRecord& job) {
     return GiveBack(job, written.error().ToString());
   Result<sys::UniqueFd> log = sys::OpenForAppend(local->job_dir + "/supervisor.log", 0600);
   if (!log) return GiveBack(job, log.error().ToString());
-  sys::SpawnOptions spawn;
-  // The store's location reaches the child as BERTH_STORE, never on its command line.
-  spawn.argv = {ctx_.self_exe,
-                "--state-dir",
-                ctx_.state_dir,
-                "worker-job",
-                job.id,
-                "--attempt",
-                std::to_string(job.attempt),
-                "--worker",
-                options_.worker_id,
-                "--mirror",
-                *mirror};
-  spawn.inherit_env = true;
-  spawn.stdio[0] = sys::kDevNull;
-  spawn.stdio[1] = log->get();
-  spawn.stdio[2] = log->get();
-  Result<sys::Process> child = sys::Spawn(spawn);
+  Result<sys::Process> child = Supervise(job, *mirror, log->get());
   if (!child) return GiveBack(job, "starting its supervisor: " + child.error().ToString());
   Log("job " + job.id + " (attempt " + std::to_string(job.attempt) + ", agent " + job.agent +
       ") runs as pid " + std::to_string(child->pid()));
@@ -175,6 +230,11 @@ bool Worker::Round(bool stopping) {
   while (!stopping && static_cast<int>(running_.size()) < options_.slots) {
     if (!ClaimOne()) break;
     took = true;
+  }
+  if (stopping) {
+    standby_.reset();
+  } else {
+    KeepStandby();
   }
   return took || static_cast<int>(running_.size()) >= options_.slots;
 }

@@ -184,6 +184,67 @@ TEST_F(WorkersE2eTest, AWorkerRunsAQueuedJobAndTheSubmitterLandsIt) {
   EXPECT_TRUE(Get(Show(id), "landed_commit").is_string());
 }
 
+// The worker keeps a supervisor ready (worker/standby.h) and hands it the next job it claims;
+// one that dies before it has a job is replaced, and a job claimed meanwhile gets a
+// supervisor started for it.
+TEST_F(WorkersE2eTest, TheStandbySupervisorRunsTheNextJobAndOneThatDiesIsReplaced) {
+  StartWorker("a");
+  auto standbys = [&] {
+    std::vector<pid_t> mine = ProcessesWithArgument(WorkerState("a"));
+    std::vector<pid_t> found;
+    for (pid_t pid : ProcessesWithArgument("worker-standby"))
+      if (std::find(mine.begin(), mine.end(), pid) != mine.end()) found.push_back(pid);
+    return found;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return standbys().size() == 1; }, kStateWait)) << WorkerLog("a");
+  const pid_t first = standbys().front();
+
+  const std::string handed = Queue("edit.sh", {});
+  EXPECT_EQ(GetStr(WaitFor(
+                       handed, [](const json& j) { return GetStr(j, "state") == "completed"; },
+                       "completed"),
+                   "state"),
+            "completed");
+  EXPECT_TRUE(Contains(WorkerLog("a"), "runs as pid " + std::to_string(first) + "\n"))
+      << "the job was not handed to the standby " << first << ":\n"
+      << WorkerLog("a");
+  EXPECT_TRUE(
+      Contains(ReadText(WorkerState("a") + "/jobs/" + handed + "-1/supervisor.log"), "completed"))
+      << "the standby's output did not go to the job's log";
+
+  // Its successor, killed before it has a job.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::vector<pid_t> now = standbys();
+        return now.size() == 1 && now.front() != first;
+      },
+      kStateWait))
+      << WorkerLog("a");
+  const pid_t second = standbys().front();
+  ASSERT_EQ(kill(second, SIGKILL), 0) << std::strerror(errno);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Contains(WorkerLog("a"),
+                        "the standby supervisor ended before it had a job (killed by SIGKILL)");
+      },
+      kStateWait))
+      << WorkerLog("a");
+  const std::string own = Queue("edit.sh", {});
+  EXPECT_EQ(
+      GetStr(WaitFor(
+                 own, [](const json& j) { return GetStr(j, "state") == "completed"; }, "completed"),
+             "state"),
+      "completed");
+  // A new standby once the worker's pause after a lost one (5 s) has passed.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        std::vector<pid_t> now = standbys();
+        return now.size() == 1 && now.front() != second;
+      },
+      seconds(15)))
+      << WorkerLog("a");
+}
+
 TEST_F(WorkersE2eTest, LogsOnTheSubmittingHostShowTheWorkersOutput) {
   const std::string spew = Queue("spew.sh", {"2000000"});
   const std::string fail = Queue("fail.sh", {});
