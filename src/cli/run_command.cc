@@ -152,8 +152,12 @@ void AddRunCommand(CLI::App& app, RunOptions* o) {
   sub->add_flag("--full-access", o->submit.full_access,
                 "run an agent whose policy says access = \"full\" with your filesystem and "
                 "network (also BERTH_FULL_ACCESS=1)");
-  sub->add_flag("--queue", o->submit.queue,
-                "put the job on the shared queue for `berth worker` instead of running it here");
+  CLI::Option* queue = sub->add_flag(
+      "--queue", o->submit.queue,
+      "put the job on the shared queue for `berth worker` instead of running it here");
+  sub->add_flag("--here", o->here,
+                "run the job on this host even when the policy says run_on = \"workers\"")
+      ->excludes(queue);
   sub->add_option("--source", o->submit.source,
                   "with --queue: where workers get the repository (a git URL or a path they all "
                   "can read; default this repository's path)");
@@ -172,14 +176,8 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!options.prompt_text.empty()) options.submit.prompt_text = options.prompt_text;
   if (!options.prompt_file.empty()) options.submit.prompt_file = options.prompt_file;
   options.submit.command = command;
-  if (options.submit.queue && options.no_wait)
-    return Fail(Error(Cause::kInvalidArgument,
-                      "--no-wait is for a job that runs here; a queued job waits for a worker"),
-                format, job::kExitUsage);
-  if (!options.submit.queue && !options.submit.source.empty())
-    return Fail(
-        Error(Cause::kInvalidArgument, "--source is for a job on the queue", 0, "add --queue"),
-        format, job::kExitUsage);
+  options.submit.placement_by_policy = !options.submit.queue && !options.here;
+  options.submit.no_wait = options.no_wait;
 
   // Events and reasons written here are masked like the supervisor's (docs/receipt.md).
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
@@ -189,7 +187,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
 
-  if (options.submit.queue) {
+  if (!job->source.empty()) {  // for workers: --queue, or the policy's run_on
     if (options.json) {
       PrintJson(job::JobToJson(*job));
     } else {

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string prompt_file;
   bool detach = false;
   bool no_wait = false;
+  bool here = false;  // --here: on this host whatever the policy's run_on says
   bool json = false;
 };
 

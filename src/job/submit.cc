@@ -16,6 +16,7 @@
 #include "policy/policy.h"
 #include "provider/preflight.h"
 #include "store/job_id.h"
+#include "store/open_store.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
 
@@ -42,7 +43,7 @@ workspace::Backend WorkspaceBackendOf(policy::WorkspaceBackend backend) {
 // The agent as the policy defines it; without a valid policy every agent is a read agent.
 Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_root,
                                 const SubmitOptions& options, std::string* policy_hash,
-                                ProviderChoice* choice) {
+                                ProviderChoice* choice, policy::RunOn* run_on) {
   RunRequest r;
   r.agent = options.agent;
   Result<policy::Policy> loaded = policy::LoadPolicy(repo_root);
@@ -51,6 +52,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   if (options.lane) TRY(ApplyLaneAgent(*options.lane, loaded, &pol));
   r.policy_present = loaded.has_value();
   *policy_hash = loaded ? loaded->sha256 : "";
+  *run_on = pol.defaults.run_on;
   auto it = pol.agents.find(options.agent);
   // Full access first, so that a refused request names what was asked for (invariant 6).
   AccessAsk ask = TRY(FullAccessAsked(options.full_access, ctx.environ));
@@ -156,19 +158,51 @@ Result<std::string> BaseWithUncommitted(git::Repository& repo, const std::string
   return pick.commit;
 }
 
+// Whether the job goes to the shared queue: --queue, or the policy's run_on when the command
+// line left it to the policy.
+Result<bool> ForWorkers(const JobContext& ctx, const SubmitOptions& options, policy::RunOn run_on) {
+  if (options.queue) return true;
+  if (!options.placement_by_policy || run_on != policy::RunOn::kWorkers) {
+    if (!options.source.empty())
+      return Error(Cause::kInvalidArgument, "--source is for a job on the queue", 0, "add --queue");
+    return false;
+  }
+  if (store::KindOfLocation(ctx.store_location) != store::StoreKind::kPostgres)
+    return Error(Cause::kInvalidArgument,
+                 "the policy runs jobs on workers ([defaults] run_on = \"workers\"), but the job "
+                 "store " +
+                     store::DescribeLocation(ctx.store_location) +
+                     " is on this host only, where no other host's worker sees it",
+                 0,
+                 "point berth at the shared store (--store postgresql://..., BERTH_STORE or "
+                 "store in the user config), or pass --here to run it on this host");
+  return true;
+}
+
 // What a worker on another host cannot be given: changes that exist only in this working tree,
 // and the host itself.
 Status CheckQueueable(const SubmitOptions& options, const RunRequest& request) {
+  const std::string why = options.queue ? "--queue" : "the policy's run_on = \"workers\"";
+  const std::string or_here = options.queue ? "without --queue" : "with --here";
   if (options.with_uncommitted)
     return Error(Cause::kInvalidArgument,
-                 "--with-uncommitted and --queue do not go together: the uncommitted changes "
-                 "exist on this host only",
-                 0, "commit them (on a branch of their own if need be) and queue that commit");
+                 "--with-uncommitted and " + why +
+                     " do not go together: the uncommitted changes exist on this host only",
+                 0,
+                 "commit them (on a branch of their own if need be) and queue that commit, or "
+                 "run it here " +
+                     or_here);
+  if (options.no_wait)
+    return Error(
+        Cause::kInvalidArgument,
+        "--no-wait is for a job that runs here; a job for workers (" + why + ") waits for one", 0,
+        "drop --no-wait, or run it here " + or_here);
   if (request.full_access)
     return Error(Cause::kPolicyDenied,
                  "a full-access job runs as its submitter on its submitter's host; it cannot be "
-                 "queued for workers",
-                 0, "run it here without --queue");
+                 "queued for workers (" +
+                     why + ")",
+                 0, "run it here " + or_here);
   return {};
 }
 
@@ -197,7 +231,10 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
   std::string policy_hash;
   ProviderChoice choice;
-  RunRequest request = TRY(ResolveAgent(ctx, repo.workdir(), options, &policy_hash, &choice));
+  policy::RunOn run_on = policy::RunOn::kHere;
+  RunRequest request =
+      TRY(ResolveAgent(ctx, repo.workdir(), options, &policy_hash, &choice, &run_on));
+  const bool for_workers = TRY(ForWorkers(ctx, options, run_on));
 
   TRY(CheckNesting(ctx));
   std::optional<std::string> depth_text = provider::EnvValue(ctx.environ, "BERTH_JOB_DEPTH");
@@ -221,7 +258,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   request.state_dir = ctx.state_dir;
   request.extra_hidden = ctx.user.hidden_paths;
 
-  if (options.queue) TRY(CheckQueueable(options, request));
+  if (for_workers) TRY(CheckQueueable(options, request));
   std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");
   if (options.with_uncommitted) base = TRY(BaseWithUncommitted(repo, options.base, base));
 
@@ -258,7 +295,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
     }
     job.branch = branch;
   }
-  if (options.queue) {
+  if (for_workers) {
     // Nobody owns a job on the queue until a worker claims it, so no sweep takes it for
     // stale while it waits; the prompt travels in the request.
     if (prompt.size() > kMaxQueuedPromptBytes)
@@ -288,7 +325,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   IgnoreError(
       store.AppendEvent(job.id, "queued",
                         "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo +
-                            (options.queue ? ", for workers from " + job.source : "")),
+                            (for_workers ? ", for workers from " + job.source : "")),
       "the event is a log line; the job is recorded and will run");
   if (accepted != nullptr) *accepted = std::move(request);
   return job;

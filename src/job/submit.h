@@ -37,6 +37,11 @@ struct SubmitOptions {
   // can read); "" for this repository's own path.
   bool queue = false;
   std::string source;
+  // `berth run` without --queue or --here: the policy's [defaults] run_on decides; "workers"
+  // needs a shared store (PostgreSQL). Other callers (mcp, lane) run their jobs here.
+  bool placement_by_policy = false;
+  // --no-wait: fail at once when no slot is free here; refused for a job for workers.
+  bool no_wait = false;
 };
 
 // The largest prompt a queued job carries in its request.

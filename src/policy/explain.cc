@@ -159,6 +159,9 @@ std::string ExplainPolicy(const Policy& policy) {
   const Defaults& d = policy.defaults;
   Line(&out, 2, "max_concurrent_jobs", std::to_string(d.max_concurrent_jobs));
   Line(&out, 2, "retry", std::to_string(d.retry));
+  Line(&out, 2, "run_on",
+       d.run_on == RunOn::kWorkers ? "workers (berth run queues jobs unless given --here)"
+                                   : "here (berth run --queue for workers)");
   Line(&out, 2, "deadline", FormatDuration(d.deadline_ms));
   Line(&out, 2, "output_limit", FormatBytes(d.output_limit_bytes));
   Line(&out, 2, "network", NetworkModeName(d.network));

@@ -412,6 +412,9 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
       out->max_concurrent_jobs = static_cast<int>(TRY(reader.Integer(value, key_path, 1, 256)));
     } else if (key == "retry") {
       out->retry = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 10)));
+    } else if (key == "run_on") {
+      out->run_on = TRY(reader.Choice<RunOn>(
+          value, key_path, {{"here", RunOn::kHere}, {"workers", RunOn::kWorkers}}));
     } else if (key == "deadline") {
       out->deadline_ms = TRY(reader.Duration(value, key_path));
     } else if (key == "output_limit") {
@@ -434,9 +437,10 @@ Status ParseDefaults(const Reader& reader, const toml::node& node, Defaults* out
     } else if (key == "max_depth") {
       out->max_depth = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 8)));
     } else if (!TRY(ParseLimit(reader, key.str(), value, key_path, &out->limits))) {
-      return reader.Unknown(value, key_path,
-                            {"max_concurrent_jobs", "retry", "deadline", "output_limit", "network",
-                             "workspace", "branch", "max_depth", "memory", "pids", "cpus", "disk"});
+      return reader.Unknown(
+          value, key_path,
+          {"max_concurrent_jobs", "retry", "run_on", "deadline", "output_limit", "network",
+           "workspace", "branch", "max_depth", "memory", "pids", "cpus", "disk"});
     }
   }
   return {};

@@ -47,9 +47,16 @@ struct Limits {
   std::optional<uint64_t> disk_bytes;  // growth of the workspace; 0: "unlimited"
 };
 
+// Where `berth run` puts a job when its command line says neither --queue nor --here.
+enum class RunOn {
+  kHere,     // runs on the submitting host (the default)
+  kWorkers,  // goes to the shared queue for `berth worker` (docs/workers.md)
+};
+
 struct Defaults {
   int max_concurrent_jobs = 4;
   int retry = 0;  // a queued job's requeues after its worker was lost (docs/workers.md)
+  RunOn run_on = RunOn::kHere;
   int64_t deadline_ms = 45 * 60 * 1000;
   uint64_t output_limit_bytes = 8ull << 20;
   NetworkMode network = NetworkMode::kProvider;

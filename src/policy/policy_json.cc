@@ -46,6 +46,7 @@ nlohmann::json PolicyToJson(const Policy& p) {
           {"defaults",
            {{"max_concurrent_jobs", d.max_concurrent_jobs},
             {"retry", d.retry},
+            {"run_on", d.run_on == RunOn::kWorkers ? "workers" : "here"},
             {"deadline_ms", d.deadline_ms},
             {"output_limit_bytes", d.output_limit_bytes},
             {"network", NetworkModeName(d.network)},

@@ -97,6 +97,7 @@ network = "allowlist"
 workspace = "copy"
 branch = "agents/{agent}/{id}"
 max_depth = 8
+run_on = "workers"
 [agents.fix-1]
 capability = "write"
 provider = "claude"
@@ -140,6 +141,7 @@ allow_unverified = false
   EXPECT_EQ(p.defaults.workspace, WorkspaceBackend::kCopy);
   EXPECT_EQ(p.defaults.branch_template, "agents/{agent}/{id}");
   EXPECT_EQ(p.defaults.max_depth, 8);
+  EXPECT_EQ(p.defaults.run_on, RunOn::kWorkers);
   const Agent& fix = p.agents.at("fix-1");
   EXPECT_EQ(fix.model, "opus");
   EXPECT_EQ(fix.effort, "high");
@@ -274,6 +276,8 @@ TEST(ParsePolicy, Defaults) {
   ExpectFails(defaults("max_depth = 9"), 3, "defaults.max_depth", "from 0 to 8, got 9");
   ExpectFails(defaults("max_depth = -1"), 3, "defaults.max_depth", "got -1");
   ExpectFails(defaults("max_depth = true"), 3, "defaults.max_depth", "got a boolean");
+  ExpectFails(defaults("run_on = \"cloud\""), 3, "defaults.run_on",
+              "expected \"here\" or \"workers\", got \"cloud\"");
 }
 
 TEST(ParsePolicy, ResourceLimitsInDefaults) {

@@ -184,6 +184,60 @@ TEST_F(WorkersE2eTest, AWorkerRunsAQueuedJobAndTheSubmitterLandsIt) {
   EXPECT_TRUE(Get(Show(id), "landed_commit").is_string());
 }
 
+// A policy with [defaults] run_on = "workers": `berth run` queues without --queue, --here runs
+// the job on this host, and what only this host has is refused with the policy named.
+class RunOnWorkersE2eTest : public WorkersE2eTest {
+ protected:
+  std::string InitialPolicy() const override {
+    std::string policy = kQueuePolicy;
+    const std::string retry = "retry = 1\n";
+    policy.replace(policy.find(retry), retry.size(), retry + "run_on = \"workers\"\n");
+    return policy;
+  }
+};
+
+TEST_F(RunOnWorkersE2eTest, RunQueuesByDefaultAndHereRunsItHere) {
+  RunResult queued = Submitter(RunArgs({"--json"}, "implement", "edit.sh"));
+  ASSERT_EQ(queued.exit_code, 0) << queued.Describe();
+  json job = ParseJson(queued.out);
+  EXPECT_EQ(GetStr(job, "state"), "queued") << queued.Describe();
+  EXPECT_EQ(Get(job, "queue.source"), ws()) << job.dump(2);
+  EXPECT_TRUE(Contains(queued.err, "queued for workers")) << queued.Describe();
+
+  RunResult here = Submitter(RunArgs({"--here", "--json"}, "implement", "edit.sh"));
+  ASSERT_EQ(here.exit_code, 0) << here.Describe();
+  json ran = ParseJson(here.out);
+  EXPECT_EQ(GetStr(ran, "state"), "completed") << here.Describe();
+  EXPECT_TRUE(PathExists(JobDir(GetStr(ran, "id")) + "/receipt.json"));
+
+  RunResult both = Submitter(RunArgs({"--here", "--queue"}, "implement", "edit.sh"));
+  EXPECT_EQ(both.exit_code, 64) << both.Describe();
+  RunResult no_wait = Submitter(RunArgs({"--no-wait"}, "implement", "edit.sh"));
+  EXPECT_EQ(no_wait.exit_code, 64) << no_wait.Describe();
+  EXPECT_TRUE(Contains(no_wait.err, "run_on = \"workers\"")) << no_wait.Describe();
+  EXPECT_TRUE(Contains(no_wait.err, "--here")) << no_wait.Describe();
+  RunResult uncommitted = Submitter(RunArgs({"--with-uncommitted"}, "implement", "edit.sh"));
+  EXPECT_EQ(uncommitted.exit_code, 64) << uncommitted.Describe();
+  EXPECT_TRUE(Contains(uncommitted.err, "exist on this host only")) << uncommitted.Describe();
+  RunResult uncommitted_here =
+      Submitter(RunArgs({"--with-uncommitted", "--here", "--json"}, "implement", "edit.sh"));
+  EXPECT_EQ(uncommitted_here.exit_code, 0) << uncommitted_here.Describe();
+
+  // The default store (SQLite, this host's) has no workers of other hosts: refused, and said
+  // why; --here still runs.
+  RunResult local = Berth(RunArgs({}, "implement", "edit.sh"));
+  EXPECT_EQ(local.exit_code, 64) << local.Describe();
+  EXPECT_TRUE(Contains(local.err, "on this host only")) << local.Describe();
+  EXPECT_TRUE(Contains(local.err, "--here")) << local.Describe();
+  RunResult local_here = Berth(RunArgs({"--here", "--json"}, "implement", "edit.sh"));
+  EXPECT_EQ(local_here.exit_code, 0) << local_here.Describe();
+
+  // The queued one runs on a worker like any other.
+  RunResult worker = DrainWith("a");
+  ASSERT_EQ(worker.exit_code, 0) << worker.Describe();
+  EXPECT_EQ(GetStr(Show(GetStr(job, "id")), "state"), "completed");
+}
+
 // The worker keeps a supervisor ready (worker/standby.h) and hands it the next job it claims;
 // one that dies before it has a job is replaced, and a job claimed meanwhile gets a
 // supervisor started for it.
