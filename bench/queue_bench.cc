@@ -4,11 +4,15 @@
 //   2. the end-to-end overhead per job: M jobs that each change one file, run one after the
 //      other by `berth run` on the SQLite store, against the same M jobs submitted with
 //      `berth run --queue` to PostgreSQL and run by one `berth worker --drain` (submission,
-//      claim, mirror, bundle included), with the difference per job.
+//      claim, mirror, bundle included), with the difference per job: the warm case;
+//   3. the cold case: the first job of each path, on a state dir that has no snapshot yet and
+//      for the worker no mirror either (its `git clone --no-checkout` of the source), next to
+//      a plain `git clone --no-checkout` of the same repository.
 // A gtest binary only for its PostgreSQL cluster fixture (src/store/postgres_testing.h); it is
 // not a test and no ctest runs it. Configured by the environment, which bench/queue sets:
 //   QUEUE_BENCH_JOBS (default 2000), QUEUE_BENCH_CLAIMERS (4), QUEUE_BENCH_E2E_JOBS (20),
-//   BERTH (the berth binary).
+//   QUEUE_BENCH_FILES (files in the repository besides src/main.c, default 0), BERTH (the
+//   berth binary).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,12 +178,30 @@ TEST(QueueBench, EndToEndOverheadPerJob) {
                   .has_value());
   ASSERT_TRUE(sys::WriteFileAtomic(repo + "/src/main.c", "int main(void) { return 0; }\n", 0644)
                   .has_value());
+  // A bigger tree for the cold case: 100 files per directory, about 1 KiB each.
+  const int files = EnvInt("QUEUE_BENCH_FILES", 0);
+  for (int i = 0; i < files; ++i) {
+    const std::string dir = repo + "/lib/d" + std::to_string(i / 100);
+    if (i % 100 == 0) {
+      ASSERT_TRUE(sys::MakeDirs(dir, 0755).has_value());
+    }
+    std::string text;
+    for (int line = 0; line < 16; ++line)
+      text += "int f" + std::to_string(i) + "_" + std::to_string(line) + "(void) { return " +
+              std::to_string(i * 16 + line) + "; }\n";
+    ASSERT_TRUE(sys::WriteFileAtomic(dir + "/f" + std::to_string(i) + ".c", text, 0644)
+                    .has_value());
+  }
   const std::string git = *sys::FindExecutable("git", "/usr/bin:/bin");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"init", "-q", "-b", "main"},
         {"-c", "user.name=bench", "-c", "user.email=bench@berth.invalid", "add", "-A"},
-        {"-c", "user.name=bench", "-c", "user.email=bench@berth.invalid", "commit", "-q", "-m",
-         "base"}}) {
+        {"-c", "user.name=bench", "-c", "user.email=bench@berth.invalid", "-c", "gc.auto=0",
+         "commit", "-q", "-m", "base"},
+        // Packed, as a real repository is, and no `git gc --auto` behind the benchmark's back.
+        {"repack", "-adq"},
+        {"prune-packed"},
+        {"config", "gc.auto", "0"}}) {
     std::vector<std::string> argv = {git};
     argv.insert(argv.end(), args.begin(), args.end());
     ASSERT_EQ(RunOrSay(argv, env, repo).status.code, 0);
@@ -193,10 +215,13 @@ TEST(QueueBench, EndToEndOverheadPerJob) {
                              "echo " + std::to_string(i) + " > src/f" + std::to_string(i) + ".c"});
     return argv;
   };
-  // One of each first, so that neither path pays the first snapshot in its figure.
-  ASSERT_EQ(RunOrSay(job_argv(false, -1), env, repo).status.code, 0);
-
+  // One of each first, so that neither path pays the first snapshot in the warm figures;
+  // timed, they are the cold case.
   auto begin = std::chrono::steady_clock::now();
+  ASSERT_EQ(RunOrSay(job_argv(false, -1), env, repo).status.code, 0);
+  const double cold_local = Seconds(begin);
+
+  begin = std::chrono::steady_clock::now();
   for (int i = 0; i < jobs; ++i) ASSERT_EQ(RunOrSay(job_argv(false, i), env, repo).status.code, 0);
   const double local = Seconds(begin);
 
@@ -205,8 +230,15 @@ TEST(QueueBench, EndToEndOverheadPerJob) {
   worker_env.vars.erase(worker_env.vars.begin() + 3);  // the submitter's state dir
   const std::vector<std::string> worker = {berth, "--store", db->url(), "worker", "--drain",
                                            "--poll", "50", "--repo-root", *dir + "/mirrors"};
+  begin = std::chrono::steady_clock::now();
   ASSERT_EQ(RunOrSay(job_argv(true, -2), env, repo).status.code, 0);
   ASSERT_EQ(RunOrSay(worker, worker_env, repo).status.code, 0);  // the mirror, the first snapshot
+  const double cold_queued = Seconds(begin);
+  begin = std::chrono::steady_clock::now();
+  ASSERT_EQ(RunOrSay({git, "clone", "-q", "--no-checkout", repo, *dir + "/plain-clone"}, env, *dir)
+                .status.code,
+            0);
+  const double plain_clone = Seconds(begin);
 
   begin = std::chrono::steady_clock::now();
   for (int i = 0; i < jobs; ++i)
@@ -232,6 +264,11 @@ TEST(QueueBench, EndToEndOverheadPerJob) {
   std::printf("    of which the worker                  %8.1f ms/job\n",
               (queued - submitted) / jobs * 1000);
   std::printf("  overhead                               %8.1f ms/job\n", overhead_ms);
+  std::printf("cold: the first job of each path, %d files in the repository\n", files + 2);
+  std::printf("  berth run (its first snapshot)         %8.1f ms\n", cold_local * 1000);
+  std::printf("  run --queue + a new worker (its clone and first snapshot) %8.1f ms\n",
+              cold_queued * 1000);
+  std::printf("    git clone --no-checkout alone        %8.1f ms\n", plain_clone * 1000);
   std::printf("target: overhead <= 50 ms/job: %s\n", overhead_ms <= 50 ? "MET" : "NOT MET");
 }
 
