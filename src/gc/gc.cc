@@ -42,6 +42,13 @@ std::string LastComponent(const std::string& name) {
 }
 
 // An explicit discard of something that has no job record.
+// A worker's directory of one attempt at a job (`<id>-<attempt>` under <state>/jobs).
+struct Attempt {
+  std::string job_id;
+  std::string attempt;
+  std::string dir;
+};
+
 struct OrphanDiscard {
   std::string kind;  // "job-dir" or "branch"
   std::string name;
@@ -62,6 +69,18 @@ class Collector {
 
   Status Run() {
     git::InitLibgit2();
+    if (options_.attempts_only) {
+      TRY(LoadAttempts());
+      CollectAttempts();
+      for (const JobRecord& job : jobs_) {
+        std::string why_removed;
+        if (!KeepReason(job, &why_removed).empty()) continue;
+        GcJob entry;
+        Unregister(job.id, entry);
+      }
+      CollectSnapshots();
+      return {};
+    }
     TRY(ReapStaleJobs(store_));
     TRY(Load());
     FindOrphanDirs();
@@ -70,6 +89,7 @@ class Collector {
     TRY(RecordDiscards());
     KillLeftovers();
     for (const JobRecord& job : jobs_) CollectJob(job);
+    CollectAttempts();
     CollectOrphans();
     CollectSnapshots();
     return {};
@@ -127,12 +147,52 @@ class Collector {
 
   // --- orphans: found first, so that --discard can name them ------------------------------
 
+  // A directory name of a worker's attempt, `<id>-<attempt>` (worker/localize.h), or nullopt.
+  std::optional<Attempt> ParseAttempt(const std::string& name) const {
+    const size_t dash = name.rfind('-');
+    if (dash == std::string::npos || dash == 0 || dash + 1 == name.size() || name.size() - dash > 4)
+      return std::nullopt;
+    for (size_t i = dash + 1; i < name.size(); ++i)
+      if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    return Attempt{name.substr(0, dash), name.substr(dash + 1), jobs_dir_ + "/" + name};
+  }
+  // The same, for a job of the store.
+  std::optional<Attempt> AttemptOf(const std::string& name) const {
+    std::optional<Attempt> attempt = ParseAttempt(name);
+    if (!attempt || ids_.count(attempt->job_id) == 0) return std::nullopt;
+    return attempt;
+  }
+
+  // attempts_only: the jobs of this state dir's attempt directories, each read by its id
+  // (a shared store holds every host's jobs, and their repositories are not this host's).
+  Status LoadAttempts() {
+    if (!sys::Exists(jobs_dir_)) return {};
+    for (const std::string& name : TRY(sys::ListDir(jobs_dir_))) {
+      std::optional<Attempt> attempt = ParseAttempt(name);
+      if (!attempt) continue;
+      if (ids_.count(attempt->job_id) == 0) {
+        std::optional<JobRecord> job = TRY(store_.GetJob(attempt->job_id));
+        if (!job || job->id != attempt->job_id) continue;
+        ids_.insert(job->id);
+        for (const store::AuditEntry& entry : TRY(store_.ListAudit(job->id)))
+          if (entry.action == kDiscardAction) discarded_jobs_.insert(entry.job_id);
+        jobs_.push_back(std::move(*job));
+      }
+      attempts_.push_back(*attempt);
+    }
+    return {};
+  }
+
   void FindOrphanDirs() {
     if (!sys::Exists(jobs_dir_)) return;
     Result<std::vector<std::string>> names = sys::ListDir(jobs_dir_);
     if (!names) return Warn("cannot list " + jobs_dir_ + ": " + names.error().ToString());
     for (const std::string& name : *names) {
       if (ids_.count(name) != 0) continue;
+      if (std::optional<Attempt> attempt = AttemptOf(name)) {
+        attempts_.push_back(*attempt);
+        continue;
+      }
       GcOrphan orphan;
       orphan.kind = "job-dir";
       orphan.name = jobs_dir_ + "/" + name;
@@ -391,6 +451,32 @@ class Collector {
     }
   }
 
+  // --- a worker's attempt directories --------------------------------------------------------
+
+  // Each goes with its job, by the job's rules: once the job is landed or discarded (and past
+  // --older-than). Until then it is the workspace of a job whose work is not landed.
+  void CollectAttempts() {
+    std::map<std::string, const JobRecord*> by_id;
+    for (const JobRecord& job : jobs_) by_id[job.id] = &job;
+    for (const Attempt& attempt : attempts_) {
+      const JobRecord& job = *by_id.at(attempt.job_id);
+      GcJob entry;
+      entry.id = job.id;
+      entry.job_dir = attempt.dir;
+      std::string why_removed;
+      const std::string keep = KeepReason(job, &why_removed);
+      const std::string which = "attempt " + attempt.attempt + " run by a worker here";
+      if (!keep.empty()) {
+        entry.why = which + ": " + keep;
+        report_.kept.push_back(entry);
+        continue;
+      }
+      entry.why = why_removed + " (" + which + ")";
+      RemoveJobDir(attempt.dir, entry);
+      if (entry.dir_removed) report_.removed.push_back(entry);
+    }
+  }
+
   // --- orphans -----------------------------------------------------------------------------
 
   // Why an orphan branch's work is safe to drop, or "".
@@ -563,6 +649,7 @@ class Collector {
 
   std::vector<JobRecord> jobs_;
   std::set<std::string> ids_;
+  std::vector<Attempt> attempts_;
   std::set<std::string> recorded_branches_;  // every job record's branch
   // By repository (common git dir): the work tree path gc opens it at, and landed commits.
   std::map<std::string, std::string> repo_paths_;

@@ -36,6 +36,10 @@ struct GcOptions {
   // A supervisor may still write its receipt just after its job turned terminal; only one
   // still running this long after the job ended is a leftover.
   int64_t leftover_after_ms = 30000;
+  // `berth worker`'s own collection: only its attempt directories (below) and the snapshots
+  // they registered, never a job branch, a job directory of this host's own jobs, an orphan
+  // or a supervisor. See docs/gc.md.
+  bool attempts_only = false;
 };
 
 struct GcJob {

@@ -268,6 +268,59 @@ TEST_F(GcTest, OrphanJobDirectoryIsReportedAndKept) {
   EXPECT_EQ(store_->ListAudit("orphan1")->size(), 1u);
 }
 
+// A worker's directories of its attempts at jobs of the shared store (<id>-<attempt>) go with
+// their job, by the job's rules; one whose job the store does not know is an orphan.
+TEST_F(GcTest, AWorkersAttemptDirectoriesGoWithTheirJob) {
+  AddJob("land1", JobState::kCompleted, kBase, /*landed=*/true);
+  AddJob("open1", JobState::kCompleted, kBase);
+  for (const std::string& dir : {JobDir("land1") + "-1", JobDir("land1") + "-2",
+                                 JobDir("open1") + "-1", JobDir("gone1-1")}) {
+    ASSERT_TRUE(sys::MakeDirs(dir + "/upper/src", 0700));
+    ASSERT_TRUE(sys::WriteNewFile(dir + "/upper/src/a.c", std::string(5000, 'y'), 0644));
+    ASSERT_TRUE(sys::MakeDirs(dir + "/work/work", 0700));
+    ASSERT_EQ(::chmod((dir + "/work/work").c_str(), 0), 0);
+  }
+  // The worker's own collection: its attempt directories only.
+  GcOptions worker;
+  worker.attempts_only = true;
+  worker.now_ms = sys::WallMillis();
+  Result<GcReport> own = CollectGarbage(*store_, state_, worker);
+  ASSERT_TRUE(own) << own.error().ToString();
+  EXPECT_FALSE(sys::Exists(JobDir("land1") + "-1"));
+  EXPECT_FALSE(sys::Exists(JobDir("land1") + "-2"));
+  EXPECT_TRUE(sys::Exists(JobDir("land1"))) << "a job directory of this host's own job";
+  EXPECT_TRUE(sys::Exists(JobDir("open1") + "-1"));
+  EXPECT_TRUE(sys::Exists(JobDir("gone1-1")));
+  EXPECT_EQ(own->removed.size(), 2u);
+  EXPECT_TRUE(own->orphans.empty());
+
+  ASSERT_TRUE(sys::MakeDirs(JobDir("land1") + "-3/upper", 0700));
+  Result<GcReport> report = Gc();
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_FALSE(sys::Exists(JobDir("land1")));
+  EXPECT_FALSE(sys::Exists(JobDir("land1") + "-3"));
+  EXPECT_TRUE(sys::Exists(JobDir("open1") + "-1"));
+  EXPECT_TRUE(sys::Exists(JobDir("gone1-1")));
+  int attempts_removed = 0;
+  for (const GcJob& removed : report->removed)
+    if (removed.job_dir.find("land1-") != std::string::npos) {
+      ++attempts_removed;
+      EXPECT_EQ(removed.why.rfind("landed (attempt ", 0), 0u) << removed.why;
+    }
+  EXPECT_EQ(attempts_removed, 1);
+  bool kept = false;
+  for (const GcJob& k : report->kept)
+    if (k.job_dir == JobDir("open1") + "-1") {
+      kept = true;
+      EXPECT_NE(k.why.find("attempt 1 run by a worker here: not landed or discarded"),
+                std::string::npos)
+          << k.why;
+    }
+  EXPECT_TRUE(kept);
+  ASSERT_EQ(report->orphans.size(), 1u);
+  EXPECT_EQ(report->orphans[0].name, JobDir("gone1-1"));
+}
+
 TEST_F(GcTest, EndsALeftoverSupervisorOfAnEndedJob) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);

@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "git/branches.h"
+#include "git/repository.h"
 #include "gitcli/bundle.h"
 #include "gitcli/git_command.h"
 #include "job/agent_launcher.h"
@@ -30,6 +32,19 @@ Status FenceOnce(store::Store& store, const store::Claim& claim) {
   Status fenced = store.Fence(claim);
   if (!fenced && fenced.error().cause() == Cause::kUnavailable) fenced = store.Fence(claim);
   return fenced;
+}
+
+// The mirror's job branch, once the job's commit is in the store: no one lands from a mirror
+// (the submitter imports the bundle), and a worker serving many jobs would otherwise keep a
+// branch per job forever. Compare-and-set on the commit the job recorded.
+void DropMirrorBranch(const std::string& mirror, const store::JobRecord& done, const Log& log) {
+  Result<git::Repository> repo = git::Repository::Discover(mirror);
+  Result<git::DeleteOutcome> dropped = repo
+                                           ? git::DeleteBranchIfAt(*repo, done.branch, *done.commit)
+                                           : Result<git::DeleteOutcome>(repo.error());
+  if (!dropped)
+    log("job " + done.id + ": could not delete its branch in the mirror " + mirror + ": " +
+        dropped.error().ToString());
 }
 
 }  // namespace
@@ -62,12 +77,15 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
 
   ctx.auto_land = nullptr;  // the submitting host lands
   ctx.localize_job = [local](store::JobRecord* record) { ApplyLocalJob(local, record); };
-  ctx.publish_commit = [&local, &claim](store::Store& store,
-                                        const store::JobRecord& done) -> Status {
+  bool published = false;
+  ctx.publish_commit = [&local, &claim, &published](store::Store& store,
+                                                    const store::JobRecord& done) -> Status {
     std::string bundle = TRY(gitcli::CreateBundle(
         local.mirror, done.branch, done.commit.value_or(""), done.base, store::kMaxResultBytes));
-    return store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
-                                            done.commit.value_or(""), std::move(bundle), 0});
+    TRY(store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
+                                         done.commit.value_or(""), std::move(bundle), 0}));
+    published = true;
+    return {};
   };
   ctx.publish_output = [&local, &claim, &log](store::Store& store, const store::JobRecord& done) {
     for (const char* stream : {"stdout", "stderr"}) {
@@ -87,7 +105,9 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
     }
   };
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
-  return job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr);
+  store::JobRecord done = TRY(job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr));
+  if (published && done.commit) DropMirrorBranch(local.mirror, done, log);
+  return done;
 }
 
 }  // namespace berth::worker

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "gc/gc.h"
 #include "gitcli/mirror.h"
 #include "job/lease.h"
 #include "job/masking_store.h"
@@ -62,6 +63,8 @@ class Worker {
   void Start(const store::JobRecord& job);
   void GiveBack(const store::JobRecord& job, const std::string& why);
   std::vector<std::string> Skipped();
+  // Removes the directories of this worker's attempts at jobs landed or discarded since.
+  void CollectAttempts();
   // Keeps one standby supervisor ready (worker/standby.h): replaces one that ended or stood
   // by too long, and after one that ended on its own waits kStandbyRetryMillis.
   void KeepStandby();
@@ -76,6 +79,7 @@ class Worker {
   std::vector<Running> running_;
   std::map<std::string, int64_t> cannot_run_;  // job id -> until (steady ms)
   int64_t last_sweep_ = 0;
+  int64_t last_collect_ = 0;
   std::optional<Standby> standby_;
   int64_t standby_retry_at_ = 0;  // steady ms
 };
@@ -83,6 +87,20 @@ class Worker {
 // How long the worker waits before it starts a standby again after one ended of its own (it
 // could not reach the store, for instance), so that a store that is down costs no busy loop.
 constexpr int64_t kStandbyRetryMillis = 5 * 1000;
+
+void Worker::CollectAttempts() {
+  gc::GcOptions options;
+  options.attempts_only = true;
+  options.now_ms = sys::WallMillis();
+  Result<gc::GcReport> report = gc::CollectGarbage(store_, ctx_.state_dir, options);
+  if (!report)
+    return Log("removing the directories of landed jobs failed: " + report.error().ToString());
+  for (const std::string& warning : report->warnings) Log("gc: " + warning);
+  if (!report->removed.empty())
+    Log("removed the directories of " + std::to_string(report->removed.size()) +
+        " attempt(s) at jobs landed or discarded since (" +
+        std::to_string(report->freed_bytes >> 10) + " KiB)");
+}
 
 void Worker::KeepStandby() {
   const int64_t now = sys::MonotonicMillis();
@@ -225,6 +243,11 @@ bool Worker::Round(bool stopping) {
     last_sweep_ = now;
     if (Status swept = job::ReapStaleJobs(store_); !swept)
       Log("sweeping for stale jobs failed: " + swept.error().ToString());
+  }
+  if (const int64_t now = sys::MonotonicMillis();
+      !stopping && (last_collect_ == 0 || now - last_collect_ >= kCollectMillis)) {
+    last_collect_ = now;
+    CollectAttempts();
   }
   bool took = false;
   while (!stopping && static_cast<int>(running_.size()) < options_.slots) {

@@ -25,6 +25,9 @@ struct WorkerOptions {
 inline constexpr int64_t kCannotRunRetryMillis = 60 * 1000;
 // How often the worker sweeps the store for stale jobs (the rescuer, job/stale.h).
 inline constexpr int64_t kSweepMillis = 5 * 1000;
+// How often it removes the directories of its attempts at jobs that were landed or discarded
+// since (gc/gc.h, attempts_only), and at its start.
+inline constexpr int64_t kCollectMillis = 10 * 60 * 1000;
 
 // Runs until SIGINT or SIGTERM (then claims nothing more and waits for its jobs; a second
 // signal cancels them), or with `drain` until the queue is empty. Returns the exit code:

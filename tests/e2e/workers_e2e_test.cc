@@ -18,6 +18,7 @@
 #include "store/open_store.h"
 #include "store/postgres_testing.h"
 #include "store/store.h"
+#include "sys/fs.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/jobs_fixture.h"
 
@@ -182,6 +183,25 @@ TEST_F(WorkersE2eTest, AWorkerRunsAQueuedJobAndTheSubmitterLandsIt) {
   // The prompt travelled with the request.
   EXPECT_EQ(GitOut({"show", "main:src/prompt.txt"}), "fix it from afar");
   EXPECT_TRUE(Get(Show(id), "landed_commit").is_string());
+
+  // The worker's mirror keeps no branch per job (the result is in the store), and once the
+  // job is landed a worker's start removes its attempt's directory.
+  const std::string mirrors = home() + "/.local/share/berth/mirrors";
+  Result<std::vector<std::string>> names = sys::ListDir(mirrors);
+  ASSERT_TRUE(names.has_value()) << names.error().ToString();
+  std::vector<std::string> repos;  // beside each, its lock file
+  for (const std::string& name : *names)
+    if (sys::TypeOf(mirrors + "/" + name) == sys::FileType::kDirectory) repos.push_back(name);
+  ASSERT_EQ(repos.size(), 1u) << mirrors;
+  RunResult refs = RunProgram(
+      {"/usr/bin/git", "-C", mirrors + "/" + repos.front(), "for-each-ref", "refs/heads/berth/"},
+      BaseEnv(), ws());
+  EXPECT_EQ(refs.exit_code, 0) << refs.Describe();
+  EXPECT_EQ(refs.out, "") << "a job branch was left in the mirror";
+  RunResult again = DrainWith("a");
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  EXPECT_FALSE(PathExists(WorkerState("a") + "/jobs/" + id + "-1"));
+  EXPECT_TRUE(Contains(again.err, "removed the directories of 1 attempt(s)")) << again.Describe();
 }
 
 // A policy with [defaults] run_on = "workers": `berth run` queues without --queue, --here runs
