@@ -89,9 +89,15 @@ int main(int argc, char** argv) {
   {
     GlobalOptions lane_global;
     int at = 1;
-    if (argc >= 3 && std::string(argv[1]) == "--state-dir") {
-      lane_global.state_dir = argv[2];
-      at = 3;
+    for (; argc > at + 1; at += 2) {
+      const std::string option = argv[at];
+      if (option == "--state-dir") {
+        lane_global.state_dir = argv[at + 1];
+      } else if (option == "--store") {
+        lane_global.store = argv[at + 1];
+      } else {
+        break;
+      }
     }
     if (argc > at && std::string(argv[at]) == "lane")
       return RunLaneCommand(lane_global, std::vector<std::string>(argv + at + 1, argv + argc),
@@ -108,6 +114,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"berth: run AI coding agents safely and in parallel"};
   app.require_subcommand(1);
+  // --state-dir and --store also after the subcommand: `berth ls --store URL`.
+  app.fallthrough();
   GlobalOptions global;
   app.add_option("--state-dir", global.state_dir, "where berth keeps its state")
       ->envname("BERTH_STATE_DIR");

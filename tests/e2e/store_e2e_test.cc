@@ -320,19 +320,29 @@ TEST_F(StoreE2eTest, UnreachableStoreExitsUnavailableWithoutThePassword) {
   EXPECT_FALSE(PathExists(SqlitePath()));
 }
 
-// The bug: --store after the subcommand is a usage error, and CLI11's message quoted the
-// URL it could not place, password and all.
+// The bug: a usage error quoted the URL CLI11 could not place, password and all.
 TEST_F(StoreE2eTest, AUsageErrorNeverShowsThePassword) {
   const std::string url = "postgresql://berth:" + std::string(kPassword) + "@127.0.0.1:1/x";
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"ls", "--store", url},
-        std::vector<std::string>{"ls", "--json", "--store", url}}) {
+       {std::vector<std::string>{"version", url},
+        std::vector<std::string>{"cancel", "--json", "a", "b", url}}) {
     RunResult result = Berth(args);
     EXPECT_EQ(result.exit_code, 64) << result.Describe();
     EXPECT_TRUE(Contains(result.out + result.err, "postgresql://berth@127.0.0.1:1/x"))
         << result.Describe();
     EXPECT_FALSE(Contains(result.out + result.err, kPassword)) << result.Describe();
   }
+}
+
+// --store (and --state-dir) work after the subcommand too, for berth lane as well.
+TEST_F(StoreE2eTest, StoreAfterTheSubcommandSelectsPostgres) {
+  RunResult ran = Berth(RunArgs({"--store", url(), "--json"}, "implement", "edit.sh"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.Describe();
+  const std::string id = GetStr(ParseJson(ran.out), "id");
+  RunResult listed = Berth({"ls", "--json", "--store", url()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.Describe();
+  EXPECT_TRUE(Contains(listed.out, id)) << listed.Describe();
+  EXPECT_FALSE(PathExists(SqlitePath()));
 }
 
 }  // namespace
