@@ -62,6 +62,10 @@ class Worker {
   // Starts a claimed job's supervisor, or gives the job back to the queue with the reason.
   void Start(const store::JobRecord& job);
   void GiveBack(const store::JobRecord& job, const std::string& why);
+  // A supervisor that ended while its job was still being prepared (no agent started): the
+  // job goes back to the queue at once instead of waiting for its lease to run out and
+  // ending stale.
+  void GiveBackUnstarted(const std::string& job_id, int attempt, const std::string& how);
   std::vector<std::string> Skipped();
   // Removes the directories of this worker's attempts at jobs landed or discarded since.
   void CollectAttempts();
@@ -186,6 +190,10 @@ void Worker::Reap() {
                           ? std::string("killed by ") + sys::SignalName((*ended)->signal)
                           : "exit " + std::to_string((*ended)->code);
     Log("job " + it->job_id + " (attempt " + std::to_string(it->attempt) + ") ended: " + how);
+    // Exit 0 is a supervisor that ran its job to its end; only another end may have left it
+    // unstarted.
+    if (!ended || (*ended)->signaled || (*ended)->code != 0)
+      GiveBackUnstarted(it->job_id, it->attempt, how);
     it = running_.erase(it);
   }
 }
@@ -197,6 +205,16 @@ void Worker::GiveBack(const store::JobRecord& job, const std::string& why) {
   Result<bool> released =
       store_.ReleaseClaim(store::Claim{job.id, job.attempt, options_.worker_id}, reason);
   if (!released) Log("job " + job.id + ": giving it back failed: " + released.error().ToString());
+}
+
+void Worker::GiveBackUnstarted(const std::string& job_id, int attempt, const std::string& how) {
+  Result<std::optional<store::JobRecord>> job = store_.GetJob(job_id);
+  if (!job || !job->has_value()) return;  // the sweep judges it, as any job
+  const store::JobRecord& record = **job;
+  if (record.state != store::JobState::kPreparing || record.attempt != attempt ||
+      record.worker_id != options_.worker_id)
+    return;
+  GiveBack(record, "its supervisor ended before the job started (" + how + ")");
 }
 
 void Worker::Start(const store::JobRecord& job) {

@@ -258,6 +258,52 @@ TEST_F(RunOnWorkersE2eTest, RunQueuesByDefaultAndHereRunsItHere) {
   EXPECT_EQ(GetStr(Show(GetStr(job, "id")), "state"), "completed");
 }
 
+// A supervisor killed while its job's workspace is prepared (no agent started yet): its worker
+// gives the job back to the queue at once, with the reason, and another worker runs it.
+TEST_F(WorkersE2eTest, AJobWhoseSupervisorDiedBeforeItStartedGoesBackToTheQueue) {
+  // 8,000 files: a first snapshot long enough to be caught in.
+  for (int i = 0; i < 8000; ++i) {
+    const std::string dir = ws() + "/lib/d" + std::to_string(i / 100);
+    if (i % 100 == 0) {
+      ASSERT_TRUE(sys::MakeDirs(dir, 0755).has_value());
+    }
+    ASSERT_TRUE(WriteText(dir + "/f" + std::to_string(i) + ".c", std::to_string(i) + "\n"));
+  }
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  // Packed, and no `git gc --auto` in the background pruning loose objects under the mirror's
+  // clone.
+  ASSERT_EQ(Git({"-c", "gc.auto=0", "commit", "-q", "-m", "a big tree"}).exit_code, 0);
+  ASSERT_EQ(Git({"repack", "-adq"}).exit_code, 0);
+  ASSERT_EQ(Git({"prune-packed"}).exit_code, 0);
+  const std::string id = Queue("edit.sh", {});
+  StartWorker("a");
+  pid_t supervisor = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const std::string log = WorkerLog("a");
+        const std::string runs = "(attempt 1, agent implement) runs as pid ";
+        const size_t at = log.find(runs);
+        if (at == std::string::npos) return false;
+        supervisor = static_cast<pid_t>(std::atoi(log.c_str() + at + runs.size()));
+        return true;
+      },
+      kStateWait))
+      << WorkerLog("a");
+  ASSERT_EQ(GetStr(Show(id), "state"), "preparing") << "the job started before the test could "
+                                                       "catch it in its workspace step";
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0) << std::strerror(errno);
+  json back = WaitFor(
+      id, [](const json& j) { return GetStr(j, "state") == "queued"; }, "went back to the queue");
+  EXPECT_TRUE(Contains(GetStr(back, "state_reason"),
+                       "its supervisor ended before the job started (killed by SIGKILL)"))
+      << back.dump(2);
+  RunResult other = DrainWith("b");
+  ASSERT_EQ(other.exit_code, 0) << other.Describe();
+  json done = Show(id);
+  EXPECT_EQ(GetStr(done, "state"), "completed") << done.dump(2);
+  EXPECT_EQ(Get(done, "queue.attempt"), 2) << done.dump(2);
+}
+
 // The worker keeps a supervisor ready (worker/standby.h) and hands it the next job it claims;
 // one that dies before it has a job is replaced, and a job claimed meanwhile gets a
 // supervisor started for it.
@@ -282,8 +328,13 @@ TEST_F(WorkersE2eTest, TheStandbySupervisorRunsTheNextJobAndOneThatDiesIsReplace
   EXPECT_TRUE(Contains(WorkerLog("a"), "runs as pid " + std::to_string(first) + "\n"))
       << "the job was not handed to the standby " << first << ":\n"
       << WorkerLog("a");
-  EXPECT_TRUE(
-      Contains(ReadText(WorkerState("a") + "/jobs/" + handed + "-1/supervisor.log"), "completed"))
+  // Its last line comes after the job's end is recorded.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return Contains(ReadText(WorkerState("a") + "/jobs/" + handed + "-1/supervisor.log"),
+                        "job " + handed + " completed");
+      },
+      kStateWait))
       << "the standby's output did not go to the job's log";
 
   // Its successor, killed before it has a job.
