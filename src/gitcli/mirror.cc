@@ -57,6 +57,11 @@ std::string Mirrors::NameOf(const std::string& source) {
   return name + "-" + std::string(hex, 12);
 }
 
+bool Mirrors::Has(const std::string& source, const std::string& base) const {
+  const std::string path = root_ + "/" + NameOf(source);
+  return sys::Exists(path) && HasCommitHere(path, base);
+}
+
 Result<std::string> Mirrors::Ensure(const std::string& source, const std::string& base) {
   TRY(sys::MakeDirs(root_, 0700));
   const std::string name = NameOf(source);
@@ -75,11 +80,11 @@ Result<std::string> Mirrors::Ensure(const std::string& source, const std::string
   // The commit itself first (servers allow it for reachable commits), then every branch.
   IgnoreError(git_.Run(path, {"fetch", "--quiet", "--no-tags", "origin", base}),
               "the branches are fetched next, which is what most servers allow");
-  if (git_.HasCommit(path, base)) return path;
+  if (HasCommitHere(path, base)) return path;
   TRY_CTX(git_.Run(path, {"fetch", "--quiet", "--no-tags", "origin",
                           "+refs/heads/*:refs/remotes/origin/*"}),
           "fetching " + source);
-  if (git_.HasCommit(path, base)) return path;
+  if (HasCommitHere(path, base)) return path;
   return Error(
       Cause::kUnavailable,
       "commit " + base.substr(0, 12) + " is not in " + source + " as this worker sees it", 0,

@@ -222,6 +222,16 @@ void Worker::Start(const store::JobRecord& job) {
                                  "worker " + options_.worker_id + " on " + sys::Hostname() +
                                      ", attempt " + std::to_string(job.attempt)),
               "events narrate; the claim is in the record");
+  if (!mirrors_.Has(job.source, job.base)) {
+    // A clone or a fetch may take minutes, more than the claim's lease, and this loop renews
+    // nothing while it waits: the lease covers the longest the mirror may take, so that no
+    // sweep takes the job for stale meanwhile. The supervisor then takes the usual lease.
+    Result<bool> renewed = store_.RenewLease(
+        job.id, job::SelfOwner(), sys::WallMillis() + gitcli::Mirrors::kLongestEnsureMillis);
+    if (!renewed || !*renewed)
+      Log("job " + job.id + ": could not lengthen its claim for the mirror's clone or fetch" +
+          (renewed ? std::string() : ": " + renewed.error().ToString()));
+  }
   Result<std::string> mirror = mirrors_.Ensure(job.source, job.base);
   if (!mirror) return GiveBack(job, mirror.error().ToString());
   Result<LocalJob> local = LocalizeJob(ctx_, job, *mirror);

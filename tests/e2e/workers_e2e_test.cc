@@ -97,12 +97,17 @@ class WorkersE2eTest : public JobsTest {
   }
 
   // A worker daemon in the background, its output in <root>/worker-NAME.log.
-  void StartWorker(const std::string& name, const std::vector<std::string>& options = {}) {
+  // `path_first`: a directory put before the PATH (a wrapped git).
+  void StartWorker(const std::string& name, const std::vector<std::string>& options = {},
+                   const std::string& path_first = "") {
     std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" >>\"$0\" 2>&1",
                                      root() + "/worker-" + name + ".log", BERTH_BINARY};
     std::vector<std::string> args = WorkerArgs(name, options);
     argv.insert(argv.end(), args.begin(), args.end());
     EnvVars env = BaseEnv();
+    if (!path_first.empty())
+      for (auto& [key, value] : env)
+        if (key == "PATH") value = path_first + ":" + value;
     env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
     workers_[name] = std::make_unique<RunningProgram>(StartProgram(argv, env, ws()));
   }
@@ -302,6 +307,33 @@ TEST_F(WorkersE2eTest, AJobWhoseSupervisorDiedBeforeItStartedGoesBackToTheQueue)
   json done = Show(id);
   EXPECT_EQ(GetStr(done, "state"), "completed") << done.dump(2);
   EXPECT_EQ(Get(done, "queue.attempt"), 2) << done.dump(2);
+}
+
+// A mirror's first clone may take longer than a claim's lease (30 s), and the worker renews
+// nothing while git runs: the claim is lengthened first, so that no sweep takes the job for
+// stale while its mirror is made. Here git takes 4 s to clone.
+TEST_F(WorkersE2eTest, TheClaimOutlastsTheMirrorsFirstClone) {
+  const std::string bin = root() + "/slow-git";
+  ASSERT_TRUE(sys::MakeDirs(bin, 0755).has_value());
+  ASSERT_TRUE(WriteText(bin + "/git",
+                        "#!/bin/sh\ncase \" $* \" in *\" clone \"*) sleep 4 ;; esac\n"
+                        "exec /usr/bin/git \"$@\"\n",
+                        0755));
+  const std::string id = Queue("edit.sh", {});
+  StartWorker("a", {}, bin);
+  WaitFor(
+      id, [](const json& j) { return GetStr(j, "state") == "preparing"; }, "was claimed");
+  std::unique_ptr<store::Store> db = OpenDb();
+  Result<std::optional<store::JobRecord>> claimed = db->GetJob(id);
+  Result<int64_t> now = db->NowMillis();
+  ASSERT_TRUE(claimed.has_value() && claimed->has_value() && now.has_value());
+  ASSERT_FALSE(Contains(WorkerLog("a"), "runs as pid"))
+      << "the clone ended before the test could read the claim";
+  EXPECT_GT((*claimed)->lease_expires_at_ms - *now, 30 * 60 * 1000)
+      << "the claim's lease does not cover the clone";
+  json done = WaitFor(
+      id, [](const json& j) { return GetStr(j, "state") == "completed"; }, "completed");
+  EXPECT_EQ(GetStr(done, "state"), "completed");
 }
 
 // The worker keeps a supervisor ready (worker/standby.h) and hands it the next job it claims;
