@@ -18,6 +18,18 @@ bool ContainsAny(const std::string& text, std::initializer_list<const char*> nee
                      [&](const char* n) { return lower.find(n) != std::string::npos; });
 }
 
+// Whether `text` holds the status code `code` as a number of its own: "HTTP 401", "(401)",
+// never the port in "127.0.0.1:42401" or a count like "14010 tokens".
+bool ContainsStatus(const std::string& text, const std::string& code) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t at = text.find(code); at != std::string::npos; at = text.find(code, at + 1)) {
+    const bool before = at > 0 && digit(text[at - 1]);
+    const bool after = at + code.size() < text.size() && digit(text[at + code.size()]);
+    if (!before && !after) return true;
+  }
+  return false;
+}
+
 // The last non-empty line of `text`, trimmed: what a CLI printed just before it died.
 std::string LastLine(const std::string& text) {
   size_t end = text.find_last_not_of(" \t\r\n");
@@ -62,11 +74,12 @@ const char* OutcomeKindName(OutcomeKind kind) {
 }
 
 bool LooksUnauthenticated(const std::string& text) {
-  return ContainsAny(
-      text, {"not logged in", "401", "unauthorized", "unauthenticated", "invalid api key",
-             "invalid_api_key", "invalid x-api-key", "authentication_error",
-             "authentication failed", "please run /login", "api key not valid", "missing api key",
-             "no api key", "api_key_invalid", "permission_denied: api key"});
+  return ContainsStatus(text, "401") ||
+         ContainsAny(text, {"not logged in", "unauthorized", "unauthenticated", "invalid api key",
+                            "invalid_api_key", "invalid x-api-key", "authentication_error",
+                            "authentication failed", "please run /login", "api key not valid",
+                            "missing api key", "no api key", "api_key_invalid",
+                            "permission_denied: api key"});
 }
 
 bool LooksModelUnavailable(const std::string& text) {
@@ -74,7 +87,7 @@ bool LooksModelUnavailable(const std::string& text) {
                             "does not exist or you do not have access", "is not supported",
                             "not_found_error: model", "no such model", "invalid model"}) ||
          (ContainsAny(text, {"model"}) &&
-          ContainsAny(text, {"404", "not found", "does not exist"}));
+          (ContainsStatus(text, "404") || ContainsAny(text, {"not found", "does not exist"})));
 }
 
 Outcome Classify(const Provider& provider, const RunFacts& facts) {

@@ -65,6 +65,24 @@ TEST(Classify, AuthenticationAndModelFailures) {
   f.output.failure.clear();
   f.stderr_tail = "Error: Not logged in. Please run /login\n";
   EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kUnauthenticated);
+  f.stderr_tail.clear();
+  f.output.failure = "API Error (status 401): bad credentials";
+  EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kUnauthenticated);
+}
+
+// A port or a count that happens to hold 401 or 404 is no status code: CI's lived-in run
+// once took "connect to 127.0.0.1:42401: Connection refused" for a refused login.
+TEST(Classify, DigitsInAPortAreNoStatusCode) {
+  RunFacts f;
+  f.exit_code = 1;
+  f.output.failure =
+      "API Error: 502 berth: egress to dead.test:42401 failed: connect to 127.0.0.1:42401: "
+      "Connection refused";
+  EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kChildFailed);
+  f.output.failure = "model gpt-5 at 10.0.0.1:14040 failed: connection reset";
+  EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kChildFailed);
+  f.output.failure = "model gpt-9: HTTP 404";
+  EXPECT_EQ(Classify(Json(), f).kind, OutcomeKind::kUnavailable);
 }
 
 TEST(Classify, ParentSandboxHint) {
