@@ -44,6 +44,21 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
   return {};
 }
 
+Result<std::string> ReadAt(int fd, int64_t offset, size_t max, const std::string& what) {
+  std::string out(max, '\0');
+  size_t done = 0;
+  while (done < max) {
+    ssize_t n = RetryEintr([&] {
+      return ::pread(fd, out.data() + done, max - done, static_cast<off_t>(offset) + done);
+    });
+    if (n < 0) return Error::FromErrno("read " + what, errno);
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return out;
+}
+
 Status WriteAllPieces(int fd, const std::vector<std::string_view>& pieces,
                       const std::string& what) {
   size_t next = 0;  // the first piece not wholly written

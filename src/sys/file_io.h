@@ -1,5 +1,6 @@
 // Creating files and writing to file descriptors, for the code outside src/sys that streams
-// into a file (job output logs) or must create one with a mode of its own (the store).
+// into a file (job output logs) or must create one with a mode of its own (the store), and
+// reading a file that grows while it is read (a job's output, published as it comes).
 #pragma once
 
 #include <sys/types.h>
@@ -30,5 +31,9 @@ Status WriteAll(int fd, std::string_view data, const std::string& what);
 // Writes `pieces` one after the other, as WriteAll would their concatenation, with as few
 // writev calls as IOV_MAX allows: no copy of the whole is made in memory.
 Status WriteAllPieces(int fd, const std::vector<std::string_view>& pieces, const std::string& what);
+
+// Up to `max` bytes of `fd` from `offset` (pread, retrying short reads and EINTR); fewer
+// only at the end of the file. `what` names the file in the error.
+Result<std::string> ReadAt(int fd, int64_t offset, size_t max, const std::string& what);
 
 }  // namespace berth::sys

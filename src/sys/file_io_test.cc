@@ -30,6 +30,24 @@ std::string Joined(const std::vector<std::string>& pieces) {
   return all;
 }
 
+TEST(ReadAtTest, ReadsFromAnOffsetAndStopsAtTheEnd) {
+  std::string path = ::testing::TempDir() + "/read_at";
+  Result<UniqueFd> out = CreateFile(path, 0600);
+  ASSERT_TRUE(out.has_value());
+  ASSERT_TRUE(WriteAll(out->get(), "0123456789", path).has_value());
+  Result<UniqueFd> in = OpenReadOnly(path);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(*ReadAt(in->get(), 2, 3, path), "234");
+  EXPECT_EQ(*ReadAt(in->get(), 7, 100, path), "789");
+  EXPECT_EQ(*ReadAt(in->get(), 10, 100, path), "");
+  // A file that grew since: the new bytes are read.
+  ASSERT_TRUE(WriteAll(out->get(), "ab", path).has_value());
+  EXPECT_EQ(*ReadAt(in->get(), 10, 100, path), "ab");
+  Result<std::string> bad = ReadAt(-1, 0, 1, "nowhere");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().ToString().find("nowhere"), std::string::npos);
+}
+
 TEST(WriteAllPiecesTest, WritesWhatTheConcatenationWould) {
   std::string dir = *MakeTempDir("/tmp", "file-io-test-");
   std::vector<std::string> pieces = ManyPieces();
