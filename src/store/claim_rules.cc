@@ -35,6 +35,32 @@ Status CheckOutput(const JobOutput& output) {
                                             std::to_string(kMaxStoredOutputBytes));
 }
 
+Status CheckChunk(const OutputChunk& chunk) {
+  if (chunk.stream != "stdout" && chunk.stream != "stderr")
+    return Error(Cause::kInvalidArgument, "'" + chunk.stream + "' is not an output stream");
+  const std::string what = "a chunk of job " + chunk.job_id + "'s " + chunk.stream;
+  if (chunk.bytes.empty() || chunk.bytes.size() > kMaxStoredOutputBytes)
+    return Error(Cause::kInvalidArgument, what + " holds " + std::to_string(chunk.bytes.size()) +
+                                              " bytes; a chunk holds 1 to " +
+                                              std::to_string(kMaxStoredOutputBytes));
+  if (chunk.offset < 0 ||
+      chunk.offset + static_cast<int64_t>(chunk.bytes.size()) > kMaxLiveOutputBytes)
+    return Error(Cause::kInvalidArgument, what + " at offset " + std::to_string(chunk.offset) +
+                                              " goes past the store's cap of " +
+                                              std::to_string(kMaxLiveOutputBytes) +
+                                              " bytes of live output");
+  return {};
+}
+
+Error ChunkOutOfPlace(const OutputChunk& chunk, int64_t stored_end, bool ended) {
+  const std::string what = "a chunk of job " + chunk.job_id + "'s " + chunk.stream + " (attempt " +
+                           std::to_string(chunk.attempt) + ")";
+  if (ended) return Error(Cause::kInvalidArgument, what + " comes after the stream's end");
+  return Error(Cause::kInvalidArgument, what + " at offset " + std::to_string(chunk.offset) +
+                                            " does not follow the stored chunks, which end at " +
+                                            std::to_string(stored_end));
+}
+
 Error NotTheClaim(const JobResult& result) {
   return Error(Cause::kFenced, "job " + result.job_id + " is no longer claimed by attempt " +
                                    std::to_string(result.attempt) + " of worker " +

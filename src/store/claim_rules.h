@@ -19,6 +19,14 @@ Status CheckResultSize(const JobResult& result);
 // kInvalidArgument for a stream other than stdout or stderr, or bytes over the store's cap.
 Status CheckOutput(const JobOutput& output);
 
+// kInvalidArgument for a stream other than stdout or stderr, an empty chunk or one over
+// kMaxStoredOutputBytes, or one that ends past kMaxLiveOutputBytes.
+Status CheckChunk(const OutputChunk& chunk);
+
+// The error of a chunk the store did not append: its stream's chunks end at `stored_end`, or
+// the stream's end is stored already (`ended`).
+Error ChunkOutOfPlace(const OutputChunk& chunk, int64_t stored_end, bool ended);
+
 // The error of a result, or a write, for a claim that is no longer the job's.
 Error NotTheClaim(const JobResult& result);
 

@@ -105,6 +105,14 @@ class ForwardingStore : public Store {
                                              const std::string& stream) override {
     return Seen(inner_->GetOutput(job_id, stream));
   }
+  Status AppendOutputChunk(const OutputChunk& chunk) override {
+    return Seen(inner_->AppendOutputChunk(chunk));
+  }
+  Result<std::vector<OutputChunk>> ListOutputChunks(const std::string& job_id, int attempt,
+                                                    const std::string& stream,
+                                                    int64_t from) override {
+    return Seen(inner_->ListOutputChunks(job_id, attempt, stream, from));
+  }
 
  protected:
   // Sees every error a forwarded call returns, before the caller does.

@@ -111,6 +111,17 @@ struct JobOutput {
   int64_t total_bytes = 0;  // the size of the whole output on the worker
 };
 
+// A piece of a worker's job output while the job runs (docs/workers.md "Output"): the bytes
+// at `offset` of the stream's output file on the worker, which is masked as it is written.
+// A stream's chunks follow each other without a gap, from offset 0.
+struct OutputChunk {
+  std::string job_id;
+  int attempt = 0;
+  std::string stream;  // "stdout" or "stderr"
+  int64_t offset = 0;
+  std::string bytes;
+};
+
 struct Event {
   std::string job_id;
   int64_t seq = 0;

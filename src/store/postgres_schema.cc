@@ -222,11 +222,31 @@ CREATE TRIGGER outputs_fenced BEFORE INSERT ON outputs
   FOR EACH ROW EXECUTE FUNCTION berth_insert_fenced();
 )sql";
 
+// Migration 4: a worker's job output while the job runs, in chunks that follow each other
+// (docs/workers.md "Output"). Appended, never changed, fenced like every write.
+constexpr char kMigration4[] = R"sql(
+CREATE TABLE output_chunks (
+  job_id      text NOT NULL REFERENCES jobs (id),
+  attempt     integer NOT NULL,
+  stream      text NOT NULL,
+  byte_offset bigint NOT NULL,
+  bytes       bytea NOT NULL,
+  PRIMARY KEY (job_id, attempt, stream, byte_offset)
+);
+CREATE TRIGGER output_chunks_stored_once BEFORE UPDATE OR DELETE ON output_chunks
+  FOR EACH ROW EXECUTE FUNCTION berth_refuse_change('a chunk of job output is stored once');
+CREATE TRIGGER output_chunks_no_truncate BEFORE TRUNCATE ON output_chunks
+  FOR EACH STATEMENT EXECUTE FUNCTION berth_refuse_change('a chunk of job output is stored once');
+CREATE TRIGGER output_chunks_fenced BEFORE INSERT ON output_chunks
+  FOR EACH ROW EXECUTE FUNCTION berth_insert_fenced();
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
     kMigration1,
     kMigration2,
     kMigration3,
+    kMigration4,
 };
 
 Status RefuseNewer(PgConn& conn, int version) {

@@ -147,6 +147,10 @@ class PostgresStore final : public Store {
   Status PutOutput(const JobOutput& output) override;
   Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
                                              const std::string& stream) override;
+  Status AppendOutputChunk(const OutputChunk& chunk) override;
+  Result<std::vector<OutputChunk>> ListOutputChunks(const std::string& job_id, int attempt,
+                                                    const std::string& stream,
+                                                    int64_t from) override;
 
  private:
   // The job's current state; nullopt when there is no such job.
@@ -476,6 +480,48 @@ Result<std::optional<JobOutput>> PostgresStore::GetOutput(const std::string& job
   return std::optional<JobOutput>(JobOutput{select.Text(0, 0), static_cast<int>(select.Int(0, 1)),
                                             select.Text(0, 2), select.Bytes(0, 3),
                                             select.Int(0, 4)});
+}
+
+Status PostgresStore::AppendOutputChunk(const OutputChunk& chunk) {
+  TRY(CheckChunk(chunk));
+  // One statement: a stream has one writer (its attempt's supervisor), and two inserts at one
+  // offset collide on the primary key.
+  PgParams params = PgParams()
+                        .Text(chunk.job_id)
+                        .Int(chunk.attempt)
+                        .Text(chunk.stream)
+                        .Int(chunk.offset)
+                        .Bytes(chunk.bytes);
+  PgResult insert = TRY(db_.Exec(
+      "INSERT INTO output_chunks (job_id, attempt, stream, byte_offset, bytes) "
+      "SELECT $1, $2, $3, $4, $5 WHERE $4 = COALESCE((SELECT byte_offset + octet_length(bytes) "
+      "FROM output_chunks WHERE job_id = $1 AND attempt = $2 AND stream = $3 ORDER BY "
+      "byte_offset DESC LIMIT 1), 0) AND NOT EXISTS (SELECT 1 FROM outputs WHERE job_id = $1 AND "
+      "attempt = $2 AND stream = $3)",
+      params));
+  if (insert.AffectedRows() == 1) return {};
+  PgResult end =
+      TRY(db_.Exec("SELECT COALESCE((SELECT byte_offset + octet_length(bytes) FROM output_chunks "
+                   "WHERE job_id = $1 AND attempt = $2 AND stream = $3 ORDER BY byte_offset DESC "
+                   "LIMIT 1), 0), EXISTS (SELECT 1 FROM outputs WHERE job_id = $1 AND attempt = $2 "
+                   "AND stream = $3)",
+                   PgParams().Text(chunk.job_id).Int(chunk.attempt).Text(chunk.stream)));
+  return ChunkOutOfPlace(chunk, end.Int(0, 0), end.Text(0, 1) == "t");
+}
+
+Result<std::vector<OutputChunk>> PostgresStore::ListOutputChunks(const std::string& job_id,
+                                                                 int attempt,
+                                                                 const std::string& stream,
+                                                                 int64_t from) {
+  PgResult select = TRY(
+      db_.Exec("SELECT byte_offset, bytes FROM output_chunks WHERE job_id = $1 AND attempt = $2 "
+               "AND stream = $3 AND byte_offset + octet_length(bytes) > $4 ORDER BY byte_offset",
+               PgParams().Text(job_id).Int(attempt).Text(stream).Int(from)));
+  std::vector<OutputChunk> chunks;
+  for (int row = 0; row < select.Rows(); ++row)
+    chunks.push_back(
+        OutputChunk{job_id, attempt, stream, select.Int(row, 0), select.Bytes(row, 1)});
+  return chunks;
 }
 
 Status PostgresStore::SetOwner(const std::string& job_id, const Owner& owner,

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -197,6 +198,8 @@ TEST_P(QueueTest, EveryLateWriteOfAFencedWorkerIsRefused) {
   expect_fenced(late->PutResult(JobResult{"j1", 1, "w1", std::string(40, 'c'), "bundle", 0}),
                 "PutResult");
   expect_fenced(late->PutOutput(JobOutput{"j1", 1, "stdout", "late output", 11}), "PutOutput");
+  expect_fenced(late->AppendOutputChunk(OutputChunk{"j1", 1, "stdout", 0, "late line\n"}),
+                "AppendOutputChunk");
 
   JobRecord now = Get("j1");
   EXPECT_EQ(now.state, JobState::kPreparing);
@@ -308,6 +311,55 @@ TEST_P(QueueTest, AnOutputIsStoredOncePerAttemptAndStream) {
   EXPECT_EQ(err->bytes, "oops\n");
   EXPECT_EQ(err->total_bytes, 5);
   EXPECT_FALSE(store_->GetOutput("nojob", "stdout")->has_value());
+}
+
+TEST_P(QueueTest, LiveOutputChunksFollowEachOtherUntilTheStreamsEnd) {
+  Queue("j1", 1000);
+  ClaimBy("w1");
+  auto append = [&](int attempt, const char* stream, int64_t offset, std::string bytes) {
+    return store_->AppendOutputChunk(OutputChunk{"j1", attempt, stream, offset, std::move(bytes)});
+  };
+  auto cause_of = [](const Status& status) {
+    return status.has_value() ? std::optional<Cause>()
+                              : std::optional<Cause>(status.error().cause());
+  };
+  ASSERT_TRUE(append(1, "stdout", 0, "one\n").has_value());
+  std::string binary("\0\xff\n", 3);
+  ASSERT_TRUE(append(1, "stdout", 4, binary).has_value());
+  ASSERT_TRUE(append(1, "stderr", 0, "err\n").has_value());
+  // A gap, an overlap, a repeat, an empty chunk, a stream that does not exist: refused.
+  EXPECT_EQ(cause_of(append(1, "stdout", 8, "gap\n")), Cause::kInvalidArgument);
+  EXPECT_EQ(cause_of(append(1, "stdout", 6, "over\n")), Cause::kInvalidArgument);
+  EXPECT_EQ(cause_of(append(1, "stdout", 4, binary)), Cause::kInvalidArgument);
+  EXPECT_EQ(cause_of(append(1, "stdout", 7, "")), Cause::kInvalidArgument);
+  EXPECT_EQ(cause_of(append(1, "stdin", 0, "x")), Cause::kInvalidArgument);
+  // The cap on live output, and on one chunk.
+  EXPECT_EQ(cause_of(append(1, "stdout", kMaxLiveOutputBytes - 1, "xy")), Cause::kInvalidArgument);
+  EXPECT_EQ(cause_of(append(1, "stdout", 7, std::string(kMaxStoredOutputBytes + 1, 'x'))),
+            Cause::kInvalidArgument);
+
+  Result<std::vector<OutputChunk>> all = store_->ListOutputChunks("j1", 1, "stdout", 0);
+  ASSERT_TRUE(all.has_value()) << all.error().ToString();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].offset, 0);
+  EXPECT_EQ((*all)[0].bytes, "one\n");
+  EXPECT_EQ((*all)[1].offset, 4);
+  EXPECT_EQ((*all)[1].bytes, binary);
+  // From inside a chunk: that chunk and the ones after it.
+  Result<std::vector<OutputChunk>> later = store_->ListOutputChunks("j1", 1, "stdout", 5);
+  ASSERT_TRUE(later.has_value());
+  ASSERT_EQ(later->size(), 1u);
+  EXPECT_EQ((*later)[0].offset, 4);
+  EXPECT_TRUE(store_->ListOutputChunks("j1", 1, "stdout", 7)->empty());
+  EXPECT_TRUE(store_->ListOutputChunks("j1", 2, "stdout", 0)->empty());
+  ASSERT_EQ(store_->ListOutputChunks("j1", 1, "stderr", 0)->size(), 1u);
+
+  // Once the stream's end is stored, nothing more is appended to it; the other stream and
+  // the next attempt go on.
+  ASSERT_TRUE(store_->PutOutput(JobOutput{"j1", 1, "stdout", "tail\n", 12}).has_value());
+  EXPECT_EQ(cause_of(append(1, "stdout", 7, "more\n")), Cause::kInvalidArgument);
+  EXPECT_TRUE(append(1, "stderr", 4, "more\n").has_value());
+  EXPECT_TRUE(append(2, "stdout", 0, "again\n").has_value());
 }
 
 TEST_P(QueueTest, LeasesAreKeptOnTheStoresClock) {

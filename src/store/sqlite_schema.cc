@@ -182,11 +182,39 @@ BEGIN
 END;
 )sql";
 
+// Migration 4: a worker's job output while the job runs, in chunks that follow each other
+// (docs/workers.md "Output"). Appended, never changed; fenced per connection (Store::Fence).
+constexpr char kMigration4[] = R"sql(
+CREATE TABLE output_chunks (
+  job_id      TEXT NOT NULL REFERENCES jobs (id),
+  attempt     INTEGER NOT NULL,
+  stream      TEXT NOT NULL,
+  byte_offset INTEGER NOT NULL,
+  bytes       BLOB NOT NULL,
+  PRIMARY KEY (job_id, attempt, stream, byte_offset)
+);
+CREATE TRIGGER output_chunks_no_replace BEFORE INSERT ON output_chunks
+WHEN EXISTS (SELECT 1 FROM output_chunks WHERE job_id = NEW.job_id AND attempt = NEW.attempt
+             AND stream = NEW.stream AND byte_offset = NEW.byte_offset)
+BEGIN
+  SELECT RAISE(ABORT, 'a chunk of job output is stored once');
+END;
+CREATE TRIGGER output_chunks_no_update BEFORE UPDATE ON output_chunks
+BEGIN
+  SELECT RAISE(ABORT, 'a chunk of job output is stored once');
+END;
+CREATE TRIGGER output_chunks_no_delete BEFORE DELETE ON output_chunks
+BEGIN
+  SELECT RAISE(ABORT, 'a chunk of job output is stored once');
+END;
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
     kMigration1,
     kMigration2,
     kMigration3,
+    kMigration4,
 };
 
 Status RefuseNewer(SqliteDb& db, int version) {

@@ -141,6 +141,10 @@ class SqliteStore final : public Store {
   Status PutOutput(const JobOutput& output) override;
   Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
                                              const std::string& stream) override;
+  Status AppendOutputChunk(const OutputChunk& chunk) override;
+  Result<std::vector<OutputChunk>> ListOutputChunks(const std::string& job_id, int attempt,
+                                                    const std::string& stream,
+                                                    int64_t from) override;
 
  private:
   // The job's current state; nullopt when there is no such job.
@@ -413,7 +417,7 @@ Status SqliteStore::Fence(const Claim& claim) {
   std::string sql =
       "CREATE TEMP TRIGGER berth_fence_jobs BEFORE UPDATE ON main.jobs WHEN OLD.id = " + job +
       " AND NOT EXISTS " + current + refuse;
-  for (const char* table : {"events", "audit", "results", "outputs"}) {
+  for (const char* table : {"events", "audit", "results", "outputs", "output_chunks"}) {
     sql += std::string(" CREATE TEMP TRIGGER berth_fence_") + table + " BEFORE INSERT ON main." +
            table + " WHEN NEW.job_id = " + job + " AND NOT EXISTS " + current + refuse;
   }
@@ -471,6 +475,45 @@ Result<std::optional<JobOutput>> SqliteStore::GetOutput(const std::string& job_i
   if (!TRY(select.Step())) return std::optional<JobOutput>();
   return std::optional<JobOutput>(JobOutput{select.Text(0), static_cast<int>(select.Int(1)),
                                             select.Text(2), select.Blob(3), select.Int(4)});
+}
+
+Status SqliteStore::AppendOutputChunk(const OutputChunk& chunk) {
+  TRY(CheckChunk(chunk));
+  // The write lock of the transaction keeps the stream's end where the insert read it.
+  SqliteTransaction transaction = TRY(SqliteTransaction::Begin(db_));
+  SqliteStatement end = TRY(db_.Prepare(
+      "SELECT COALESCE((SELECT byte_offset + length(bytes) FROM output_chunks WHERE job_id = ?1 "
+      "AND attempt = ?2 AND stream = ?3 ORDER BY byte_offset DESC LIMIT 1), 0), EXISTS (SELECT 1 "
+      "FROM outputs WHERE job_id = ?1 AND attempt = ?2 AND stream = ?3)"));
+  end.BindText(1, chunk.job_id).BindInt(2, chunk.attempt).BindText(3, chunk.stream);
+  TRY(end.Step());
+  const int64_t stored_end = end.Int(0);
+  const bool ended = end.Int(1) != 0;
+  if (ended || stored_end != chunk.offset) return ChunkOutOfPlace(chunk, stored_end, ended);
+  SqliteStatement insert =
+      TRY(db_.Prepare("INSERT INTO output_chunks (job_id, attempt, stream, byte_offset, bytes) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5)"));
+  insert.BindText(1, chunk.job_id)
+      .BindInt(2, chunk.attempt)
+      .BindText(3, chunk.stream)
+      .BindInt(4, chunk.offset)
+      .BindBlob(5, chunk.bytes);
+  TRY(insert.Run());
+  return transaction.Commit();
+}
+
+Result<std::vector<OutputChunk>> SqliteStore::ListOutputChunks(const std::string& job_id,
+                                                               int attempt,
+                                                               const std::string& stream,
+                                                               int64_t from) {
+  SqliteStatement select = TRY(
+      db_.Prepare("SELECT byte_offset, bytes FROM output_chunks WHERE job_id = ?1 AND attempt = "
+                  "?2 AND stream = ?3 AND byte_offset + length(bytes) > ?4 ORDER BY byte_offset"));
+  select.BindText(1, job_id).BindInt(2, attempt).BindText(3, stream).BindInt(4, from);
+  std::vector<OutputChunk> chunks;
+  while (TRY(select.Step()))
+    chunks.push_back(OutputChunk{job_id, attempt, stream, select.Int(0), select.Blob(1)});
+  return chunks;
 }
 
 Status SqliteStore::SetOwner(const std::string& job_id, const Owner& owner,

@@ -30,6 +30,10 @@ struct StaleJudgement {
 inline constexpr size_t kMaxResultBytes = 64u << 20;
 // The most of one output stream of a worker's job a store keeps.
 inline constexpr size_t kMaxStoredOutputBytes = 1u << 20;
+// The most of one output stream of a worker's job a store keeps while the job runs (its
+// chunks): the head of the output that the worker writes to its file as it comes, under the
+// default output_limit of 8 MiB.
+inline constexpr int64_t kMaxLiveOutputBytes = 4 << 20;
 
 // Result of a slot reservation attempt.
 struct SlotResult {
@@ -151,6 +155,17 @@ class Store {
   virtual Status PutOutput(const JobOutput& output) = 0;
   virtual Result<std::optional<JobOutput>> GetOutput(const std::string& job_id,
                                                      const std::string& stream) = 0;
+
+  // A worker's job output while it runs, for `berth logs -f` on other hosts. Chunks are
+  // appended, never changed: kInvalidArgument unless chunk.offset is where the stream's
+  // chunks of that attempt end so far, when the chunk is empty or larger than
+  // kMaxStoredOutputBytes, when it would take the stream past kMaxLiveOutputBytes, or once
+  // the stream's end is stored (PutOutput); kFenced as for every write.
+  virtual Status AppendOutputChunk(const OutputChunk& chunk) = 0;
+  // The chunks of `attempt`'s `stream` that hold bytes at or after `from`, in order.
+  virtual Result<std::vector<OutputChunk>> ListOutputChunks(const std::string& job_id, int attempt,
+                                                            const std::string& stream,
+                                                            int64_t from) = 0;
 };
 
 }  // namespace berth::store
