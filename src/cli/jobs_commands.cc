@@ -11,10 +11,11 @@
 #include <thread>
 
 #include "base/quote.h"
-#include "cli/base64.h"
+#include "cli/log_writer.h"
 #include "cli/output.h"
 #include "cli/queue.h"
 #include "cli/receipt_text.h"
+#include "cli/worker_output.h"
 #include "git/repository.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
@@ -196,57 +197,6 @@ int Show(Session& s, const JobsOptions& o) {
   return 0;
 }
 
-// Where `berth logs` writes: a stream of people (a terminal gets agent output with its control
-// sequences escaped; a pipe or file gets the bytes), or JSON Lines on stdout.
-class LogWriter {
- public:
-  explicit LogWriter(Format format)
-      : format_(format), out_tty_(sys::IsTerminal(1)), err_tty_(sys::IsTerminal(2)) {}
-
-  void Event(const store::Event& e) {
-    if (format_ == Format::kJson) {
-      Line({{"type", "event"},
-            {"seq", e.seq},
-            {"at", job::IsoTime(e.at_ms)},
-            {"step", e.step},
-            {"detail", e.detail}});
-    } else {
-      fmt::print(stderr, "[berth {}] {:<10} {}\n", job::IsoTime(e.at_ms), e.step,
-                 EscapeControls(e.detail));
-    }
-  }
-  // `data` was written by the agent on `stream` ("stdout" or "stderr").
-  void Output(const char* stream, std::string_view data) {
-    if (format_ == Format::kJson) {
-      // JSON strings carry text: bytes that are not UTF-8 travel as base64 instead.
-      if (IsValidUtf8(data))
-        Line({{"type", stream}, {"text", std::string(data)}});
-      else
-        Line({{"type", stream}, {"base64", Base64(data)}});
-      return;
-    }
-    bool to_err = std::string_view(stream) == "stderr";
-    FILE* out = to_err ? stderr : stdout;
-    if (to_err ? err_tty_ : out_tty_) {
-      std::string safe = EscapeControls(data, Newlines::kKeep);
-      std::fwrite(safe.data(), 1, safe.size(), out);
-    } else {
-      std::fwrite(data.data(), 1, data.size(), out);
-    }
-    std::fflush(out);
-  }
-
- private:
-  static void Line(const nlohmann::json& j) {
-    fmt::print("{}\n", job::DumpJson(j));
-    std::fflush(stdout);
-  }
-
-  Format format_;
-  bool out_tty_;
-  bool err_tty_;
-};
-
 // Hands what was added to `path` since `*offset` to `writer` as `stream`, masked; `final`
 // also hands over what the masker held back.
 void Drain(const std::string& path, long* offset, const char* stream, job::StreamMasker* masker,
@@ -267,55 +217,49 @@ void Drain(const std::string& path, long* offset, const char* stream, job::Strea
   if (final) put(masker->Finish());
 }
 
-// A worker's job (docs/workers.md "Output"): its output is on the worker's host, and in the
-// store as far as the store keeps it. Handed to `writer` as Drain would, once the job ended.
-void DrainStored(Session& s, const store::JobRecord& job, const char* stream,
-                 job::StreamMasker* masker, LogWriter& writer) {
-  Result<std::optional<store::JobOutput>> stored = s.store().GetOutput(job.id, stream);
-  if (!stored || !*stored) return;
-  const store::JobOutput& output = **stored;
-  if (output.total_bytes > static_cast<int64_t>(output.bytes.size()))
-    writer.Event(store::Event{
-        job.id, 0, job.ended_at_ms.value_or(0), "output",
-        "the first " +
-            std::to_string(output.total_bytes - static_cast<int64_t>(output.bytes.size())) +
-            " bytes of " + stream + " stay on the worker, in " + job.worker_id +
-            "'s job directory"});
-  if (std::string text = masker->Feed(output.bytes); !text.empty()) writer.Output(stream, text);
-  if (std::string text = masker->Finish(); !text.empty()) writer.Output(stream, text);
-}
-
 int Logs(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
   LogWriter writer(FormatOf(o.json));
   int64_t seq = 0;
+  auto events = [&] {
+    Result<std::vector<store::Event>> added = s.store().ListEvents(j->id, seq);
+    if (!added) return;
+    for (const store::Event& e : *added) {
+      writer.Event(e);
+      seq = e.seq;
+    }
+  };
   long out_offset = 0, err_offset = 0;
   job::StreamMasker out_masker(s.mask()), err_masker(s.mask());
+  WorkerOutput worker_output(s.mask());
   while (true) {
-    Result<std::vector<store::Event>> events = s.store().ListEvents(j->id, seq);
-    if (events) {
-      for (const store::Event& e : *events) {
-        writer.Event(e);
-        seq = e.seq;
-      }
-    }
-    Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer);
-    Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer);
+    events();
     Result<std::optional<store::JobRecord>> now = s.store().GetJob(j->id);
-    bool ended = !now || !*now || store::IsTerminal((*now)->state);
-    if (!o.follow || ended) {
-      // A worker's job ran elsewhere: its output comes from the store.
-      if (!j->source.empty() && !sys::Exists(j->job_dir + "/stdout")) {
-        const store::JobRecord& done = now && *now ? **now : *j;
-        DrainStored(s, done, "stdout", &out_masker, writer);
-        DrainStored(s, done, "stderr", &err_masker, writer);
+    const store::JobRecord& current = now && *now ? **now : *j;
+    const bool ended = !now || !*now || store::IsTerminal(current.state);
+    // The events an ending job writes after its terminal state (its receipt's).
+    if (ended) events();
+    // A worker's job runs on the worker's host: its output comes from the store.
+    if (!j->source.empty() && !sys::Exists(j->job_dir + "/stdout")) {
+      if (ended) {
+        worker_output.Finish(s.store(), current, writer);
         return 0;
       }
-      // With -f: the tail of a bounded output is written when the stream ends.
-      Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer, /*final=*/true);
-      Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer, /*final=*/true);
-      return 0;
+      worker_output.Poll(s.store(), current, writer);
+      if (!o.follow) {
+        worker_output.Flush(writer);
+        return 0;
+      }
+    } else {
+      Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer);
+      Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer);
+      if (!o.follow || ended) {
+        // With -f: the tail of a bounded output is written when the stream ends.
+        Drain(j->job_dir + "/stdout", &out_offset, "stdout", &out_masker, writer, /*final=*/true);
+        Drain(j->job_dir + "/stderr", &err_offset, "stderr", &err_masker, writer, /*final=*/true);
+        return 0;
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     IgnoreError(job::ReapStaleJobs(s.store()),

@@ -37,6 +37,11 @@ struct JobContext {
   // Set by `berth worker`: called when the job ends, before its terminal state is written, to
   // store the agent's output for `berth logs` on other hosts. Failures are the hook's to say.
   std::function<void(store::Store&, const store::JobRecord&)> publish_output;
+  // Set by `berth worker`: called about once a second while the job holds its lease, on the
+  // lease keeper's thread with the keeper's connection (job/lease.h), to store the agent's
+  // output as it comes for `berth logs -f` on other hosts. It may run while publish_output
+  // does: the worker's pair of hooks keeps them apart (worker/live_output.h).
+  std::function<void(store::Store&)> publish_live_output;
 };
 
 }  // namespace berth::job

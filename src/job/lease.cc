@@ -1,5 +1,6 @@
 #include "job/lease.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "sys/net.h"
@@ -26,12 +27,13 @@ sys::UniqueFd StopFd() {
 }  // namespace
 
 LeaseKeeper::LeaseKeeper(store::Store& store, Clock& clock, std::string job_id, store::Owner owner,
-                         int lost_fd)
+                         int lost_fd, Tick tick)
     : store_(store),
       clock_(clock),
       job_id_(std::move(job_id)),
       owner_(std::move(owner)),
       lost_fd_(lost_fd),
+      tick_(std::move(tick)),
       stop_(StopFd()) {
   // Without a descriptor to stop it by (the process is out of them) no keeper runs: the lease
   // then expires and the next sweep marks the job stale, which says why.
@@ -49,8 +51,15 @@ void LeaseKeeper::Run() {
   // store that cannot be reached is retried on every tick until kLeaseMarginMillis before
   // that instant, then the job is given up: stopped before any rescuer may take it.
   int64_t held_until = clock_.SteadyMillis() + kLeaseMillis;
-  while (!clock_.WaitReadable(stop_.get(), kLeaseRenewMillis)) {
+  int64_t renew_at = clock_.SteadyMillis() + kLeaseRenewMillis;
+  while (true) {
+    const int64_t wait = tick_ ? std::min(kLeaseTickMillis, renew_at - clock_.SteadyMillis())
+                               : renew_at - clock_.SteadyMillis();
+    if (clock_.WaitReadable(stop_.get(), std::max<int64_t>(wait, 0))) return;
+    if (tick_) tick_(store_);
     const int64_t asked_at = clock_.SteadyMillis();
+    if (asked_at < renew_at) continue;
+    renew_at = asked_at + kLeaseRenewMillis;
     Result<bool> renewed = store_.RenewLease(job_id_, owner_, clock_.WallMillis() + kLeaseMillis);
     // A refused renewal means the job is gone (cancelled, stale, another owner's, fenced).
     if ((renewed && !*renewed) || (!renewed && renewed.error().cause() == Cause::kFenced)) {

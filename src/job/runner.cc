@@ -701,7 +701,7 @@ store::JobRecord JobRun::Run() {
               "the run ends");
   job_.owner = owner;
   owner_ = owner;
-  LeaseKeeper lease(lease_store_, clock_, job_.id, owner, lost_.get());
+  LeaseKeeper lease(lease_store_, clock_, job_.id, owner, lost_.get(), ctx_.publish_live_output);
 
   if (!WaitForSlot()) return Finish(job_.state, job_.state_reason);
   receipt_.timings.queue_ms = clock_.SteadyMillis() - started;

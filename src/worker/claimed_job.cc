@@ -15,6 +15,7 @@
 #include "store/store.h"
 #include "sys/fs.h"
 #include "worker/fence_watch.h"
+#include "worker/live_output.h"
 #include "worker/localize.h"
 
 namespace berth::worker {
@@ -87,22 +88,10 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
     published = true;
     return {};
   };
-  ctx.publish_output = [&local, &claim, &log](store::Store& store, const store::JobRecord& done) {
-    for (const char* stream : {"stdout", "stderr"}) {
-      Result<std::string> bytes = sys::ReadFile(local.job_dir + "/" + stream);
-      if (!bytes) continue;  // the agent never started
-      store::JobOutput output{done.id, claim.attempt, stream, std::move(*bytes), 0};
-      output.total_bytes = static_cast<int64_t>(output.bytes.size());
-      // The end is what says how it ended; cut at a line, so that no secret is cut in two
-      // and left half unmasked.
-      if (output.bytes.size() > store::kMaxStoredOutputBytes) {
-        size_t cut = output.bytes.size() - store::kMaxStoredOutputBytes;
-        if (size_t line = output.bytes.find('\n', cut); line != std::string::npos) cut = line + 1;
-        output.bytes.erase(0, cut);
-      }
-      if (Status stored = store.PutOutput(output); !stored)
-        log("could not store the job's " + std::string(stream) + ": " + stored.error().ToString());
-    }
+  LiveOutput output(local.job_dir, claim, log);
+  ctx.publish_live_output = [&output](store::Store& store) { output.Publish(store); };
+  ctx.publish_output = [&output](store::Store& store, const store::JobRecord&) {
+    output.Finish(store);
   };
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
   store::JobRecord done = TRY(job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr));
