@@ -58,7 +58,7 @@ std::string Mirrors::NameOf(const std::string& source) {
 }
 
 bool Mirrors::Has(const std::string& source, const std::string& base) const {
-  const std::string path = root_ + "/" + NameOf(source);
+  const std::string path = PathOf(source);
   return sys::Exists(path) && HasCommitHere(path, base);
 }
 

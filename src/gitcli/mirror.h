@@ -19,11 +19,11 @@ class Mirrors {
   // when `base` is missing. kUnavailable naming the source when it cannot be had or does not
   // have the commit.
   Result<std::string> Ensure(const std::string& source, const std::string& base);
-  // Whether Ensure has nothing to do: the mirror exists and holds `base` (read in process).
+  // Whether Ensure has nothing to do: the mirror exists and holds `base` (read in process,
+  // without the lock, so that a clone or fetch of the same source does not make it wait).
   bool Has(const std::string& source, const std::string& base) const;
-  // The longest Ensure may take: the other workers' turn on the lock, a clone and two
-  // fetches, each bounded by GitCommand::Run's timeout.
-  static constexpr int64_t kLongestEnsureMillis = 4 * 10 * 60 * 1000;
+  // Where the mirror of `source` is, or would be.
+  std::string PathOf(const std::string& source) const { return root_ + "/" + NameOf(source); }
 
   // The directory name of `source`'s mirror: its last path segment, and a hash of the whole.
   static std::string NameOf(const std::string& source);

@@ -341,4 +341,12 @@ void SignalEventFd(int fd) {
   (void)RetryEintr([&] { return ::write(fd, &one, sizeof one); });
 }
 
+bool EventFdSignalled(int fd) {
+  PollEntry entry;
+  entry.fd = fd;
+  entry.want_read = true;
+  Result<int> ready = Poll(std::span<PollEntry>(&entry, 1), 0);
+  return ready && *ready == 1 && entry.readable;
+}
+
 }  // namespace berth::sys

@@ -104,5 +104,7 @@ Result<int> Poll(std::span<PollEntry> entries, int timeout_ms);
 // An eventfd (close-on-exec, non-blocking) and writing to it: a way to wake poll loops.
 Result<UniqueFd> MakeEventFd();
 void SignalEventFd(int fd);
+// Whether SignalEventFd was called on `fd` (without waiting, and without resetting it).
+bool EventFdSignalled(int fd);
 
 }  // namespace berth::sys

@@ -92,5 +92,14 @@ TEST(Resolve, CancelEndsTheWait) {
   EXPECT_EQ(result.error().sys_errno(), ECANCELED);
 }
 
+TEST(EventFdTest, SignalledOnceWrittenAndStaysSo) {
+  Result<UniqueFd> fd = MakeEventFd();
+  ASSERT_TRUE(fd.has_value());
+  EXPECT_FALSE(EventFdSignalled(fd->get()));
+  SignalEventFd(fd->get());
+  EXPECT_TRUE(EventFdSignalled(fd->get()));
+  EXPECT_TRUE(EventFdSignalled(fd->get()));  // reading it is the caller's
+}
+
 }  // namespace
 }  // namespace berth::sys

@@ -1,7 +1,10 @@
 #include "worker/worker.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "gc/gc.h"
@@ -13,6 +16,7 @@
 #include "store/queue_waker.h"
 #include "sys/atomic_file.h"
 #include "sys/file_io.h"
+#include "sys/net.h"
 #include "sys/process.h"
 #include "sys/signal_latch.h"
 #include "sys/spawn.h"
@@ -31,6 +35,19 @@ struct Running {
   sys::Process process;
 };
 
+// A claimed job whose mirror is cloned or fetched on a thread of its own, which may take
+// minutes: meanwhile the worker's loop goes on (it reaps, claims for its other slots) and
+// renews the job's claim as a supervisor's lease keeper would, so that a worker that dies
+// during the clone loses the job within one lease.
+struct Preparing {
+  store::JobRecord job;
+  sys::UniqueFd done;                         // eventfd: written once `mirror` is set
+  std::optional<Result<std::string>> mirror;  // the thread's; read after `done` and a join
+  std::thread thread;
+  int64_t renew_at = 0;   // steady ms
+  bool released = false;  // given back to the queue while the mirror was still being made
+};
+
 class Worker {
  public:
   Worker(const job::JobContext& ctx, WorkerOptions options, store::Store& store,
@@ -40,13 +57,27 @@ class Worker {
   // One round: reap ended children, sweep when due, claim while a slot is free. Returns
   // false when the queue had nothing this worker could take.
   bool Round(bool stopping);
-  bool idle() const { return running_.empty(); }
-  // The running supervisors' pidfds and the standby's: readable once each has ended.
+  bool idle() const { return running_.empty() && preparing_.empty(); }
+  // The running supervisors' pidfds, the standby's, and the eventfds of the mirrors being
+  // made: readable once each has ended.
   std::vector<int> ChildFds() const {
     std::vector<int> fds;
     for (const Running& r : running_) fds.push_back(r.process.pidfd());
     if (standby_) fds.push_back(standby_->pidfd());
+    for (const std::unique_ptr<Preparing>& p : preparing_) fds.push_back(p->done.get());
     return fds;
+  }
+  // How long the loop may wait for a wake-up: not past the next renewal of a claim whose
+  // mirror is being made.
+  int WaitMillis(int poll_ms) const {
+    int64_t wait = poll_ms;
+    const int64_t now = sys::MonotonicMillis();
+    for (const std::unique_ptr<Preparing>& p : preparing_)
+      wait = std::min(wait, std::max<int64_t>(p->renew_at - now, 0));
+    return static_cast<int>(wait);
+  }
+  ~Worker() {
+    for (std::unique_ptr<Preparing>& p : preparing_) p->thread.join();
   }
   void SignalJobs(int signal) {
     for (Running& r : running_) IgnoreError(r.process.Signal(signal), "it may have ended");
@@ -59,8 +90,15 @@ class Worker {
   void Reap();
   // Takes one job; false when there was none this worker could take.
   bool ClaimOne();
-  // Starts a claimed job's supervisor, or gives the job back to the queue with the reason.
+  // Starts a claimed job's supervisor once its mirror has the job's base, or gives the job
+  // back to the queue with the reason.
   void Start(const store::JobRecord& job);
+  // Makes the mirror of a job on a thread (Preparing).
+  void Prepare(const store::JobRecord& job);
+  // Starts the jobs whose mirrors are made, renews the claims of the others; while stopping,
+  // gives them back to the queue instead.
+  void TendPreparing(bool stopping);
+  void Launch(const store::JobRecord& job, const Result<std::string>& mirror);
   void GiveBack(const store::JobRecord& job, const std::string& why);
   // A supervisor that ended while its job was still being prepared (no agent started): the
   // job goes back to the queue at once instead of waiting for its lease to run out and
@@ -81,6 +119,7 @@ class Worker {
   store::Store& store_;
   gitcli::Mirrors mirrors_;
   std::vector<Running> running_;
+  std::vector<std::unique_ptr<Preparing>> preparing_;
   std::map<std::string, int64_t> cannot_run_;  // job id -> until (steady ms)
   int64_t last_sweep_ = 0;
   int64_t last_collect_ = 0;
@@ -222,17 +261,68 @@ void Worker::Start(const store::JobRecord& job) {
                                  "worker " + options_.worker_id + " on " + sys::Hostname() +
                                      ", attempt " + std::to_string(job.attempt)),
               "events narrate; the claim is in the record");
-  if (!mirrors_.Has(job.source, job.base)) {
-    // A clone or a fetch may take minutes, more than the claim's lease, and this loop renews
-    // nothing while it waits: the lease covers the longest the mirror may take, so that no
-    // sweep takes the job for stale meanwhile. The supervisor then takes the usual lease.
-    Result<bool> renewed = store_.RenewLease(
-        job.id, job::SelfOwner(), sys::WallMillis() + gitcli::Mirrors::kLongestEnsureMillis);
-    if (!renewed || !*renewed)
-      Log("job " + job.id + ": could not lengthen its claim for the mirror's clone or fetch" +
-          (renewed ? std::string() : ": " + renewed.error().ToString()));
+  if (!mirrors_.Has(job.source, job.base)) return Prepare(job);
+  Launch(job, mirrors_.PathOf(job.source));
+}
+
+void Worker::Prepare(const store::JobRecord& job) {
+  auto preparing = std::make_unique<Preparing>();
+  Result<sys::UniqueFd> done = sys::MakeEventFd();
+  if (!done) return GiveBack(job, "making its mirror: " + done.error().ToString());
+  preparing->job = job;
+  preparing->done = std::move(*done);
+  preparing->renew_at = sys::MonotonicMillis() + job::kLeaseRenewMillis;
+  Preparing* p = preparing.get();
+  // Mirrors::Ensure reads only what the constructor set, and takes the source's lock file,
+  // which serialises threads of one worker as it does workers.
+  p->thread = std::thread([this, p] {
+    p->mirror = mirrors_.Ensure(p->job.source, p->job.base);
+    sys::SignalEventFd(p->done.get());
+  });
+  Log("job " + job.id + ": making its mirror of " + job.source);
+  IgnoreError(store_.AppendEvent(job.id, "mirror",
+                                 "worker " + options_.worker_id + " fetches " + job.source),
+              "events narrate; the worker's log says when the mirror is ready");
+  preparing_.push_back(std::move(preparing));
+}
+
+void Worker::TendPreparing(bool stopping) {
+  const int64_t now = sys::MonotonicMillis();
+  for (auto it = preparing_.begin(); it != preparing_.end();) {
+    Preparing& p = **it;
+    if (sys::EventFdSignalled(p.done.get())) {
+      p.thread.join();
+      if (!p.released) {
+        if (stopping)
+          GiveBack(p.job, "it is stopping");
+        else
+          Launch(p.job, *p.mirror);
+      }
+      it = preparing_.erase(it);
+      continue;
+    }
+    ++it;
+    if (p.released) continue;
+    if (stopping) {
+      GiveBack(p.job, "it is stopping");
+      p.released = true;
+      continue;
+    }
+    if (now < p.renew_at) continue;
+    p.renew_at = now + job::kLeaseRenewMillis;
+    Result<bool> renewed =
+        store_.RenewLease(p.job.id, job::SelfOwner(), sys::WallMillis() + job::kLeaseMillis);
+    if (!renewed) {
+      Log("job " + p.job.id + ": renewing its claim failed: " + renewed.error().ToString());
+    } else if (!*renewed) {
+      // Cancelled, or taken for stale: the job is no longer this worker's to start.
+      Log("job " + p.job.id + ": its claim ended while its mirror was being made");
+      p.released = true;
+    }
   }
-  Result<std::string> mirror = mirrors_.Ensure(job.source, job.base);
+}
+
+void Worker::Launch(const store::JobRecord& job, const Result<std::string>& mirror) {
   if (!mirror) return GiveBack(job, mirror.error().ToString());
   Result<LocalJob> local = LocalizeJob(ctx_, job, *mirror);
   if (!local) return GiveBack(job, local.error().ToString());
@@ -267,6 +357,7 @@ bool Worker::ClaimOne() {
 
 bool Worker::Round(bool stopping) {
   Reap();
+  TendPreparing(stopping);
   if (const int64_t now = sys::MonotonicMillis(); now - last_sweep_ >= kSweepMillis) {
     last_sweep_ = now;
     if (Status swept = job::ReapStaleJobs(store_); !swept)
@@ -278,7 +369,7 @@ bool Worker::Round(bool stopping) {
     CollectAttempts();
   }
   bool took = false;
-  while (!stopping && static_cast<int>(running_.size()) < options_.slots) {
+  while (!stopping && static_cast<int>(running_.size() + preparing_.size()) < options_.slots) {
     if (!ClaimOne()) break;
     took = true;
   }
@@ -287,7 +378,7 @@ bool Worker::Round(bool stopping) {
   } else {
     KeepStandby();
   }
-  return took || static_cast<int>(running_.size()) >= options_.slots;
+  return took || static_cast<int>(running_.size() + preparing_.size()) >= options_.slots;
 }
 
 }  // namespace
@@ -346,7 +437,7 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
     // takes the next job at once.
     std::vector<int> fds = {latch->fd(), waker != nullptr ? waker->fd() : -1};
     for (int fd : worker.ChildFds()) fds.push_back(fd);
-    Result<int> ready = sys::PollReadable(fds, options.poll_ms);
+    Result<int> ready = sys::PollReadable(fds, worker.WaitMillis(options.poll_ms));
     if (ready && *ready == 1 && waker != nullptr) {
       if (Result<bool> woken = waker->Take(); !woken) {
         log("lost the store's wake-ups, polling: " + woken.error().ToString());
