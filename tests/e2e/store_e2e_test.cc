@@ -320,6 +320,50 @@ TEST_F(StoreE2eTest, UnreachableStoreExitsUnavailableWithoutThePassword) {
   EXPECT_FALSE(PathExists(SqlitePath()));
 }
 
+// `berth doctor` opens the PostgreSQL store as every command does: a working one is `ok` with
+// its schema and newest job; an unreachable one is `blocked`, fails the doctor, and is named
+// without its password.
+TEST_F(StoreE2eTest, DoctorReportsAWorkingAndAnUnreachablePostgresStore) {
+  const std::string id = RunEditJob(ByFlag(url()));
+  ASSERT_FALSE(id.empty());
+  auto store_item = [](const json& report) {
+    for (const json& item : report["items"])
+      if (item.value("section", "") == "store") return item;
+    return json::object();
+  };
+
+  RunResult working = BerthWith(ByFlag(url()), {"doctor", "--json"});
+  json report = ParseJson(working.out);
+  ASSERT_TRUE(report.is_object()) << working.Describe();
+  json item = store_item(report);
+  EXPECT_EQ(item.value("name", ""), "postgresql") << report.dump(2);
+  EXPECT_EQ(item.value("status", ""), "ok") << report.dump(2);
+  const std::string detail = item.value("detail", "");
+  EXPECT_TRUE(Contains(detail, "connected")) << detail;
+  EXPECT_TRUE(Contains(detail, "schema version")) << detail;
+  EXPECT_TRUE(Contains(detail, id)) << detail;
+  EXPECT_EQ(report["store"].value("kind", ""), "postgresql") << report.dump(2);
+  EXPECT_EQ(report["store"].value("ok", false), true) << report.dump(2);
+
+  ClosedPort closed = BindClosedPort();
+  ASSERT_NE(closed.port, 0);
+  const std::string port = std::to_string(closed.port);
+  RunResult unreachable =
+      BerthWith(ByEnv("postgresql://berth:" + std::string(kPassword) + "@127.0.0.1:" + port + "/x"),
+                {"doctor", "--json"});
+  EXPECT_EQ(unreachable.exit_code, 69) << unreachable.Describe();
+  json failed = ParseJson(unreachable.out);
+  ASSERT_TRUE(failed.is_object()) << unreachable.Describe();
+  json blocked = store_item(failed);
+  EXPECT_EQ(blocked.value("status", ""), "blocked") << failed.dump(2);
+  EXPECT_TRUE(Contains(blocked.value("detail", ""), "postgresql://berth@127.0.0.1:" + port + "/x"))
+      << failed.dump(2);
+  EXPECT_FALSE(blocked.value("fix", json()).is_null()) << failed.dump(2);
+  EXPECT_EQ(failed["store"].value("ok", true), false) << failed.dump(2);
+  EXPECT_EQ(failed.value("ok", true), false) << failed.dump(2);
+  EXPECT_FALSE(Contains(unreachable.out + unreachable.err, kPassword)) << unreachable.Describe();
+}
+
 // The bug: a usage error quoted the URL CLI11 could not place, password and all.
 TEST_F(StoreE2eTest, AUsageErrorNeverShowsThePassword) {
   const std::string url = "postgresql://berth:" + std::string(kPassword) + "@127.0.0.1:1/x";
