@@ -584,17 +584,17 @@ class WorkersChaosE2eTest : public WorkersE2eTest {
     return RunProgram(argv, env, second_);
   }
 
-  // The jobs whose supervisors worker NAME runs now (`berth worker-job ID ...`).
-  std::set<std::string> HeldBy(const std::string& name) const {
+  // The live jobs that worker NAME's processes own now, as the store records their owners:
+  // a supervisor started for its job (`berth worker-job`), the standby that was handed one,
+  // or the worker itself while the job's mirror is made.
+  std::set<std::string> HeldBy(store::Store& db, const std::string& name) const {
+    const std::vector<pid_t> pids = ProcessesWithArgument(WorkerState(name));
     std::set<std::string> ids;
-    for (pid_t pid : ProcessesWithArgument(WorkerState(name))) {
-      std::string cmdline = ReadText("/proc/" + std::to_string(pid) + "/cmdline");
-      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-      const size_t at = cmdline.find(" worker-job ");
-      if (at == std::string::npos) continue;
-      const size_t id_at = at + std::string(" worker-job ").size();
-      ids.insert(cmdline.substr(id_at, cmdline.find(' ', id_at) - id_at));
-    }
+    Result<std::vector<store::JobRecord>> live = db.ListJobs("", true, 0);
+    if (!live) return ids;
+    for (const store::JobRecord& job : *live)
+      if (std::find(pids.begin(), pids.end(), static_cast<pid_t>(job.owner.pid)) != pids.end())
+        ids.insert(job.id);
     return ids;
   }
 
@@ -631,11 +631,11 @@ TEST_F(WorkersChaosE2eTest, EveryJobEndsOnceAndLandsThoughWorkersDieAndFreeze) {
   for (const char* name : {"a", "b", "c"}) StartWorker(name, {"--slots", "2"});
 
   // a dies mid-job, its supervisors and sandboxes with it.
-  ASSERT_TRUE(WaitUntil([&] { return !HeldBy("a").empty(); }, kStateWait));
+  std::unique_ptr<store::Store> db = OpenDb();
+  ASSERT_TRUE(WaitUntil([&] { return !HeldBy(*db, "a").empty(); }, kStateWait));
   for (pid_t pid : ProcessesWithArgument(WorkerState("a"))) kill(pid, SIGKILL);
   // b freezes mid-job: stopped while it holds a job that is running. c's sweeps give that
   // job to the queue once its lease runs out.
-  std::unique_ptr<store::Store> db = OpenDb();
   auto running = [&](const std::set<std::string>& ids) {
     std::set<std::string> live;
     for (const std::string& id : ids) {
@@ -647,9 +647,9 @@ TEST_F(WorkersChaosE2eTest, EveryJobEndsOnceAndLandsThoughWorkersDieAndFreeze) {
   std::set<std::string> frozen;
   ASSERT_TRUE(WaitUntil(
       [&] {
-        if (running(HeldBy("b")).empty()) return false;
+        if (running(HeldBy(*db, "b")).empty()) return false;
         Freeze("b");
-        frozen = running(HeldBy("b"));
+        frozen = running(HeldBy(*db, "b"));
         if (!frozen.empty()) return true;
         Thaw();  // it finished the job meanwhile: catch it at the next one
         return false;
