@@ -31,7 +31,9 @@ std::string Joined(const std::vector<std::string>& pieces) {
 }
 
 TEST(ReadAtTest, ReadsFromAnOffsetAndStopsAtTheEnd) {
-  std::string path = ::testing::TempDir() + "/read_at";
+  // A directory of its own: the suite runs as root and as another user on one machine.
+  const std::string dir = *MakeTempDir("/tmp", "file-io-test-");
+  const std::string path = dir + "/read_at";
   Result<UniqueFd> out = CreateFile(path, 0600);
   ASSERT_TRUE(out.has_value());
   ASSERT_TRUE(WriteAll(out->get(), "0123456789", path).has_value());
@@ -46,6 +48,7 @@ TEST(ReadAtTest, ReadsFromAnOffsetAndStopsAtTheEnd) {
   Result<std::string> bad = ReadAt(-1, 0, 1, "nowhere");
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().ToString().find("nowhere"), std::string::npos);
+  EXPECT_TRUE(RemoveTree(dir).has_value());
 }
 
 TEST(WriteAllPiecesTest, WritesWhatTheConcatenationWould) {
