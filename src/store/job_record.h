@@ -101,8 +101,8 @@ struct JobResult {
   int64_t created_at_ms = 0;
 };
 
-// What a worker's job printed on one stream, as much as the store keeps of it
-// (kMaxStoredOutputBytes, the end of the output), masked like everything a job writes.
+// The end of what a worker's job printed on one stream: what its chunks (OutputChunk) do not
+// hold, at most kMaxStoredOutputBytes, masked like everything a job writes.
 struct JobOutput {
   std::string job_id;
   int attempt = 0;
