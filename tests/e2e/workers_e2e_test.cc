@@ -703,17 +703,22 @@ TEST_F(WorkersChaosE2eTest, EveryJobEndsOnceAndLandsThoughWorkersDieAndFreeze) {
     EXPECT_EQ(result->commit, job->commit.value_or("")) << id;
   }
   EXPECT_GE(lost_once, 2) << "neither the killed nor the frozen worker lost a job";
-  // The frozen worker's supervisors woke to refusals, and said so.
-  int refused_logs = 0;
-  for (const std::string& id : frozen) {
-    std::optional<store::JobRecord> job = *db->GetJob(id);
-    for (int attempt = 1; job && attempt <= job->attempt; ++attempt) {
-      const std::string log =
-          WorkerState("b") + "/jobs/" + id + "-" + std::to_string(attempt) + "/supervisor.log";
-      if (Contains(ReadText(log), "refused a late write")) ++refused_logs;
+  // The frozen worker's supervisors woke to refusals, and said so. The other workers may
+  // have ended every job before the thawed supervisors wrote anything: wait for them.
+  auto refused_logs = [&] {
+    int refused = 0;
+    for (const std::string& id : frozen) {
+      std::optional<store::JobRecord> job = *db->GetJob(id);
+      for (int attempt = 1; job && attempt <= job->attempt; ++attempt) {
+        const std::string log =
+            WorkerState("b") + "/jobs/" + id + "-" + std::to_string(attempt) + "/supervisor.log";
+        if (Contains(ReadText(log), "refused a late write")) ++refused;
+      }
     }
-  }
-  EXPECT_GE(refused_logs, 1) << "no late write of the frozen worker was refused and logged";
+    return refused;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return refused_logs() >= 1; }, seconds(20)))
+      << "no late write of the frozen worker was refused and logged";
 
   // Each submitter lands its jobs.
   for (const auto& [id, file] : first_jobs) {
