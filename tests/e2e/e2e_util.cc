@@ -531,7 +531,12 @@ void SandboxTest::TearDown() {
 }
 
 EnvVars SandboxTest::BaseEnv() const {
-  return {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", home_}, {"BERTH_STATE_DIR", state_}};
+  EnvVars env = {
+      {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", home_}, {"BERTH_STATE_DIR", state_}};
+  // A sanitizer tree's berth runs with the options the suite was given (scripts/asan-tests).
+  for (const char* name : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"})
+    if (const char* value = std::getenv(name)) env.emplace_back(name, value);
+  return env;
 }
 
 RunResult SandboxTest::Run(const std::vector<std::string>& args, const EnvVars& env) const {
