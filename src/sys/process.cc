@@ -11,9 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "base/check.h"
@@ -48,6 +50,25 @@ Identity CurrentIdentity() {
   if (id.home.empty()) id.home = "/";
   id.home = NormalizePath(id.home);
   return id;
+}
+
+std::vector<std::string> AccountHomes() {
+  // getpwent walks the whole database (files, and LDAP or sssd where configured); its state
+  // is process-wide, so the walk holds a lock.
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
+  std::vector<std::string> homes;
+  ::setpwent();
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  char buffer[16384];
+  while (::getpwent_r(&pw, buffer, sizeof buffer, &found) == 0 && found != nullptr) {
+    std::string home = pw.pw_dir != nullptr ? pw.pw_dir : "";
+    if (!home.empty() && std::find(homes.begin(), homes.end(), home) == homes.end())
+      homes.push_back(std::move(home));
+  }
+  ::endpwent();
+  return homes;
 }
 
 ExitStatus ExitStatus::FromWaitStatus(int status) {

@@ -22,6 +22,9 @@ struct Identity {
   std::string home;  // $HOME, else the password database
 };
 Identity CurrentIdentity();
+// The home directory of every entry of the password database (NSS included), as written
+// there, in its order; duplicates and empty ones left out.
+std::vector<std::string> AccountHomes();
 
 // How a process ended.
 struct ExitStatus {
