@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "confine/homes.h"
 #include "sys/fs.h"
 
 namespace berth::confine {
@@ -35,6 +36,10 @@ std::vector<std::string> HiddenPaths(const HostContext& host,
                                      const std::vector<std::string>& unhide) {
   std::vector<std::string> hidden = DefaultHiddenPaths();
   hidden.insert(hidden.end(), host.extra_hidden.begin(), host.extra_hidden.end());
+  if (host.identity.uid == 0) {
+    std::vector<std::string> secrets = HostSecretPaths();
+    hidden.insert(hidden.end(), secrets.begin(), secrets.end());
+  }
   std::vector<std::string> out;
   for (const std::string& path : hidden) {
     std::string expanded = ExpandPath(path, host);

@@ -3,6 +3,7 @@
 // of its inputs and the filesystem.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,11 @@ struct HostContext {
   std::vector<std::string> extra_hidden;  // from the user's config
   std::vector<std::string> home_allow;    // [sandbox] home_allow from the user's config
   std::vector<std::pair<std::string, std::string>> environ;
+  // The home directories of the password database (confine/homes.h); nullopt: the host's
+  // own, read when a spec is built (sys::AccountHomes).
+  std::optional<std::vector<std::string>> account_homes;
+  // The berth binary that builds the spec; empty: the running executable.
+  std::string berth_binary;
 };
 
 // "~/x" and relative paths become absolute, lexically normalised paths.

@@ -5,6 +5,7 @@
 #include "confine/environment.h"
 #include "confine/hidden_paths.h"
 #include "confine/home.h"
+#include "confine/homes.h"
 #include "sys/fs.h"
 
 namespace berth::confine {
@@ -45,7 +46,10 @@ Result<sandbox::SandboxSpec> BuildSandboxSpec(const SpecOptions& options, const 
 
   spec.hidden_paths = HiddenPaths(host, unhide);
 
-  if (spec.profile != sandbox::Profile::kFull) AddPrivateHome(host, &spec);
+  if (spec.profile != sandbox::Profile::kFull) {
+    AddPrivateHome(host, &spec);
+    HideOtherHomes(host, unhide, &spec);
+  }
 
   for (const sandbox::EnvVar& var : options.env)
     if (var.name.empty() || var.name.find('=') != std::string::npos)

@@ -36,7 +36,8 @@ struct SpecOptions {
 };
 
 // The spec, validated. The workspace is bound at itself with the profile's access; the home
-// is private with the allowlist on top (except for the full profile); hidden paths are masked.
+// is private with the allowlist on top and the other homes are hidden (except for the full
+// profile); hidden paths are masked.
 Result<sandbox::SandboxSpec> BuildSandboxSpec(const SpecOptions& options, const HostContext& host);
 
 }  // namespace berth::confine

@@ -135,6 +135,7 @@ Result<sandbox::SandboxSpec> FullAccessSpec(const JobContext& ctx, const RunRequ
   // hides; without a mount namespace nothing is hidden, and the record must not claim it.
   spec.workspace = TRY(sys::RealPath(workspace.copy));
   spec.hidden_paths.clear();
+  spec.hidden_homes.clear();
   spec.warnings.push_back("full access (asked with " +
                           std::string(AccessAskName(request.access_requested_by)) +
                           "): the agent has the host's filesystem and network as " +

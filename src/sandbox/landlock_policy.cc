@@ -30,9 +30,15 @@ uint64_t DeviceWriteAccess(int abi) { return ll::kFsWriteFile | (abi >= 3 ? ll::
 }  // namespace
 
 Result<std::vector<std::string>> ReadableRoots(const std::vector<std::string>& hidden) {
+  std::vector<std::string> targets;
+  for (const std::string& raw : hidden) targets.push_back(sys::NormalizePath(raw));
+  // Outer paths first: an inner one then finds its ancestor unreadable already, where the
+  // other order would have allowed the ancestor's other entries as siblings of the inner one.
+  std::stable_sort(targets.begin(), targets.end(), [](const std::string& a, const std::string& b) {
+    return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
+  });
   std::vector<std::string> roots = {"/"};
-  for (const std::string& raw : hidden) {
-    std::string target = sys::NormalizePath(raw);
+  for (const std::string& target : targets) {
     if (!sys::Exists(target)) continue;
     // The root that currently grants `target`.
     auto it = std::find_if(roots.begin(), roots.end(),
@@ -83,10 +89,11 @@ Result<LandlockPlan> PlanLandlock(const SandboxSpec& spec, Tier tier, int abi,
                        0, "use the namespaces tier, or a workspace that does not contain it");
       }
     }
-    // The home is unreadable too, like a hidden path, except what `paths` allow inside it.
-    // First, so that hidden paths inside it find it already unreadable.
+    // The home and the other homes are unreadable too, like a hidden path, except what
+    // `paths` allow inside them (Landlock can only allow: a hidden home is every rule but it).
     std::vector<std::string> unreadable;
     if (!spec.private_home.empty()) unreadable.push_back(spec.private_home);
+    unreadable.insert(unreadable.end(), spec.hidden_homes.begin(), spec.hidden_homes.end());
     unreadable.insert(unreadable.end(), spec.hidden_paths.begin(), spec.hidden_paths.end());
     for (std::string& root : TRY(ReadableRoots(unreadable)))
       plan.rules.push_back({std::move(root), read, true});

@@ -105,5 +105,29 @@ TEST(PlanLandlock, LandlockTierKeepsThePrivateHomeUnreadable) {
   (void)sys::RemoveTree(root);
 }
 
+TEST(PlanLandlock, LandlockTierKeepsOtherHomesUnreadableExceptWhatLiesInside) {
+  // The caller's private home lies inside another home (HOME=/home/alice/ci-home): the outer
+  // home is walked first, so that none of its other entries becomes a readable sibling.
+  std::string root = sys::MakeTempDir("/tmp", "berth-landlock-homes-").value();
+  for (const char* dir : {"alice/ci-home/.rustup", "alice/.ssh", "alice/src/ws", "bob/.npm"})
+    ASSERT_TRUE(sys::MakeDirs(root + "/" + dir, 0700).has_value()) << dir;
+  SandboxSpec spec;
+  spec.workspace = root + "/alice/src/ws";
+  spec.private_home = root + "/alice/ci-home";
+  spec.hidden_homes = {root + "/alice", root + "/bob"};
+  spec.paths.push_back({PathGrant::Access::kReadWrite, spec.workspace, "workspace"});
+  spec.paths.push_back(
+      {PathGrant::Access::kReadOnly, root + "/alice/ci-home/.rustup", "home allowlist"});
+  LandlockPlan plan = PlanLandlock(spec, Tier::kLandlock, 7, root + "/tmp").value();
+  bool workspace = false;
+  for (const LandlockRule& rule : plan.rules) {
+    for (const char* hidden : {"/alice", "/alice/.ssh", "/alice/src", "/bob", "/bob/.npm"})
+      EXPECT_FALSE(sys::IsWithin(root + hidden, rule.path)) << rule.path << " grants " << hidden;
+    workspace |= rule.path == spec.workspace;
+  }
+  EXPECT_TRUE(workspace);
+  (void)sys::RemoveTree(root);
+}
+
 }  // namespace
 }  // namespace berth::sandbox

@@ -43,6 +43,8 @@ struct Overlay {
   std::string tmpfs_mode;  // kTmpfs
   std::string origin;
   std::string options{};  // kOverlay: the overlayfs mount options
+  // kHideDir: the path is missing from the view (it lies in another mask): make it first.
+  bool make_mount_point = false;
 };
 
 int Depth(const std::string& path) {
@@ -141,6 +143,7 @@ class PlanBuilder {
       case Overlay::Kind::kHideDir:
         // Writable until the end of setup so deeper berth mounts (caches) can make their
         // mount points; made read-only by FinishHidden. Gone from the view: nothing to hide.
+        if (o.make_mount_point) MakeMountPoint(o.path, false);
         Tmpfs(target, "mode=" + o.tmpfs_mode + ",size=4k", 0, "hidden " + o.path).optional = true;
         hidden_dirs_.push_back(target);
         break;
@@ -299,22 +302,47 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
   // A hidden path is masked only where the view would show it: under a private tmpfs there
   // is nothing to hide (and no path to mount on).
   std::vector<Overlay> masks;
-  for (const std::string& hidden : spec.hidden_paths) {
-    sys::FileType type = sys::TypeOfFollowing(hidden);
-    if (type == sys::FileType::kMissing) continue;
-    const Overlay* covering = Covering(overlays, hidden);
-    if (covering != nullptr && !ShowsHost(covering->kind)) continue;
+  auto mask_of = [&](const std::string& hidden, sys::FileType type) {
     Overlay mask{
         type == sys::FileType::kDirectory ? Overlay::Kind::kHideDir : Overlay::Kind::kHideFile,
         hidden, "", "000", "hidden"};
-    // berth's own mounts inside (a cache in the hidden state directory) must stay reachable
-    // by path for the job, which has no capability to pass a mode-000 directory.
+    // What shows inside (the workspace or a grant in a hidden home, a cache in the hidden
+    // state directory) must stay reachable by path for the job, which has no capability to
+    // pass a mode-000 directory.
     if (mask.kind == Overlay::Kind::kHideDir &&
         std::any_of(overlays.begin(), overlays.end(), [&](const Overlay& o) {
           return o.path != hidden && sys::IsWithin(o.path, hidden);
         }))
       mask.tmpfs_mode = "0111";
-    masks.push_back(std::move(mask));
+    return mask;
+  };
+  // Other homes first: a hidden path inside one is gone with it, unless a mount inside the
+  // home shows the host there again.
+  for (const std::string& home : spec.hidden_homes) {
+    if (sys::TypeOfFollowing(home) != sys::FileType::kDirectory) continue;
+    const Overlay* covering = Covering(overlays, home);
+    if (covering != nullptr && (!ShowsHost(covering->kind) || covering->path == home)) continue;
+    masks.push_back(mask_of(home, sys::FileType::kDirectory));
+  }
+  std::vector<Overlay> with_homes = overlays;
+  with_homes.insert(with_homes.end(), masks.begin(), masks.end());
+  SortByDepth(&with_homes);
+  for (const std::string& hidden : spec.hidden_paths) {
+    sys::FileType type = sys::TypeOfFollowing(hidden);
+    if (type == sys::FileType::kMissing) continue;
+    const Overlay* covering = Covering(with_homes, hidden);
+    if (covering != nullptr && !ShowsHost(covering->kind)) {
+      // In a hidden home a hidden directory with berth's mounts inside is masked again (its
+      // mount point made in the home's tmpfs), so that it stays unlistable.
+      bool needed = covering->kind == Overlay::Kind::kHideDir &&
+                    type == sys::FileType::kDirectory && mask_of(hidden, type).tmpfs_mode != "000";
+      if (!needed) continue;
+      Overlay mask = mask_of(hidden, type);
+      mask.make_mount_point = true;
+      masks.push_back(std::move(mask));
+      continue;
+    }
+    masks.push_back(mask_of(hidden, type));
   }
   // Every host socket the view would still show is covered by an empty file, except the
   // granted ones (docs/sandbox.md: a socket made on the host after the start is not).

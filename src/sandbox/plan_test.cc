@@ -65,6 +65,43 @@ TEST_F(PlanTest, CacheInsideAHiddenStateDirIsReachableRegression) {
   EXPECT_STREQ(hidden->b, "mode=000,size=4k") << "nothing inside: not even passable";
 }
 
+TEST_F(PlanTest, AHiddenHomeIsMaskedAndWhatLiesInsideShowsThrough) {
+  // Another account's home (here /etc, which exists on every host) holds the job's grant, a
+  // hidden file and a hidden state directory with a cache: the home is masked but passable,
+  // the grant is bound on top, the file is gone with the home, and the state directory is
+  // masked again on its own mount point so that it stays unlistable.
+  const std::string state = SubDir("/etc");
+  ASSERT_FALSE(state.empty());
+  spec_.hidden_homes = {"/etc"};
+  spec_.hidden_paths = {"/etc/passwd", state};
+  spec_.paths.push_back({PathGrant::Access::kReadWrite, "/etc/berth-ws", "write:/etc/berth-ws"});
+  PathGrant cache{PathGrant::Access::kReadWrite, state + "/caches/npm", "cache:npm"};
+  cache.create_if_missing = true;
+  spec_.paths.push_back(cache);
+  Plan plan = Build();
+  const Step* home = Find(plan, "mount tmpfs on hidden /etc");
+  ASSERT_NE(home, nullptr);
+  EXPECT_STREQ(home->b, "mode=0111,size=4k");
+  EXPECT_TRUE(Mentions(plan, "bind-mount write:/etc/berth-ws /etc/berth-ws"));
+  EXPECT_FALSE(Mentions(plan, "hidden /etc/passwd")) << "gone with the home: nothing to mask";
+  EXPECT_NE(Find(plan, "create mount point " + state), nullptr);
+  const Step* hidden_state = Find(plan, "mount tmpfs on hidden " + state);
+  ASSERT_NE(hidden_state, nullptr);
+  EXPECT_STREQ(hidden_state->b, "mode=0111,size=4k");
+
+  spec_.paths.resize(1);
+  spec_.hidden_paths.clear();
+  Plan empty = Build();
+  home = Find(empty, "mount tmpfs on hidden /etc");
+  ASSERT_NE(home, nullptr);
+  EXPECT_STREQ(home->b, "mode=000,size=4k") << "nothing inside: not even passable";
+}
+
+TEST_F(PlanTest, AHiddenHomeThatAMountShowsIsNotMasked) {
+  spec_.hidden_homes = {"/usr"};  // the workspace itself
+  EXPECT_FALSE(Mentions(Build(), "hidden /usr"));
+}
+
 TEST_F(PlanTest, HiddenPathsUnderAPrivateDirAreNotMountedRegression) {
   // HOME=/tmp/...: /tmp is the job's own tmpfs, the credentials are not there to hide.
   std::string dir = sys::MakeTempDir("/tmp", "berth-plan-hidden-").value();

@@ -114,6 +114,9 @@ Status SandboxSpec::Validate() const {
                                 sys::NormalizePath(private_home) != private_home))
     return invalid("the private home '" + private_home +
                    "' must be an absolute, normal path below /");
+  for (const std::string& home : hidden_homes)
+    if (home.empty() || home[0] != '/' || home == "/" || sys::NormalizePath(home) != home)
+      return invalid("the hidden home '" + home + "' must be an absolute, normal path below /");
   for (const OverlayWorkspace& o : dir_overlays) {
     const bool read_only = o.upper.empty() && o.work.empty();
     std::vector<const std::string*> paths = {&o.target};
@@ -196,6 +199,7 @@ nlohmann::json SandboxSpec::ToJson() const {
                     {"skip_sync", overlay->skip_sync}};
   }
   j["hidden_paths"] = hidden_paths;
+  j["hidden_homes"] = hidden_homes;
   j["private_home"] = private_home.empty() ? nlohmann::json(nullptr) : nlohmann::json(private_home);
   j["allow_user_namespaces"] = allow_user_namespaces;
   nlohmann::json grants_json = nlohmann::json::array();

@@ -121,6 +121,9 @@ struct SandboxSpec {
   // directory) and the job's private git dir over its snapshot's index.
   std::vector<OverlayWorkspace> dir_overlays;
   std::vector<std::string> hidden_paths;  // masked even inside the read-only host view
+  // Homes other than the caller's (confine/homes.h), canonical: masked like hidden paths,
+  // but the workspace, grants and berth's own mounts may lie inside one and show through.
+  std::vector<std::string> hidden_homes;
   // The caller's home (canonical), covered by a private, writable, discarded tmpfs: only the
   // `paths` placed on top (the home allowlist, grants, provider state) show the real one.
   // Empty: the home is shown like the rest of the host (it is the workspace or contains it).
