@@ -346,13 +346,19 @@ std::vector<Overlay> Overlays(const SandboxSpec& spec,
   }
   // Every host socket the view would still show is covered by an empty file, except the
   // granted ones (docs/sandbox.md: a socket made on the host after the start is not).
+  // A socket under a hidden path is gone only when no mount inside that path shows the host
+  // again (a grant in a hidden home, a cache in the hidden state directory): the mount that
+  // decides is the deepest.
+  std::vector<Overlay> all = overlays;
+  all.insert(all.end(), masks.begin(), masks.end());
+  SortByDepth(&all);
   for (const std::string& socket : host_sockets) {
     if (std::find(granted_sockets.begin(), granted_sockets.end(), socket) != granted_sockets.end())
       continue;
     for (const std::string& inside : VisibleAt(overlays, socket)) {
-      bool in_hidden = std::any_of(masks.begin(), masks.end(), [&](const Overlay& m) {
-        return m.kind != Overlay::Kind::kMaskSocket && sys::IsWithin(inside, m.path);
-      });
+      const Overlay* decides = Covering(all, inside);
+      bool in_hidden = decides != nullptr && (decides->kind == Overlay::Kind::kHideDir ||
+                                              decides->kind == Overlay::Kind::kHideFile);
       bool granted = std::find(granted_sockets.begin(), granted_sockets.end(), inside) !=
                      granted_sockets.end();
       if (!in_hidden && !granted)

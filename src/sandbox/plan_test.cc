@@ -142,6 +142,19 @@ TEST_F(PlanTest, HostSocketsTheViewShowsAreMaskedExceptGrantedOnes) {
   EXPECT_FALSE(Mentions(plan, "host socket " + in_tmp)) << "/tmp is private";
 }
 
+TEST_F(PlanTest, HostSocketsAGrantShowsInAHiddenHomeAreMaskedRegression) {
+  // A read: grant in another (hidden) home shows a directory with a host socket in it: the
+  // home's mask does not cover what the grant shows again, so the socket needs its own.
+  const std::string shown = SubDir("/etc");
+  ASSERT_FALSE(shown.empty());
+  spec_.hidden_homes = {"/etc"};
+  spec_.paths.push_back({PathGrant::Access::kReadOnly, shown, "read:" + shown});
+  Plan plan = Build({shown + "/app.sock", "/etc/berth-plan-test/hidden.sock"});
+  EXPECT_TRUE(Mentions(plan, "empty file over the host socket " + shown + "/app.sock"));
+  EXPECT_FALSE(Mentions(plan, "host socket /etc/berth-plan-test/hidden.sock"))
+      << "gone with the home";
+}
+
 TEST_F(PlanTest, OnlyOverlaysMountedOnceSkipTheSyncOfTheirUpperFilesystem) {
   spec_.paths.clear();
   spec_.overlay = OverlayWorkspace{{"/l1", "/l2"},    "/j/upper", "/j/work", "/usr", "workspace",
