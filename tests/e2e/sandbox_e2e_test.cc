@@ -7,6 +7,7 @@
 // cannot find are loud skips, or failures when CI is set (see RequireFeature).
 
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -973,6 +974,270 @@ TEST_F(LandlockTierTest, LandlockTierNeedsAllowWeaker) {
   EXPECT_EQ(result.exit_code, 69) << result.Describe();
   EXPECT_TRUE(Contains(result.err, "allow-weaker")) << result.Describe();
   EXPECT_EQ(result.out, "") << result.Describe();
+}
+
+// --- Homes other than the one in HOME (issue 27) ---------------------------------------------
+//
+// The tests' HOME is a temporary home; the account's own home from the password database
+// (/root as root, /home/berth-ci in CI's unprivileged pass), the homes of other accounts and
+// /home/* must be hidden too, in both tiers, from `berth sandbox`, agents and checks.
+
+constexpr char kMarker[] = "PASSWD-HOME-MARKER\n";  // 19 bytes
+constexpr char kNpmrc[] = "//registry.npmjs.org/:_authToken=NPM-SECRET\n";
+
+class OtherHomesTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    RunResult probe = Probe({"exit", "0"});
+    REQUIRE_FEATURE(probe.exit_code != 69, "the sandbox is unavailable: " + probe.err);
+  }
+
+  // The caller's home from the password database, or "" when it is unusable for the test
+  // (missing, not writable, HOME itself).
+  static std::string PasswdHome() {
+    struct passwd* pw = getpwuid(getuid());
+    std::string home = pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
+    if (home.empty() || home == "/" || access(home.c_str(), W_OK) != 0) return "";
+    return sys::RealPath(home).value_or("");
+  }
+
+  // A world-readable marker file in the caller's password-database home, removed after the
+  // test; "" after a loud skip when that home cannot hold one.
+  std::string MarkerInPasswdHome() {
+    const std::string home = PasswdHome();
+    if (home.empty()) {
+      LoudSkip("uid " + std::to_string(getuid()) +
+               " has no writable home directory in the password database");
+      return "";
+    }
+    const std::string marker = home + "/.berth-marker-" + UniqueName("passwd");
+    RemoveAfterTest(marker);
+    EXPECT_TRUE(WriteText(marker, kMarker, 0644));
+    return marker;
+  }
+
+  // Another account's home with a world-readable token file: as root a fresh directory under
+  // /home (removed after the test); otherwise a world-readable file already in another home.
+  // "" after a loud skip when there is none.
+  std::string OtherUsersReadableFile() {
+    if (IsRoot()) {
+      const std::string home = "/home/" + UniqueName("berth-test");
+      if (!sys::MakeDirs(home, 0755)) {
+        LoudSkip("cannot create " + home);
+        return "";
+      }
+      RemoveAfterTest(home);
+      chmod(home.c_str(), 0755);
+      EXPECT_TRUE(WriteText(home + "/.npmrc", kNpmrc, 0644));
+      return home + "/.npmrc";
+    }
+    const std::string own = PasswdHome();
+    for (const std::string& name : sys::ListDir("/home").value_or(std::vector<std::string>{})) {
+      const std::string dir = sys::RealPath("/home/" + name).value_or("");
+      if (dir.empty() || dir == own || sys::IsWithin(home(), dir)) continue;
+      for (const std::string& entry : sys::ListDir(dir).value_or(std::vector<std::string>{})) {
+        const std::string file = dir + "/" + entry;
+        if (sys::TypeOf(file) == sys::FileType::kRegular && access(file.c_str(), R_OK) == 0)
+          return file;
+      }
+    }
+    LoudSkip("no world-readable file in another user's home under /home, and uid " +
+             std::to_string(getuid()) + " cannot create one");
+    return "";
+  }
+
+  // A loud skip: printed, and the test ends as skipped (never a failure, even in CI: the host
+  // simply has no such home).
+  void LoudSkip(const std::string& why) {
+    std::fprintf(stderr, "SKIPPED LOUDLY: %s\n", why.c_str());
+    skip_reason_ = why;
+  }
+  bool Skipped() const { return !skip_reason_.empty(); }
+
+  // The probe's read of `path` inside, in the namespaces tier (ENOENT or EACCES: gone from the
+  // view) or the landlock tier (EACCES); the file's content never shows.
+  AssertionResult HiddenInBothTiers(const std::string& path, const std::string& content) {
+    RunResult ns = Probe({"read", path});
+    if (Contains(ns.out + ns.err, content))
+      return AssertionFailure() << "leaked in the namespaces tier\n" << ns.Describe();
+    AssertionResult gone = ReportsOneOf(ns, {"read errno=2 ENOENT", "read errno=13 EACCES"});
+    if (!gone) return gone << " (namespaces tier)";
+    if (LandlockAbi() <= 0) return AssertionSuccess();
+    RunResult ll = Probe({"read", path}, kLandlockTier);
+    if (Contains(ll.out + ll.err, content))
+      return AssertionFailure() << "leaked in the landlock tier\n" << ll.Describe();
+    AssertionResult denied = Reports(ll, "read errno=13 EACCES");
+    if (!denied) return denied << " (landlock tier)";
+    return AssertionSuccess();
+  }
+
+  // Makes `dir` a repository whose policy lets the `implement` agent write src/** and runs
+  // `checks` (TOML [[verify]] tables) after it; committed.
+  void MakeRepository(const std::string& dir, const std::string& checks) {
+    std::optional<std::string> git = FindInPath("git");
+    REQUIRE_FEATURE(git.has_value(), "no git in /usr/local/bin, /usr/bin or /bin");
+    ASSERT_TRUE(sys::MakeDirs(dir + "/.berth", 0755));
+    chmod(dir.c_str(), 0755);
+    ASSERT_TRUE(sys::MakeDirs(dir + "/src", 0755));
+    ASSERT_TRUE(WriteText(dir + "/.berth/policy.toml",
+                          "version = 1\n[agents.implement]\ncapability = \"write\"\nprovider = "
+                          "\"command\"\nwritable = [\"src/**\"]\n" +
+                              checks));
+    ASSERT_TRUE(WriteText(dir + "/src/main.c", "int main(void) { return 0; }\n"));
+    for (std::vector<std::string> args : {std::vector<std::string>{"init", "-q"},
+                                          {"config", "user.name", "e2e"},
+                                          {"config", "user.email", "e2e@berth.invalid"},
+                                          {"config", "commit.gpgsign", "false"},
+                                          {"add", "-A"},
+                                          {"commit", "-q", "-m", "base"}}) {
+      args.insert(args.begin(), {*git, "-C", dir});
+      RunResult result = RunProgram(args, BaseEnv(), dir);
+      ASSERT_EQ(result.exit_code, 0) << result.Describe();
+    }
+  }
+  // `berth run --json implement -- ARGV` in `repo`; the job's receipt, and its stdout.
+  nlohmann::json RunJob(const std::string& repo, const std::vector<std::string>& argv,
+                        RunResult* run, std::string* job_stdout) {
+    std::vector<std::string> args = {BERTH_BINARY, "run", "implement", "--"};
+    args.insert(args.end(), argv.begin(), argv.end());
+    EnvVars env = BaseEnv();
+    env.push_back({"GIT_CONFIG_NOSYSTEM", "1"});
+    *run = RunProgram(args, env, repo);
+    nlohmann::json jobs = nlohmann::json::parse(
+        RunProgram({BERTH_BINARY, "ls", "--json"}, env, repo).out, nullptr, false);
+    if (!jobs.is_array() || jobs.empty() || !jobs[0].is_object()) return nlohmann::json::object();
+    const std::string id = jobs[0].value("id", "");
+    *job_stdout = ReadText(state() + "/jobs/" + id + "/stdout");
+    return nlohmann::json::parse(ReadText(state() + "/jobs/" + id + "/receipt.json"), nullptr,
+                                 false);
+  }
+
+  std::string skip_reason_;
+};
+
+#define SKIP_IF_NO_HOME(path)                         \
+  do {                                                \
+    if ((path).empty()) GTEST_SKIP() << skip_reason_; \
+  } while (0)
+
+TEST_F(OtherHomesTest, PasswdHomeIsHiddenWhenHomePointsElsewhere) {
+  const std::string marker = MarkerInPasswdHome();
+  SKIP_IF_NO_HOME(marker);
+  ASSERT_NE(sys::Dirname(marker), home()) << "the tests' HOME must not be the account's";
+  ASSERT_TRUE(Reports(ProbeOutside({"read", marker}), "read ok bytes=19"));
+  EXPECT_TRUE(HiddenInBothTiers(marker, "PASSWD-HOME-MARKER"));
+  // The whole home, not only the marker: it cannot be listed.
+  RunResult listing = Probe({"ls", sys::Dirname(marker)});
+  EXPECT_FALSE(Contains(listing.out, ".berth-marker-")) << listing.Describe();
+}
+
+TEST_F(OtherHomesTest, OtherUsersWorldReadableFilesAreHidden) {
+  const std::string npmrc = OtherUsersReadableFile();
+  SKIP_IF_NO_HOME(npmrc);
+  ASSERT_TRUE(ReportsOk(ProbeOutside({"read", npmrc})));
+  EXPECT_TRUE(HiddenInBothTiers(npmrc, "NPM-SECRET"));
+}
+
+TEST_F(OtherHomesTest, HostSecretFilesAreHiddenAsRoot) {
+  if (!IsRoot()) GTEST_SKIP() << "SKIPPED LOUDLY: only root can read /etc/shadow at all";
+  for (const char* secret : {"/etc/shadow", "/etc/gshadow"}) {
+    if (!PathExists(secret)) continue;
+    ASSERT_TRUE(ReportsOk(ProbeOutside({"read", secret}))) << secret;
+    EXPECT_TRUE(HiddenInBothTiers(secret, "root:")) << secret;
+  }
+  // The rest of /etc stays readable.
+  EXPECT_TRUE(ReportsOk(Probe({"read", "/etc/passwd"})));
+  if (LandlockAbi() > 0) {
+    EXPECT_TRUE(ReportsOk(Probe({"read", "/etc/passwd"}, kLandlockTier)));
+  }
+}
+
+TEST_F(OtherHomesTest, ReadGrantUnhidesAnotherHome) {
+  const std::string marker = MarkerInPasswdHome();
+  SKIP_IF_NO_HOME(marker);
+  // By name: the file alone, or its whole home.
+  for (const std::string& grant : {"read:" + marker, "read:" + sys::Dirname(marker)}) {
+    EXPECT_TRUE(Reports(Probe({"read", marker}, {"--grant", grant}), "read ok bytes=19")) << grant;
+    if (LandlockAbi() > 0) {
+      std::vector<std::string> args = kLandlockTier;
+      args.insert(args.end(), {"--grant", grant});
+      EXPECT_TRUE(Reports(Probe({"read", marker}, args), "read ok bytes=19")) << grant;
+    }
+  }
+  if (IsRoot()) {
+    const std::string npmrc = OtherUsersReadableFile();
+    SKIP_IF_NO_HOME(npmrc);
+    EXPECT_TRUE(ReportsOk(Probe({"read", npmrc}, {"--grant", "read:" + npmrc})));
+    EXPECT_TRUE(HiddenInBothTiers(marker, "PASSWD-HOME-MARKER")) << "only the granted path";
+  }
+}
+
+// The job's own paths may lie inside a hidden home: a workspace of `berth sandbox` and a
+// repository whose job runs an agent and a check. They work as before; the rest of the home
+// stays hidden from the agent and from the check.
+TEST_F(OtherHomesTest, AWorkspaceAndAJobRepositoryInsideAHiddenHomeStillWork) {
+  const std::string marker = MarkerInPasswdHome();
+  SKIP_IF_NO_HOME(marker);
+  const std::string tree = sys::Dirname(marker) + "/" + UniqueName("berth-homes-repo");
+  RemoveAfterTest(tree);
+  ASSERT_TRUE(sys::MakeDirs(tree, 0755));
+
+  EXPECT_TRUE(Reports(Probe({"write", tree + "/made"}, {"--workspace", tree}), "write ok"));
+  EXPECT_EQ(ReadText(tree + "/made"), "probe\n");
+  EXPECT_TRUE(ReadIsHidden(Probe({"read", marker}, {"--workspace", tree})));
+  if (LandlockAbi() > 0) {
+    std::vector<std::string> args = kLandlockTier;
+    args.insert(args.end(), {"--workspace", tree});
+    EXPECT_TRUE(Reports(Probe({"write", tree + "/made-ll"}, args), "write ok"));
+    EXPECT_TRUE(Reports(Probe({"read", marker}, args), "read errno=13 EACCES"));
+  }
+
+  const std::string repo = tree + "/repo";
+  ASSERT_NO_FATAL_FAILURE(
+      MakeRepository(repo, "[[verify]]\nname = \"marker\"\nexpect_exit = 1\nargv = [\"" +
+                               std::string(SANDBOX_PROBE) + "\", \"read\", \"" + marker + "\"]\n"));
+  RunResult run;
+  std::string out;
+  nlohmann::json receipt =
+      RunJob(repo,
+             {"sh", "-c",
+              std::string(SANDBOX_PROBE) + " read " + marker +
+                  "; git status --short >/dev/null && echo 'int x;' > src/x.c"},
+             &run, &out);
+  ASSERT_TRUE(receipt.is_object()) << run.Describe();
+  EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
+  EXPECT_TRUE(Contains(out, "read errno=2 ENOENT") || Contains(out, "read errno=13 EACCES")) << out;
+  EXPECT_FALSE(Contains(out, "bytes=19")) << out;
+  const nlohmann::json& checks = receipt["verification"]["checks"];
+  ASSERT_TRUE(checks.is_array() && !checks.empty()) << receipt.dump(2);
+  const std::string tail = checks[0].is_object() && checks[0].contains("output_tail") &&
+                                   checks[0]["output_tail"].is_string()
+                               ? checks[0]["output_tail"].get<std::string>()
+                               : "";
+  EXPECT_TRUE(Contains(tail, "read errno=2 ENOENT") || Contains(tail, "read errno=13 EACCES"))
+      << checks.dump(2);
+}
+
+TEST_F(OtherHomesTest, JobAgentsAndChecksDoNotSeeOtherHomes) {
+  const std::string npmrc = OtherUsersReadableFile();
+  SKIP_IF_NO_HOME(npmrc);
+  ASSERT_NO_FATAL_FAILURE(
+      MakeRepository(ws(), "[[verify]]\nname = \"npmrc\"\nexpect_exit = 1\nargv = [\"" +
+                               std::string(SANDBOX_PROBE) + "\", \"read\", \"" + npmrc + "\"]\n"));
+  RunResult run;
+  std::string out;
+  nlohmann::json receipt = RunJob(
+      ws(), {"sh", "-c", std::string(SANDBOX_PROBE) + " read " + npmrc + "; echo x > src/x.c"},
+      &run, &out);
+  ASSERT_TRUE(receipt.is_object()) << run.Describe();
+  EXPECT_EQ(run.exit_code, 0) << run.Describe() << receipt.dump(2);
+  EXPECT_TRUE(Contains(out, "read errno=2 ENOENT") || Contains(out, "read errno=13 EACCES")) << out;
+  const nlohmann::json& checks = receipt["verification"]["checks"];
+  ASSERT_TRUE(checks.is_array() && !checks.empty()) << receipt.dump(2);
+  EXPECT_TRUE(checks[0].is_object() && checks[0].contains("passed") && checks[0]["passed"] == true)
+      << checks.dump(2);
 }
 
 }  // namespace
