@@ -87,6 +87,25 @@ void ShowThrough(const std::string& path, const std::string& origin, sandbox::Sa
   if (!shown) spec->paths.push_back({PathGrant::Access::kReadOnly, path, origin});
 }
 
+std::vector<std::string> Accounts(const HostContext& host) {
+  return host.account_homes ? *host.account_homes : sys::AccountHomes();
+}
+
+// The berth binary, canonical.
+std::string BerthBinary(const HostContext& host) {
+  std::string binary = host.berth_binary;
+  if (binary.empty()) binary = sys::SelfExecutable().value_or("");
+  return sys::RealPath(binary).value_or(binary);
+}
+
+// The top directory of `home` on the path of `binary` (canonical), or "" when it lies
+// elsewhere: what berth shows of a hidden home that holds its installation.
+std::string InstallationIn(const std::string& home, const std::string& binary) {
+  if (binary.empty() || binary == home || !sys::IsWithin(binary, home)) return {};
+  const std::string rest = binary.substr(home.size() + 1);
+  return home + "/" + rest.substr(0, rest.find('/'));
+}
+
 }  // namespace
 
 bool IsSystemDirectory(const std::string& dir) {
@@ -121,8 +140,7 @@ std::vector<std::string> HideableHomes(const std::vector<std::string>& account_h
 
 std::vector<std::string> HiddenHomes(const HostContext& host, const sandbox::SandboxSpec& spec,
                                      const std::vector<std::string>& unhide) {
-  const std::vector<std::string> accounts =
-      host.account_homes ? *host.account_homes : sys::AccountHomes();
+  const std::vector<std::string> accounts = Accounts(host);
   const std::string own_home = RealHome(host);
   std::vector<std::string> shown = {spec.workspace};
   for (const PathGrant& grant : spec.paths)
@@ -158,13 +176,21 @@ void HideOtherHomes(const HostContext& host, const std::vector<std::string>& unh
   // berth cannot tell which files beside its own binary a sandbox needs (a development
   // build's test programs, tools installed with it): the top directory of the installation
   // in that home stays visible, read-only; the rest of the home is hidden.
-  std::string binary = host.berth_binary;
-  if (binary.empty()) binary = sys::SelfExecutable().value_or("");
-  if (Result<std::string> real = sys::RealPath(binary); real) binary = *real;
-  if (const std::string home = hidden_home_of(binary); !home.empty()) {
-    const std::string rest = binary.substr(home.size() + 1);
-    ShowThrough(home + "/" + rest.substr(0, rest.find('/')), "berth's installation", spec);
+  const std::string binary = BerthBinary(host);
+  if (const std::string home = hidden_home_of(binary); !home.empty())
+    ShowThrough(InstallationIn(home, binary), "berth's installation", spec);
+}
+
+std::string HidingHome(const std::string& path, const HostContext& host) {
+  const std::string own_home = RealHome(host);
+  const std::string binary = BerthBinary(host);
+  for (const std::string& home : HideableHomes(Accounts(host))) {
+    if (home == own_home || !sys::IsWithin(path, home)) continue;
+    const std::string installation = InstallationIn(home, binary);
+    if (!installation.empty() && sys::IsWithin(path, installation)) continue;
+    return home;
   }
+  return {};
 }
 
 std::vector<std::string> HostSecretPaths() {

@@ -36,6 +36,10 @@ std::vector<std::string> HiddenHomes(const HostContext& host, const sandbox::San
 void HideOtherHomes(const HostContext& host, const std::vector<std::string>& unhide,
                     sandbox::SandboxSpec* spec);
 
+// The home that hides the host's `path` (canonical) from every sandbox whatever its grants
+// but read: (another home, outside what berth shows of it), or "" when none does.
+std::string HidingHome(const std::string& path, const HostContext& host);
+
 // The host's secret files hidden from a root caller, whose uid owns them (/etc/shadow,
 // /etc/gshadow, the SSH host keys, ...); the globs expanded on this host.
 std::vector<std::string> HostSecretPaths();

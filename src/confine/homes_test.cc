@@ -151,6 +151,16 @@ TEST_F(HomesTest, BerthsInstallationInAHiddenHomeStaysVisible) {
   EXPECT_EQ(FindPath(spec, root_ + "/alice"), nullptr);
 }
 
+TEST_F(HomesTest, HidingHomeNamesTheHomeThatHidesAPath) {
+  ASSERT_TRUE(sys::MakeDirs(root_ + "/alice/berth/build", 0755).has_value());
+  host_.berth_binary = root_ + "/alice/berth/build/berth";
+  EXPECT_EQ(HidingHome(root_ + "/bob/.local/bin/claude", host_), root_ + "/bob");
+  EXPECT_EQ(HidingHome(root_ + "/alice/.local/bin/claude", host_), root_ + "/alice");
+  EXPECT_EQ(HidingHome(root_ + "/alice/berth/tests/agent", host_), "") << "berth's installation";
+  EXPECT_EQ(HidingHome(root_ + "/me/.local/bin/claude", host_), "") << "the caller's own home";
+  EXPECT_EQ(HidingHome("/usr/bin/claude", host_), "");
+}
+
 TEST_F(HomesTest, TheFullProfileHidesNoHome) {
   options_.profile = sandbox::Profile::kFull;
   options_.full_access = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "confine/home.h"
+#include "confine/homes.h"
 #include "job/secret_mask.h"
 #include "provider/invocation.h"
 #include "provider/preflight.h"
@@ -26,6 +27,19 @@ Status RequireCliVisible(const JobContext& ctx, const provider::Provider& p,
                          const std::string& cli) {
   const std::string home = sys::NormalizePath(ctx.identity.home);
   const std::string real_home = sys::RealPath(home).value_or(home);
+  // Every other home (the account's own one when HOME points elsewhere) is hidden whole.
+  confine::HostContext host_view;
+  host_view.identity = ctx.identity;
+  host_view.berth_binary = ctx.self_exe;
+  const std::string other = confine::HidingHome(sys::RealPath(cli).value_or(cli), host_view);
+  if (!other.empty())
+    return Error(Cause::kUnavailable,
+                 "the " + p.name + " CLI (" + cli + ") lies in " + other +
+                     ", a home other than HOME (" + home + "), which every sandbox hides",
+                 0,
+                 "install the CLI outside the homes (for example under /usr/local), or run "
+                 "berth with HOME=" +
+                     other);
   if (home.empty() || home == "/" || real_home == "/") return {};
   std::vector<std::string> visible;
   confine::HostContext host;

@@ -6,6 +6,9 @@
 // dot-directory, the home's own Unix socket); and that the bounded-lane grants drive the real
 // parts: headless Chromium with `browser`, an HTTP API over a Docker-like socket with `docker`.
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <set>
 
 #include "tests/e2e/jobs_fixture.h"
@@ -260,6 +263,26 @@ TEST_F(LivedInTest, CliInstalledInTheHomeOutsideTheAllowlistIsNamedBeforeTheRun)
                                     "\n[sandbox]\nhome_allow = [\"~/.npm-global\"]\n"));
   std::string id = RunProviderJob("fakecli", {"true"}, {});
   EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed") << Summary(id);
+}
+
+// The account's own home from the password database is hidden whole when HOME points
+// elsewhere (docs/sandbox.md, "Other homes"): a CLI installed there is named at submission.
+TEST_F(LivedInTest, CliInstalledInAnotherHomeIsNamedBeforeTheRun) {
+  struct passwd* pw = getpwuid(getuid());
+  const std::string other = sys::RealPath(pw != nullptr ? pw->pw_dir : "").value_or("");
+  if (other.empty() || other == "/" || access(other.c_str(), W_OK) != 0)
+    GTEST_SKIP() << "SKIPPED LOUDLY: uid " << getuid() << " has no writable passwd home";
+  const std::string dir = other + "/" + UniqueName("berth-cli");
+  RemoveAfterTest(dir);
+  ASSERT_TRUE(sys::MakeDirs(dir + "/bin", 0755));
+  ASSERT_TRUE(WriteText(dir + "/bin/lived-in-cli", ReadText(Agent("lived_in_cli.sh")), 0755));
+  ASSERT_TRUE(
+      WriteText(home() + "/.config/berth/config.toml", ProvidersConfig(dir + "/bin/lived-in-cli")));
+  RunResult refused = Run({"run", "fakecli", "-p", "true\n\n"});
+  EXPECT_EQ(refused.exit_code, 69) << refused.Describe();
+  EXPECT_TRUE(Contains(refused.err, "lies in " + other + ", a home other than HOME"))
+      << refused.Describe();
+  EXPECT_TRUE(ListJson().empty()) << "a refused preflight records no job";
 }
 
 TEST_F(LivedInTest, OtherProvidersJobReadsNoCredential) {
