@@ -3,6 +3,7 @@
 // directory whose disk fills up. Each is a finding of issue 27: the job's end must not be
 // lost, the user must be told what failed and where, and the job's work must be kept.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -152,6 +153,32 @@ TEST_F(StoreFaultsTest, AJobEndingOnABusyDatabaseIsRecordedWhenTheLockGoes) {
   EXPECT_TRUE(Get(job, "receipt").is_object()) << job.dump(2);
   EXPECT_TRUE(BranchExists(id));
   EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/busy.c"}), "int x;");
+}
+
+// Issue 27 (nothing stops on a busy store): `berth ls` on a database another process holds
+// locked, with a job for its stale sweep to mark, still lists (WAL lets it read; the sweep's
+// write waits out the busy timeout and is left to the next command), and the first command
+// once the lock goes marks the job.
+TEST_F(StoreFaultsTest, ListingOnABusyDatabaseWorksWhenTheStaleSweepCannotWrite) {
+  const std::string id = StartSleepingJob(Token());
+  std::optional<int64_t> supervisor = GetInt(ShowJson(id), "owner.pid");
+  ASSERT_TRUE(supervisor.has_value());
+  const std::string cmdline = ReadText("/proc/" + std::to_string(*supervisor) + "/cmdline");
+  ASSERT_TRUE(Contains(cmdline, "supervise") && Contains(cmdline, state())) << cmdline;
+
+  RawDb holder(DbPath());
+  ASSERT_EQ(holder.error(), "");
+  ASSERT_TRUE(holder.Exec("BEGIN IMMEDIATE").empty());
+  ASSERT_EQ(::kill(static_cast<pid_t>(*supervisor), SIGKILL), 0) << std::strerror(errno);
+  ASSERT_TRUE(
+      WaitUntil([&] { return !PathExists("/proc/" + std::to_string(*supervisor)); }, kStateWait));
+  RunResult ls = Berth({"ls"});
+  EXPECT_EQ(ls.exit_code, 0) << ls.Describe();
+  EXPECT_TRUE(Contains(ls.out, id)) << ls.Describe();
+  ASSERT_TRUE(holder.Exec("ROLLBACK").empty());
+
+  json job = WaitForState(id, "stale");
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "workspace kept")) << job.dump(2);
 }
 
 // Issue 27: a database berth could not write made SQLite fall back to reading it without a
