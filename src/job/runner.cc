@@ -879,14 +879,13 @@ store::JobRecord JobRun::Run() {
   // A full state disk: the agent's writes and berth's own may have been cut short, so
   // nothing of the run is trusted or collected; the workspace stays for the user.
   if (!state_disk_full_) state_disk_full_ = DiskWatch::StateDiskFull(request_.state_dir);
-  if (state_disk_full_)
+  if (state_disk_full_) {
+    const std::string hint = "free space on the filesystem of " + request_.state_dir +
+                             ", then inspect the workspace (`berth show " + job_.id +
+                             "`); `berth gc` removes old jobs";
     return Finish(JobState::kFailed, StateDiskFullReason(),
-                  ReceiptError{StateDiskFullReason(), "disk-full",
-                               "free space on the filesystem of " + request_.state_dir +
-                                   ", then inspect the "
-                                   "workspace with `berth show " +
-                                   job_.id + "`; `berth gc` removes old jobs",
-                               ""});
+                  ReceiptError{StateDiskFullReason(), "disk-full", hint, ""});
+  }
   if (disk_exceeded_)
     return Finish(JobState::kChildFailed,
                   "the workspace grew by " + FormatBytes(*disk_exceeded_) +
