@@ -16,7 +16,9 @@
 #include "job/app_server_turn.h"
 #include "job/clock.h"
 #include "job/context.h"
+#include "job/disk_watch.h"
 #include "job/full_access.h"
+#include "job/kept_write.h"
 #include "job/masking_store.h"
 #include "job/progress.h"
 #include "job/receipt.h"
@@ -42,6 +44,9 @@ struct JobRunSeams {
   AgentLauncher& launcher;
 };
 
+// The room a job keeps on the state directory's disk for its end (JobRun::ReserveEndSpace).
+inline constexpr uint64_t kEndReserveBytes = 2 << 20;
+
 class JobRun {
  public:
   JobRun(const JobContext& ctx, MaskingStore& store, const JobRunSeams& seams, store::JobRecord job,
@@ -64,6 +69,9 @@ class JobRun {
   store::JobRecord Run();
   // false when the job ended but its receipt could not be written (an event says why).
   bool receipt_saved() const { return receipt_saved_; }
+  // Set when the run could not record the job's end in the store (it stayed busy past
+  // kKeptWriteMillis, or refused the write): why, and the end the job would have had.
+  const std::optional<Error>& end_not_recorded() const { return end_not_recorded_; }
 
  private:
   void Step(const std::string& step, const std::string& detail) {
@@ -73,16 +81,24 @@ class JobRun {
   }
   // Moves the job to `to` if it is still in `state_`; false when another writer (cancel,
   // stale) got there first, in which case the job's state is reloaded.
+  // A state change rides out a busy store (KeepWriting); the error of one that could not be
+  // written at all is kept in last_write_error_.
   bool Advance(store::JobState to, const std::string& reason = {}, std::optional<int> exit = {}) {
-    Result<bool> moved = store_.Transition(job_.id, job_.state, to, reason, exit);
+    const store::JobState from = job_.state;
+    Result<bool> moved =
+        KeepWriting<bool>(Kept(std::string("the job's state (") + store::JobStateName(to) + ")"),
+                          [&] { return store_.Transition(job_.id, from, to, reason, exit); });
     if (moved && *moved) {
       job_.state = to;
       job_.state_reason = reason;
       return true;
     }
+    if (!moved) last_write_error_ = moved.error();
     Reload();
     return false;
   }
+  // A write the job's end needs, retried while the store is busy, with a line on stderr.
+  KeptWrite Kept(const std::string& what);
   void Reload() {
     Result<std::optional<store::JobRecord>> fresh = store_.GetJob(job_.id);
     if (!fresh || !*fresh) return;
@@ -90,9 +106,18 @@ class JobRun {
     if (ctx_.localize_job) ctx_.localize_job(&job_);
   }
   // Ends the job in `to` (unless someone else ended it first) and writes its receipt.
-  store::JobRecord Finish(store::JobState to, const std::string& reason,
+  store::JobRecord Finish(store::JobState to, std::string reason,
                           std::optional<ReceiptError> error = std::nullopt,
                           std::optional<int> exit_code = std::nullopt);
+  // A file of kEndReserveBytes in the job's directory, made before the agent runs and removed
+  // when the job ends: room for the store's and the receipt's writes of the end when the
+  // agent filled the state directory's disk. Fails only when the disk is full already.
+  Status ReserveEndSpace();
+  void ReleaseEndSpace();
+  std::string EndReservePath() const;
+  std::string StateDiskFullReason() const;
+  // Writes the receipt into the job's directory, then into the store (a kept write).
+  Status SaveReceiptKept(const nlohmann::json& receipt);
   // Puts a kept workspace's upper layer on disk when the job ends with no commit: its overlay
   // was unmounted without a sync, and the job's work is nowhere else (PRODUCT.md invariant 8).
   void SyncKeptWork();
@@ -138,8 +163,11 @@ class JobRun {
   Progress* progress_;
   Receipt receipt_;
   bool receipt_saved_ = true;
-  store::Owner owner_;  // this supervisor, once the run claimed the job
-  sys::UniqueFd lost_;  // eventfd: the lease was lost or the job was ended elsewhere
+  std::optional<Error> last_write_error_;  // the last state change the store did not take
+  std::optional<Error> end_not_recorded_;
+  bool kept_write_given_up_ = false;  // a kept write waited out kKeptWriteMillis
+  store::Owner owner_;                // this supervisor, once the run claimed the job
+  sys::UniqueFd lost_;                // eventfd: the lease was lost or the job was ended elsewhere
   std::optional<git::Repository> repo_;
   std::optional<workspace::Snapshot> snapshot_;
   std::optional<workspace::JobWorkspace> workspace_;
@@ -151,7 +179,8 @@ class JobRun {
   Mutex decisions_mutex_;
   // From the proxy's threads.
   std::vector<net::ProxyDecision> denials_ GUARDED_BY(decisions_mutex_);
-  std::optional<uint64_t> disk_exceeded_;  // the workspace's growth past its disk cap
+  std::optional<uint64_t> disk_exceeded_;           // the workspace's growth past its disk cap
+  std::optional<DiskWatch::Full> state_disk_full_;  // the state directory's disk filled up
   // On the steady clock: the job's deadline, counted from when it got its slot. It bounds
   // the workspace, the agent and the checks together (PRODUCT.md, Deadline).
   std::optional<int64_t> deadline_at_;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -529,6 +530,97 @@ TEST_F(JobRunTest, ReadAgentCompletesWithoutCollecting) {
   EXPECT_EQ(ended.state, JobState::kCompleted);
   EXPECT_EQ(ended.state_reason, "read agent finished");
   EXPECT_FALSE(BranchExists());
+}
+
+// Moves the fake clock on in real time (100 ms a millisecond) once the store has been found
+// busy, so that the run's retries wait on it, until destroyed.
+class BusyClockMover {
+ public:
+  BusyClockMover(FakeClock& clock, StoreFaults& faults) {
+    thread_ = std::thread([this, &clock, &faults] {
+      while (!stop_.load()) {
+        if (faults.busy_errors.load() > 0) clock.Advance(100);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  ~BusyClockMover() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST_F(JobRunTest, AJobEndingOnABusyStoreIsRecordedOnceTheStoreIsFree) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  // The commit, the end and the receipt each find the store busy a few times.
+  faults_.busy_set_commit = 3;
+  faults_.busy_end = 4;
+  faults_.busy_set_receipt = 2;
+  BusyClockMover mover(clock_, faults_);
+  ::testing::internal::CaptureStderr();
+  store::JobRecord ended = Run();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+
+  EXPECT_EQ(faults_.busy_errors.load(), 9);
+  EXPECT_EQ(ended.state, JobState::kCompleted) << ended.state_reason;
+  EXPECT_TRUE(ended.commit.has_value());
+  EXPECT_TRUE(BranchExists());
+  EXPECT_EQ(FileOnBranch("a.txt"), "two\n");
+  store::JobRecord stored = Stored();
+  EXPECT_EQ(stored.state, JobState::kCompleted);
+  EXPECT_EQ(stored.commit, ended.commit);
+  EXPECT_TRUE(stored.receipt_json.has_value());
+  EXPECT_TRUE(receipt_saved_);
+  EXPECT_NE(err.find(std::string("berth: job ") + kJobId + ": could not write the job's commit"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("injected busy store: SetCommit"), std::string::npos) << err;
+  EXPECT_NE(err.find("wrote the job's state (completed) after the store was busy"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("wrote the job's receipt after the store was busy"), std::string::npos) << err;
+}
+
+TEST_F(JobRunTest, AStoreBusyPastEveryRetryFailsTheRunNamingItAndKeepsTheWorkAndReceipt) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  faults_.busy_set_commit = 1 << 30;
+  faults_.busy_end = 1 << 30;
+  faults_.busy_set_receipt = 1 << 30;
+  BusyClockMover mover(clock_, faults_);
+  Submit();
+  ::testing::internal::CaptureStderr();
+  const int64_t start = clock_.SteadyMillis();
+  Result<store::JobRecord> ended = RunJob(ctx_, *job_store_, Seams(), kJobId, nullptr);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+
+  ASSERT_FALSE(ended) << store::JobStateName(ended->state);
+  EXPECT_EQ(ended.error().cause(), Cause::kBusy);
+  const std::string message = ended.error().message();
+  EXPECT_NE(message.find("ended failed (recording the job commit"), std::string::npos) << message;
+  EXPECT_NE(message.find("the job store did not record it: injected busy store"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("still after retrying for 600s"), std::string::npos) << message;
+  EXPECT_NE(message.find("workspace is kept at " + ctx_.state_dir + "/jobs/" + kJobId),
+            std::string::npos)
+      << message;
+  // One wait of kKeptWriteMillis for the whole end, not one per write.
+  EXPECT_LT(clock_.SteadyMillis() - start, kKeptWriteMillis + 60000);
+  EXPECT_NE(err.find("gave up writing the job's commit after 600s"), std::string::npos) << err;
+
+  // The record still shows the job live (a sweep judges it once the supervisor is gone); the
+  // receipt in the job's directory says how it ended and why that is not recorded.
+  EXPECT_FALSE(store::IsTerminal(Stored().state));
+  const std::string receipt =
+      sys::ReadFile(ctx_.state_dir + "/jobs/" + kJobId + "/receipt.json").value_or("");
+  EXPECT_NE(receipt.find("the job store did not record it"), std::string::npos) << receipt;
+  EXPECT_NE(receipt.find("\"failed\""), std::string::npos) << receipt;
+  // The copy workspace with the agent's work is still there.
+  EXPECT_EQ(sys::ReadFile(ctx_.state_dir + "/jobs/" + kJobId + "/copy/a.txt").value_or(""),
+            "two\n");
 }
 
 }  // namespace

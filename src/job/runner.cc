@@ -1,6 +1,7 @@
 #include "job/runner.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 
 #include "base/mutex.h"
@@ -31,6 +32,8 @@
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
 #include "sys/atomic_file.h"
+#include "sys/disk.h"
+#include "sys/file_io.h"
 #include "sys/fs.h"
 #include "sys/net.h"
 #include "sys/overlay.h"
@@ -53,14 +56,40 @@ constexpr int64_t kInterruptNoticeMs = 5000;
 
 }  // namespace
 
-store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
-                                std::optional<ReceiptError> error, std::optional<int> exit_code) {
+store::JobRecord JobRun::Finish(JobState to, std::string reason, std::optional<ReceiptError> error,
+                                std::optional<int> exit_code) {
+  // The room kept for this moment: the end, the receipt and the events fit on a full disk.
+  ReleaseEndSpace();
   if (TakenOver()) return job_;
+  if (!IsTerminal(to) && last_write_error_) {
+    // A step's state change the store never took (Advance failed on a live job): the job
+    // cannot go on without its record, so it ends here, saying why.
+    to = JobState::kFailed;
+    reason = "the job store did not take the job's next state: " + last_write_error_->ToString() +
+             "; workspace kept";
+    exit_code.reset();
+  }
   SyncKeptWork();
   if (ctx_.publish_output) ctx_.publish_output(store_, job_);
   // If a cancel or a stale mark won the race, that state stands (compare-and-set).
   if (!IsTerminal(job_.state)) (void)Advance(to, reason, exit_code.value_or(ExitCodeForState(to)));
   Reload();
+  if (!IsTerminal(job_.state)) {
+    // The store would not take the end (busy past every retry, read-only, full): the receipt
+    // in the job's directory says how the job ended and why that is not recorded, and the
+    // run reports it; the workspace stays for the user.
+    const Error why = last_write_error_.value_or(Error(Cause::kInternal, "the job is still live"));
+    end_not_recorded_ =
+        Error(why.cause(),
+              "job " + job_.id + " ended " + store::JobStateName(to) +
+                  (reason.empty() ? "" : " (" + reason + ")") +
+                  ", but the job store did not record it: " + why.message() +
+                  "; its workspace is kept at " + job_.job_dir + " with the receipt.json there",
+              0, why.hint());
+    job_.state = to;
+    job_.state_reason = end_not_recorded_->message();
+    if (!error) error = ReceiptError{reason, store::JobStateName(to), "", ""};
+  }
   receipt_.job = job_;
   if (error) receipt_.error = std::move(error);
   if (!receipt_.error && job_.state != JobState::kCompleted) {
@@ -68,11 +97,65 @@ store::JobRecord JobRun::Finish(JobState to, const std::string& reason,
   }
   nlohmann::json receipt = receipt_.ToJson();
   mask_.ApplyJson(&receipt);
-  if (Status saved = SaveReceipt(store_, job_, receipt); !saved) ReceiptNotSaved(saved.error());
+  if (Status saved = SaveReceiptKept(receipt); !saved) ReceiptNotSaved(saved.error());
+  if (end_not_recorded_) return job_;
   Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
   Reload();
   return job_;
+}
+
+std::string JobRun::EndReservePath() const { return job_.job_dir + "/end-reserve"; }
+
+Status JobRun::ReserveEndSpace() {
+  if (request_.state_dir.empty()) return {};
+  Status reserved = sys::ReserveSpace(EndReservePath(), kEndReserveBytes);
+  if (reserved) return {};
+  if (reserved.error().sys_errno() != ENOSPC) return {};  // no reserve: only the safety is lost
+  return Error(Cause::kSystem,
+               "no space left on device on the filesystem of the state directory " +
+                   request_.state_dir + ": the job cannot start; workspace kept at " + job_.job_dir,
+               ENOSPC, "free space there; `berth gc` removes old jobs");
+}
+
+void JobRun::ReleaseEndSpace() {
+  IgnoreError(sys::RemoveFile(EndReservePath()),
+              "a reserve left behind is removed with the job's directory by `berth gc`");
+}
+
+std::string JobRun::StateDiskFullReason() const {
+  const DiskWatch::Full& full = *state_disk_full_;
+  return "no space left on device on the filesystem of the state directory " + request_.state_dir +
+         " (" + FormatBytes(full.free_bytes) + " free of " + FormatBytes(full.total_bytes) +
+         ") while the agent ran: it was stopped, and since its work may be cut short nothing "
+         "was collected; workspace kept at " +
+         job_.job_dir;
+}
+
+KeptWrite JobRun::Kept(const std::string& what) {
+  KeptWrite kept{clock_, what, {}, {}};
+  // One run waits out the limit once: after a write was given up, the rest try only once.
+  kept.limit_ms = kept_write_given_up_ ? 0 : kKeptWriteMillis;
+  kept.gave_up = &kept_write_given_up_;
+  kept.say = [id = job_.id](const std::string& line) {
+    IgnoreError(sys::WriteAll(2, "berth: job " + id + ": " + line + "\n", "stderr"),
+                "a line for the supervisor's log; the retry goes on without it");
+  };
+  // The lease keeper's connection waits on the same lock: the lease is renewed here as well,
+  // first thing when the store is free again, so that no sweep takes the job for stale.
+  kept.before_retry = [this] {
+    if (owner_.host.empty()) return;
+    IgnoreError(store_.RenewLease(job_.id, owner_, clock_.WallMillis() + kLeaseMillis),
+                "the write that follows says whether the job is still this run's");
+  };
+  return kept;
+}
+
+Status JobRun::SaveReceiptKept(const nlohmann::json& receipt) {
+  TRY(WriteReceipt(job_.job_dir, receipt));
+  const std::string text = DumpJson(receipt);
+  return KeepWriting<void>(Kept("the job's receipt"),
+                           [&] { return store_.SetReceipt(job_.id, text); });
 }
 
 void JobRun::SyncKeptWork() {
@@ -335,13 +418,18 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
       return {};
     };
   }
-  // The disk cap: the workspace's writable layers are measured while the agent runs.
+  // The disk cap: the workspace's writable layers are measured while the agent runs; and the
+  // state directory's filesystem is watched for a full disk.
   std::unique_ptr<DiskWatch> disk_watch;
-  if (request_.limits.disk_bytes > 0 && request_.write) {
+  {
     const workspace::JobWorkspace& ws = *workspace_;
+    const bool capped = request_.limits.disk_bytes > 0 && request_.write;
     disk_watch = DiskWatch::Start(
-        {ws.backend == workspace::Backend::kOverlay ? ws.upper : ws.copy, ws.git_dir},
-        request_.limits.disk_bytes, lost_.get());
+        capped ? std::vector<std::string>{ws.backend == workspace::Backend::kOverlay ? ws.upper
+                                                                                     : ws.copy,
+                                          ws.git_dir}
+               : std::vector<std::string>{},
+        capped ? request_.limits.disk_bytes : 0, request_.state_dir, lost_.get());
   }
   // Codex app-server: its stdin and stdout are the protocol, spoken by the session's thread,
   // which has the store to itself until Finish() (app_server_turn.h); nothing between here
@@ -370,7 +458,10 @@ Result<sandbox::LaunchResult> JobRun::RunAgent(const sandbox::SandboxSpec& spec)
     turn->Finish();
     receipt_.approvals = turn->approvals();
   }
-  if (disk_watch) disk_exceeded_ = disk_watch->exceeded();
+  if (disk_watch) {
+    disk_exceeded_ = disk_watch->exceeded();
+    state_disk_full_ = disk_watch->full();
+  }
   disk_watch.reset();
   FinishProxy(spec, result ? result->proxy_address : "");
   out.write.Reset();
@@ -623,7 +714,9 @@ store::JobRecord JobRun::CollectAndCommit() {
   if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);
   if (Status branch = repo_->CreateBranch(job_.branch, *commit, "berth: job " + job_.id); !branch)
     return Finish(JobState::kFailed, "creating the job branch: " + branch.error().ToString());
-  if (Status recorded = store_.SetCommit(job_.id, *commit); !recorded) {
+  if (Status recorded = KeepWriting<void>(Kept("the job's commit"),
+                                          [&] { return store_.SetCommit(job_.id, *commit); });
+      !recorded) {
     // The job ended meanwhile (the store refuses to change an ended job): take back the branch
     // this run just made, so that no branch exists that no record knows about.
     IgnoreError(git::DeleteBranchIfAt(*repo_, job_.branch, *commit),
@@ -631,7 +724,8 @@ store::JobRecord JobRun::CollectAndCommit() {
     Reload();
     // Still live: the store failed, not a race. The job fails rather than stay live.
     if (!IsTerminal(job_.state))
-      return Finish(JobState::kFailed, "recording the job commit: " + recorded.error().ToString() +
+      return Finish(JobState::kFailed, "recording the job commit " + *commit + ": " +
+                                           recorded.error().ToString() +
                                            "; no branch was left, workspace kept");
     return Finish(job_.state, job_.state_reason);
   }
@@ -718,6 +812,12 @@ store::JobRecord JobRun::Run() {
   }
   receipt_.timings.workspace_ms = clock_.SteadyMillis() - t;
   CompactInBackground();
+  // Room for the job's end on a disk the agent may fill: released when the job ends.
+  if (Status reserved = ReserveEndSpace(); !reserved) {
+    const Error& e = reserved.error();
+    return Finish(JobState::kFailed, e.ToString(),
+                  ReceiptError{e.ToString(), "disk-full", e.hint(), ""});
+  }
 
   if (request_.provider_def && request_.provider != "command") provider_ = *request_.provider_def;
   Result<sandbox::SandboxSpec> spec = BuildSpec();
@@ -776,6 +876,16 @@ store::JobRecord JobRun::Run() {
   if (run.timed_out)
     return Finish(JobState::kTimedOut,
                   DeadlineText() + " passed; the agent's process tree was ended; workspace kept");
+  // A full state disk: the agent's writes and berth's own may have been cut short, so
+  // nothing of the run is trusted or collected; the workspace stays for the user.
+  if (!state_disk_full_) state_disk_full_ = DiskWatch::StateDiskFull(request_.state_dir);
+  if (state_disk_full_) {
+    const std::string hint = "free space on the filesystem of " + request_.state_dir +
+                             ", then inspect the workspace (`berth show " + job_.id +
+                             "`); `berth gc` removes old jobs";
+    return Finish(JobState::kFailed, StateDiskFullReason(),
+                  ReceiptError{StateDiskFullReason(), "disk-full", hint, ""});
+  }
   if (disk_exceeded_)
     return Finish(JobState::kChildFailed,
                   "the workspace grew by " + FormatBytes(*disk_exceeded_) +
@@ -821,6 +931,9 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
                                               [](const CheckSpec& c) { return c.required; });
   JobRun run(ctx, *store, seams, std::move(*job), std::move(request), progress);
   store::JobRecord ended = run.Run();
+  // The store never took the job's end: the run fails with why, and the receipt file and the
+  // workspace stay for the user (the record is judged stale once this supervisor is gone).
+  if (run.end_not_recorded()) return *run.end_not_recorded();
   // A completed job promises a receipt: without one its run does not exit 0, and it is not
   // landed. Other outcomes keep their own exit code.
   if (!run.receipt_saved()) {

@@ -23,11 +23,20 @@ Cause CauseForErrno(int sys_errno) {
   return Cause::kSystem;
 }
 
+// What to do about a job store berth cannot write.
+std::string ReadOnlyHint(const std::string& path) {
+  return "berth writes every job's state there: make " + path +
+         ", its directory and the -wal and -shm files beside it writable for this user, or "
+         "remount the filesystem read-write (or point BERTH_STATE_DIR elsewhere)";
+}
+
 Error SqliteError(sqlite3* db, int rc, const std::string& what, int busy_timeout_ms) {
   std::string file = "job store";
+  std::string path;
   if (db != nullptr) {
     const char* name = sqlite3_db_filename(db, "main");
-    if (name != nullptr && *name != '\0') file += std::string(" ") + name;
+    if (name != nullptr && *name != '\0') path = name;
+    if (!path.empty()) file += " " + path;
   }
   // sqlite3_errmsg describes the connection's last failure, which is this one only when the
   // codes agree (a failed bind, for one, does not set it).
@@ -43,13 +52,24 @@ Error SqliteError(sqlite3* db, int rc, const std::string& what, int busy_timeout
                        std::to_string(busy_timeout_ms) + " ms",
                    0, "try again; if it stays busy, look for a stuck berth process");
     case SQLITE_CANTOPEN:
+      if (sys_errno == EACCES || sys_errno == EPERM || sys_errno == EROFS)
+        return Error(Cause::kPermissionDenied, message, sys_errno, ReadOnlyHint(path));
       return Error(CauseForErrno(sys_errno), message, sys_errno);
-    case SQLITE_PERM:
     case SQLITE_READONLY:
+      return Error(Cause::kPermissionDenied, message, 0, ReadOnlyHint(path));
+    case SQLITE_PERM:
     case SQLITE_AUTH:
       return Error(Cause::kPermissionDenied, message);
-    case SQLITE_IOERR:
     case SQLITE_FULL:
+      // SQLite says "database or disk is full"; the disk is what fills in practice.
+      return Error(Cause::kSystem,
+                   message + " (no space left on device on the filesystem of " + path + ")",
+                   sys_errno, "free space there; the jobs' workspaces are kept, see `berth gc`");
+    case SQLITE_IOERR:
+      if (sys_errno == ENOSPC)
+        return Error(Cause::kSystem,
+                     message + " (no space left on device on the filesystem of " + path + ")",
+                     sys_errno, "free space there; the jobs' workspaces are kept, see `berth gc`");
       return Error(Cause::kSystem, message, sys_errno);
     case SQLITE_CONSTRAINT:
       // Raised by a fenced connection's triggers (sqlite_store.cc, Fence).
@@ -99,6 +119,12 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
   if (rc != SQLITE_OK) {
     if (raw == nullptr) return Error(Cause::kInternal, "job store " + path + ": out of memory");
     return SqliteError(raw, rc, "open", busy_timeout_ms);
+  }
+  // SQLite opens a file it may not write (its mode, a read-only mount) read-only without a
+  // word; every write would then fail. berth cannot work so, and says why at once.
+  if (sqlite3_db_readonly(raw, "main") == 1) {
+    return Error(Cause::kPermissionDenied, "job store " + path + " is read-only", 0,
+                 ReadOnlyHint(path));
   }
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, busy_timeout_ms);

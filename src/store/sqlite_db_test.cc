@@ -1,6 +1,8 @@
 #include "store/sqlite_db.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -97,6 +99,20 @@ TEST_F(SqliteDbTest, ABadBindingIsReportedByStep) {
   Result<bool> stepped = select->BindInt(7, 1).Step();
   ASSERT_FALSE(stepped.has_value());
   EXPECT_NE(stepped.error().message().find("bind"), std::string::npos);
+}
+
+// Issue 27: SQLite opened a database it could not write read-only without a word, and every
+// write of a job failed later. The open refuses it, naming the file and what to do.
+TEST_F(SqliteDbTest, AReadOnlyDatabaseIsRefusedNamingTheFileAndWhatToDo) {
+  if (::geteuid() == 0) GTEST_SKIP() << "file modes do not stop root (the e2e test mounts)";
+  ASSERT_EQ(::chmod(path_.c_str(), 0400), 0);
+  Result<SqliteDb> db = SqliteDb::Open(path_);
+  ::chmod(path_.c_str(), 0600);
+  ASSERT_FALSE(db.has_value());
+  EXPECT_EQ(db.error().cause(), Cause::kPermissionDenied);
+  EXPECT_EQ(db.error().message(), "job store " + path_ + " is read-only");
+  EXPECT_NE(db.error().hint().find("writable for this user"), std::string::npos)
+      << db.error().hint();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -99,6 +100,27 @@ uint64_t DiskUsage(const std::string& path) {
   UniqueFd fd = OpenDirAt(AT_FDCWD, path);
   if (fd.valid()) total += UsageUnder(fd.get(), st.st_dev, path);
   return total;
+}
+
+Result<FreeSpace> FreeSpaceOf(const std::string& path) {
+  struct statvfs fs {};
+  if (RetryEintr([&] { return ::statvfs(path.c_str(), &fs); }) != 0)
+    return Error::FromErrno("statvfs " + path, errno);
+  return FreeSpace{static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize,
+                   static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize};
+}
+
+Status ReserveSpace(const std::string& path, uint64_t bytes) {
+  UniqueFd fd(RetryEintr([&] {
+    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }));
+  if (!fd.valid()) return Error::FromErrno("create " + path, errno);
+  // posix_fallocate returns the error instead of setting errno.
+  if (int rc = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)); rc != 0) {
+    ::unlink(path.c_str());
+    return Error::FromErrno("allocate " + std::to_string(bytes) + " bytes to " + path, rc);
+  }
+  return {};
 }
 
 Status RemoveTreeForcibly(const std::string& path) {

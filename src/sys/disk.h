@@ -17,6 +17,18 @@ namespace berth::sys {
 // be read count only themselves.
 uint64_t DiskUsage(const std::string& path);
 
+// The space `path`'s filesystem has free for this user (statvfs f_bavail * f_frsize), and
+// its size.
+struct FreeSpace {
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+Result<FreeSpace> FreeSpaceOf(const std::string& path);
+
+// Creates `path` (0600, not there before) with `bytes` allocated to it (posix_fallocate), so
+// that deleting it later frees that much on its filesystem whatever filled it meanwhile.
+Status ReserveSpace(const std::string& path, uint64_t bytes);
+
 // rm -rf that first gives the owner rwx on directories it cannot enter or empty (overlayfs
 // leaves `work/work` with mode 000, and an agent may chmod its own directories). Missing is
 // fine. Refuses (kInvalidArgument) to descend into another filesystem.

@@ -22,6 +22,12 @@ struct StoreFaults {
   std::atomic<bool> fail_append_event{false};
   std::atomic<bool> fail_renew_lease{false};  // the store errs (busy): a renewal to retry
   std::atomic<int> renew_attempts{0};
+  // The next this many of each write a job's end keeps (SetCommit, a Transition to a
+  // terminal state, SetReceipt) fail with kBusy, as on a store another process holds locked.
+  std::atomic<int> busy_set_commit{0};
+  std::atomic<int> busy_end{0};
+  std::atomic<int> busy_set_receipt{0};
+  std::atomic<int> busy_errors{0};  // how many such errors were returned
 
   // Called on the writer's thread before each AppendEvent, with its step: lets a test act at
   // a precise point of the run (a cancel arriving during the commit).
@@ -52,6 +58,8 @@ class FaultyStore : public store::ForwardingStore {
                               const std::string& detail) override;
 
  private:
+  // Takes one from `count`: true when this write is to fail with kBusy.
+  bool TakeBusy(std::atomic<int>& count);
   StoreFaults& faults_;
 };
 
