@@ -65,6 +65,7 @@ class StoreFaultsTest : public JobsTest {
       EXPECT_EQ(::umount2(state().c_str(), MNT_DETACH), 0) << std::strerror(errno);
     }
     for (const std::string& path : restore_modes_) ::chmod(path.c_str(), 0700);
+    holder_ = RunningProgram();  // killed and reaped: its namespace and tmpfs go with it
     JobsTest::TearDown();
   }
 
@@ -106,7 +107,59 @@ class StoreFaultsTest : public JobsTest {
     return result;
   }
 
+  // Puts the state directory on a 16 MiB tmpfs. As root it is mounted here and unmounted in
+  // TearDown. As another user it is mounted in a user and mount namespace of a process of
+  // the test's (`unshare --map-current-user --mount`, which needs no privilege), that every
+  // command of OnDisk() enters and whose view Seen() reads through. false after a failure.
+  bool MountSmallStateDisk() {
+    if (IsRoot()) {
+      EXPECT_EQ(::mount("tmpfs", state().c_str(), "tmpfs", 0, "size=16m,mode=0700"), 0)
+          << std::strerror(errno);
+      mounted_ = !HasFailure();
+      return mounted_;
+    }
+    std::optional<std::string> unshare = FindInPath("unshare");
+    std::optional<std::string> nsenter = FindInPath("nsenter");
+    if (!unshare || !nsenter) {
+      RequireFeature(false, "no unshare or nsenter (util-linux) to mount a tmpfs unprivileged");
+      return false;
+    }
+    nsenter_ = *nsenter;
+    holder_ = StartProgram(
+        {*unshare, "--map-current-user", "--mount", "--keep-caps", "sh", "-c",
+         "mount -t tmpfs -o size=16m,mode=0700 tmpfs \"$1\" && exec sleep 3600", "sh", state()},
+        BaseEnv(), ws());
+    if (holder_.pid() < 0) return false;
+    const std::string mountinfo = "/proc/" + std::to_string(holder_.pid()) + "/mountinfo";
+    const bool mounted =
+        WaitUntil([&] { return Contains(ReadText(mountinfo), " " + state() + " rw"); }, kStateWait);
+    if (!mounted) {
+      ADD_FAILURE() << "the tmpfs never appeared in the namespace of pid " << holder_.pid() << ": "
+                    << holder_.Wait().Describe();
+      return false;
+    }
+    view_ = "/proc/" + std::to_string(holder_.pid()) + "/root";
+    return true;
+  }
+  // `berth ARGS` where the state directory is the small disk.
+  RunResult OnDisk(const std::vector<std::string>& args) const {
+    if (view_.empty()) return Berth(args);
+    EnvVars env = BaseEnv();
+    env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
+    std::vector<std::string> argv = {
+        nsenter_,    "--preserve-credentials",      "--user",       "--mount",
+        "--target",  std::to_string(holder_.pid()), "--wd=" + ws(), "--",
+        BERTH_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, env, ws());
+  }
+  // `path` as the commands of OnDisk() see it.
+  std::string Seen(const std::string& path) const { return view_ + path; }
+
   bool mounted_ = false;
+  RunningProgram holder_;  // the namespace of the small disk, for an unprivileged run
+  std::string nsenter_;
+  std::string view_;  // "/proc/PID/root" of the holder, or "" as root
   std::vector<std::string> restore_modes_;
 };
 
@@ -208,59 +261,67 @@ TEST_F(StoreFaultsTest, AReadOnlyStoreRefusesTheJobWithTheFile) {
 // cut short. The job now ends failed naming the disk, nothing of it is collected, its
 // workspace is kept, and the store stays whole and usable.
 TEST_F(StoreFaultsTest, AFullStateDiskEndsTheJobNamingTheDiskAndKeepsItsWork) {
-  if (!IsRoot()) {
-    GTEST_SKIP() << "\n*** SKIPPED: mounting a small tmpfs as the state directory needs root "
-                    "(CAP_SYS_ADMIN); this scenario runs in the root pass of .ci/run ***";
-  }
-  ASSERT_EQ(::mount("tmpfs", state().c_str(), "tmpfs", 0, "size=16m,mode=0700"), 0)
-      << std::strerror(errno);
-  mounted_ = true;
+  if (!MountSmallStateDisk()) return;
 
-  RunResult run = Berth({"run", "implement", "--", "sh", "-c",
-                         "echo 'int kept;' > src/kept.c; head -c 100000000 /dev/zero > src/big; "
-                         "echo written $?; sleep 1"});
+  RunResult run = OnDisk({"run", "implement", "--", "sh", "-c",
+                          "echo 'int kept;' > src/kept.c; head -c 100000000 /dev/zero > src/big; "
+                          "echo written $?; sleep 1"});
   EXPECT_EQ(run.exit_code, 1) << run.Describe();
-  const std::string id = NewestJobId();
-  json job = ShowJson(id);
+  RunResult listed = OnDisk({"ls", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.Describe();
+  json jobs = ParseJson(listed.out);
+  ASSERT_TRUE(jobs.is_array() && jobs.size() == 1) << listed.Describe();
+  const std::string id = GetStr(jobs[0], "id");
+  RunResult shown = OnDisk({"show", id, "--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.Describe();
+  json job = ParseJson(shown.out);
   EXPECT_EQ(GetStr(job, "state"), "failed") << job.dump(2);
   const std::string reason = GetStr(job, "state_reason");
-  EXPECT_TRUE(Contains(reason,
-                       "no space left on device on the filesystem of the state "
-                       "directory " +
-                           state()))
+  EXPECT_TRUE(Contains(
+      reason, "no space left on device on the filesystem of the state directory " + state()))
       << reason;
   EXPECT_TRUE(Contains(reason, "workspace kept at " + JobDir(id))) << reason;
   EXPECT_TRUE(Get(job, "commit").is_null()) << job.dump(2);
   EXPECT_FALSE(BranchExists(id));
   EXPECT_EQ(GetStr(job, "receipt.error.cause"), "disk-full") << job.dump(2);
   // The receipt file is whole JSON (written beside and renamed), and says the same.
-  json receipt = ReadReceiptFile(id);
+  json receipt = ParseJson(ReadText(Seen(JobDir(id) + "/receipt.json")));
   EXPECT_EQ(GetStr(receipt, "job.state"), "failed") << receipt.dump(2);
   // The workspace is kept with what the agent wrote.
-  EXPECT_EQ(ReadText(KeptWorkspaceFile(id, "src/kept.c")), "int kept;\n");
+  const std::string workspace =
+      Seen(JobDir(id) + (GetStr(receipt, "workspace.backend") == "copy" ? "/copy" : "/upper"));
+  EXPECT_EQ(ReadText(workspace + "/src/kept.c"), "int kept;\n");
   // The room kept for the job's end is given back.
-  EXPECT_FALSE(PathExists(JobDir(id) + "/end-reserve"));
+  EXPECT_FALSE(PathExists(Seen(JobDir(id) + "/end-reserve")));
 
   // The store is whole and every command works on it.
   {
-    RawDb db(DbPath());
+    // SQLite resolves the /proc/PID/root link of an unprivileged run to the host's view:
+    // the check reads a copy of the files the commands left (a WAL too, if any).
+    const std::string copy = root() + "/db-copy";
+    ASSERT_TRUE(sys::MakeDirs(copy, 0700));
+    for (const char* name : {"berth.db", "berth.db-wal"}) {
+      if (Result<std::string> bytes = sys::ReadFile(Seen(state() + "/" + name))) {
+        ASSERT_TRUE(WriteText(copy + "/" + name, *bytes, 0600));
+      }
+    }
+    RawDb db(copy + "/berth.db");
     ASSERT_EQ(db.error(), "");
     EXPECT_EQ(db.Exec("PRAGMA integrity_check"), std::vector<std::string>{"ok"});
   }
-  RunResult ls = Berth({"ls"});
-  EXPECT_EQ(ls.exit_code, 0) << ls.Describe();
-  RunResult land = Berth({"land", id});
+  RunResult land = OnDisk({"land", id});
   EXPECT_NE(land.exit_code, 0) << land.Describe();
   EXPECT_LT(land.exit_code, 128) << land.Describe();
-  RunResult gc = Berth({"gc", "--dry-run"});
+  RunResult gc = OnDisk({"gc", "--dry-run"});
   EXPECT_EQ(gc.exit_code, 0) << gc.Describe();
   // No temporary file of a half-written record is left to be taken for one.
-  for (const std::string& name : sys::ListDir(JobDir(id)).value_or(std::vector<std::string>{}))
+  for (const std::string& name :
+       sys::ListDir(Seen(JobDir(id))).value_or(std::vector<std::string>{}))
     EXPECT_FALSE(Contains(name, ".tmp-")) << name;
 
   // With space freed, the next job runs and commits as usual.
-  ASSERT_EQ(::unlink(KeptWorkspaceFile(id, "src/big").c_str()), 0) << std::strerror(errno);
-  RunResult next = Berth({"run", "implement", "--", "sh", "-c", "echo 'int y;' > src/next.c"});
+  ASSERT_EQ(::unlink((workspace + "/src/big").c_str()), 0) << std::strerror(errno);
+  RunResult next = OnDisk({"run", "implement", "--", "sh", "-c", "echo 'int y;' > src/next.c"});
   EXPECT_EQ(next.exit_code, 0) << next.Describe();
 }
 
