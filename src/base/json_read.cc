@@ -173,7 +173,8 @@ Status JsonReader::Read(const char* key, std::map<std::string, std::string>* out
   return {};
 }
 
-nlohmann::json UnknownMembers(const nlohmann::json& object, std::span<const std::string_view> known) {
+nlohmann::json UnknownMembers(const nlohmann::json& object,
+                              std::span<const std::string_view> known) {
   nlohmann::json extra;
   if (!object.is_object()) return extra;
   for (auto it = object.begin(); it != object.end(); ++it) {

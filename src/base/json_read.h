@@ -94,7 +94,8 @@ Error JsonTypeError(const std::string& where, const char* expected, const nlohma
 // The members of `object` whose keys are not in `known`: what a newer berth wrote, kept so
 // that a record berth reads and writes back loses none of it (docs/store.md). null when
 // there is none, or when `object` is not an object.
-nlohmann::json UnknownMembers(const nlohmann::json& object, std::span<const std::string_view> known);
+nlohmann::json UnknownMembers(const nlohmann::json& object,
+                              std::span<const std::string_view> known);
 // Adds the members of `extra` that `object` does not have.
 void MergeUnknownMembers(const nlohmann::json& extra, nlohmann::json* object);
 

@@ -114,8 +114,8 @@ int List(Session& s, const JobsOptions& o) {
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
     result = EscapeControls(result);
-    fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, EscapeControls(store::StoredStateName(j)), j.agent,
-               Age(j.created_at_ms), result);
+    fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, EscapeControls(store::StoredStateName(j)),
+               j.agent, Age(j.created_at_ms), result);
   }
   return 0;
 }

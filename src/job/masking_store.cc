@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_read.h"
-
 #include "job/job_json.h"
 #include "store/open_store.h"
 

@@ -309,10 +309,10 @@ Status ApprovalsFromJson(const JsonReader& receipt, std::vector<ApprovalRecord>*
 
 // Every top-level member Receipt::ToJson writes; the others are kept in Receipt::extra.
 constexpr std::string_view kReceiptKeys[] = {
-    "schema", "job",    "repository", "agent",   "access",       "provider",
-    "sandbox", "network", "workspace", "child",  "changes",      "output",
-    "timings", "verification", "verification_history", "owner", "error", "times",
-    "landing", "approvals"};
+    "schema",   "job",     "repository", "agent",        "access",
+    "provider", "sandbox", "network",    "workspace",    "child",
+    "changes",  "output",  "timings",    "verification", "verification_history",
+    "owner",    "error",   "times",      "landing",      "approvals"};
 
 // The fields of a JobRecord that a receipt carries (and so reads back).
 bool ReceiptJobEqual(const store::JobRecord& a, const store::JobRecord& b) {

@@ -116,19 +116,51 @@ Status LimitsFromJson(const JsonReader& r, JobLimits* out) {
 }
 
 // Every key RunRequest::ToJson writes; the others are kept in `extra`.
-constexpr std::string_view kRequestKeys[] = {
-    "agent",         "provider",        "write",           "policy_present",
-    "argv",          "writable",        "grants",          "env_pass",
-    "env_set",       "env_values",      "backend",         "include_paths",
-    "include_secrets", "deadline_ms",   "output_limit",    "max_concurrent",
-    "retry",         "prompt_text",     "base_revision",   "with_uncommitted",
-    "prompt_file",   "has_prompt",      "state_dir",       "extra_hidden",
-    "checks",        "auto_land",       "provider_def",    "provider_cli",
-    "provider_version", "model",        "effort",          "prompt_on_stdin",
-    "credential_names", "network",      "allowlist",       "workdir",
-    "app_server",    "approvals",       "state_dirs",      "state_files",
-    "full_access",   "access_requested_by", "access_user", "access_uid",
-    "limits"};
+constexpr std::string_view kRequestKeys[] = {"agent",
+                                             "provider",
+                                             "write",
+                                             "policy_present",
+                                             "argv",
+                                             "writable",
+                                             "grants",
+                                             "env_pass",
+                                             "env_set",
+                                             "env_values",
+                                             "backend",
+                                             "include_paths",
+                                             "include_secrets",
+                                             "deadline_ms",
+                                             "output_limit",
+                                             "max_concurrent",
+                                             "retry",
+                                             "prompt_text",
+                                             "base_revision",
+                                             "with_uncommitted",
+                                             "prompt_file",
+                                             "has_prompt",
+                                             "state_dir",
+                                             "extra_hidden",
+                                             "checks",
+                                             "auto_land",
+                                             "provider_def",
+                                             "provider_cli",
+                                             "provider_version",
+                                             "model",
+                                             "effort",
+                                             "prompt_on_stdin",
+                                             "credential_names",
+                                             "network",
+                                             "allowlist",
+                                             "workdir",
+                                             "app_server",
+                                             "approvals",
+                                             "state_dirs",
+                                             "state_files",
+                                             "full_access",
+                                             "access_requested_by",
+                                             "access_user",
+                                             "access_uid",
+                                             "limits"};
 
 }  // namespace
 
@@ -199,10 +231,11 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   RunRequest out;
   // The fields every berth has written: a request without one is not a request.
   for (const char* key :
-       {"agent", "provider", "write", "policy_present", "argv", "writable", "grants", "env_pass",
-        "env_set", "env_values", "backend", "include_paths", "include_secrets", "deadline_ms",
-        "output_limit", "max_concurrent", "retry", "prompt_text", "base_revision",
-        "with_uncommitted", "prompt_file", "has_prompt", "state_dir", "extra_hidden"})
+       {"agent",          "provider",      "write",           "policy_present", "argv",
+        "writable",       "grants",        "env_pass",        "env_set",        "env_values",
+        "backend",        "include_paths", "include_secrets", "deadline_ms",    "output_limit",
+        "max_concurrent", "retry",         "prompt_text",     "base_revision",  "with_uncommitted",
+        "prompt_file",    "has_prompt",    "state_dir",       "extra_hidden"})
     TRY(r.Require(key));
   TRY(r.Read("agent", &out.agent));
   TRY(r.Read("provider", &out.provider));
@@ -229,8 +262,7 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   TRY(r.Read("has_prompt", &out.has_prompt));
   TRY(r.Read("state_dir", &out.state_dir));
   TRY(r.Read("extra_hidden", &out.extra_hidden));
-  if (r.Has("checks"))
-    TRY(r.ReadList("checks", &out.checks, CheckFromJson));
+  if (r.Has("checks")) TRY(r.ReadList("checks", &out.checks, CheckFromJson));
   TRY(r.ReadOrNull("auto_land", &out.auto_land));
   // Fields added since: absent (or null) in requests queued by an older berth.
   out.provider_def = TRY(ProviderFromJson(r));
@@ -243,7 +275,7 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   std::string network = policy::NetworkModeName(out.network);
   TRY(r.ReadOrNull("network", &network));
   TRY(r.ReadOrNull("allowlist", &out.allowlist));
-  TRY(r.ReadOrNull("workdir", &out.workdir));  // `berth lane`; older requests: the root
+  TRY(r.ReadOrNull("workdir", &out.workdir));        // `berth lane`; older requests: the root
   TRY(r.ReadOrNull("app_server", &out.app_server));  // older requests: codex exec
   TRY(ApprovalsFromJson(r, &out.approvals));
   TRY(r.ReadOrNull("state_dirs", &out.state_dirs));

@@ -117,7 +117,6 @@ TEST(RunRequestJsonTest, RefusesWhatNoBerthWrote) {
   EXPECT_FALSE(RunRequest::FromJson(j.dump()).has_value());
 }
 
-
 // Issue 27, finding 1: one corrupt job row stopped every berth process, since decoding the
 // request aborted on a type error. Each bad row is now an error naming the field.
 TEST(RunRequestJsonTest, CorruptRowIsAnErrorNamingTheFieldNotAnAbort) {
@@ -160,7 +159,8 @@ TEST(RunRequestJsonTest, NestedPartsAreCheckedToo) {
   const std::string prefix = "the job's stored request cannot be read: ";
   EXPECT_EQ(error_with("checks", J(R"([{"name": "t", "timeout_ms": "1m"}])")),
             prefix + "request.checks[0].timeout_ms must be an integer, not string");
-  EXPECT_EQ(error_with("checks", J("[5]")), prefix + "request.checks[0] must be an object, not number");
+  EXPECT_EQ(error_with("checks", J("[5]")),
+            prefix + "request.checks[0] must be an object, not number");
   EXPECT_EQ(error_with("limits", J(R"({"memory_bytes": -1})")),
             prefix + "request.limits.memory_bytes must not be negative");
   EXPECT_EQ(error_with("limits", J(R"({"cpus": "two"})")),

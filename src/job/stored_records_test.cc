@@ -85,9 +85,9 @@ TEST_F(StoredRecordsTest, HealthyJobIsLeftAloneAndATerminalOneKeepsItsState) {
   EXPECT_EQ(good.state, store::JobState::kQueued);
 
   store::JobRecord done = Job("0done", GoodRequest());
-  ASSERT_TRUE(store_->Transition("0done", store::JobState::kQueued, store::JobState::kCompleted,
-                                 "done", 0)
-                  .value());
+  ASSERT_TRUE(
+      store_->Transition("0done", store::JobState::kQueued, store::JobState::kCompleted, "done", 0)
+          .value());
   ASSERT_TRUE(store_->SetReceipt("0done", R"({"timings": {"queue_ms": "soon"}})"));
   done = *store_->GetJob("0done").value();
   Status decoded = FailIfUndecodable(*store_, &done);

@@ -13,6 +13,7 @@
 #include "git/repository.h"
 #include "git/testing.h"
 #include "job/job_json.h"
+#include "job/run_request.h"
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 
@@ -229,7 +230,8 @@ class LandWithStoreTest : public LandTest {
     job_.created_at_ms = 1;
     job_.job_dir = state_.path() + "/jobs/job1";
     job_.backend = "copy";
-    job_.request_json = "{}";
+    // A request a submission writes: land refuses a job whose request cannot be decoded.
+    job_.request_json = job::RunRequest{}.ToJson().dump();
     nlohmann::json receipt = {
         {"schema", "berth.receipt/1"},
         {"verification",

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_read.h"
-
 #include "sys/atomic_file.h"
 #include "sys/command.h"
 #include "sys/fs.h"

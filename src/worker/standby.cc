@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_read.h"
-
 #include "sys/fs.h"
 #include "sys/message_socket.h"
 #include "sys/spawn.h"
