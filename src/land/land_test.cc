@@ -111,6 +111,24 @@ class LandTest : public ::testing::Test {
   std::string job_commit_;
 };
 
+// Issue 27, finding 1: a damaged land journal is an error naming the field, never an abort.
+TEST(LandJournalCodec, CorruptJournalIsAnErrorNamingTheField) {
+  const LandJournal journal{
+      "job1", "refs/heads/main", std::string(40, 'a'), std::string(40, 'b'), {"a.txt"}, "test"};
+  Result<LandJournal> back = LandJournal::FromJson(journal.ToJson().dump());
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(back->ToJson(), journal.ToJson());
+  nlohmann::json wrong = journal.ToJson();
+  wrong["old"] = 5;
+  EXPECT_EQ(LandJournal::FromJson(wrong.dump()).error().message(),
+            "malformed land journal: journal.old must be a string, not number");
+  EXPECT_EQ(LandJournal::FromJson("not JSON").error().message(),
+            "malformed land journal: journal is not JSON");
+  EXPECT_EQ(LandJournal::FromJson(R"({"paths": 5})").error().message(),
+            "malformed land journal: journal.job is missing");
+  EXPECT_FALSE(LandJournal::FromJson(std::string(10000, '[') + std::string(10000, ']')));
+}
+
 TEST_F(LandTest, LandedMessageEndsWithTheTrailerExactlyOnce) {
   EXPECT_EQ(LandedMessage("fix\n\nBerth-Job: x1\n", "x1"), "fix\n\nBerth-Job: x1\n");
   EXPECT_EQ(LandedMessage("fix\n", "x1"), "fix\n\nBerth-Job: x1\n");
