@@ -284,7 +284,7 @@ int Cancel(Session& s, const JobsOptions& o) {
   for (int attempt = 0; attempt < 10; ++attempt) {
     if (store::IsTerminal(j->state)) {
       return Fail(Error(Cause::kInvalidArgument,
-                        "job " + j->id + " already ended: " + store::JobStateName(j->state)),
+                        "job " + j->id + " already ended: " + store::StoredStateName(*j)),
                   FormatOf(o.json), 1);
     }
     Result<bool> moved =
