@@ -23,6 +23,7 @@
 #include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/stale.h"
+#include "job/stored_records.h"
 #include "job/verify.h"
 #include "policy/policy.h"
 #include "store/store.h"
@@ -77,6 +78,12 @@ int List(Session& s, const JobsOptions& o) {
   }
   Result<std::vector<store::JobRecord>> jobs = s.store().ListJobs(repo, false, o.all ? 100000 : 20);
   if (!jobs) return Fail(jobs.error(), o);
+  // A live job whose stored request cannot be decoded is ended failed by whoever meets it
+  // (docs/store.md); it is listed with that state.
+  for (store::JobRecord& j : *jobs)
+    if (!store::IsTerminal(j.state))
+      IgnoreError(job::FailIfUndecodable(s.store(), &j),
+                  "the job is listed either way, its record_error saying why");
   // Positions per repository, computed once (--all lists several).
   std::map<std::string, std::map<std::string, int>> positions;
   auto position_of = [&](const store::JobRecord& j) -> std::optional<int> {
@@ -107,8 +114,8 @@ int List(Session& s, const JobsOptions& o) {
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
     result = EscapeControls(result);
-    fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, store::JobStateName(j.state), j.agent,
-               Age(j.created_at_ms), result);
+    fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, EscapeControls(store::StoredStateName(j)),
+               j.agent, Age(j.created_at_ms), result);
   }
   return 0;
 }
@@ -116,14 +123,17 @@ int List(Session& s, const JobsOptions& o) {
 int Show(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
+  // What cannot be decoded is shown as its error, beside everything else the record holds.
+  const Status decoded = job::FailIfUndecodable(s.store(), &*j);
   std::optional<int> position = QueuePositionOf(s.store(), *j);
   if (o.json) {
     PrintJson(job::JobToJson(*j, position));
     return 0;
   }
   Result<std::vector<store::AuditEntry>> audit = s.store().ListAudit(j->id);
-  fmt::print("job      {}\nstate    {}{}\n", j->id, store::JobStateName(j->state),
+  fmt::print("job      {}\nstate    {}{}\n", j->id, EscapeControls(store::StoredStateName(*j)),
              j->state_reason.empty() ? "" : " (" + EscapeControls(j->state_reason) + ")");
+  if (!decoded) fmt::print("error    {}\n", EscapeControls(decoded.error().message()));
   if (position) fmt::print("queue    {}\n", QueueText(*position));
   if (!j->source.empty())
     fmt::print("workers  from {}; attempt {}{}{}\n", EscapeControls(j->source), j->attempt,
@@ -274,7 +284,7 @@ int Cancel(Session& s, const JobsOptions& o) {
   for (int attempt = 0; attempt < 10; ++attempt) {
     if (store::IsTerminal(j->state)) {
       return Fail(Error(Cause::kInvalidArgument,
-                        "job " + j->id + " already ended: " + store::JobStateName(j->state)),
+                        "job " + j->id + " already ended: " + store::StoredStateName(*j)),
                   FormatOf(o.json), 1);
     }
     Result<bool> moved =
@@ -381,6 +391,8 @@ int Verify(Session& s, const JobsOptions& o) {
     return Fail(Error(Cause::kInvalidArgument, "job " + j->id + " has no commit to verify (" +
                                                    store::JobStateName(j->state) + ")"),
                 o);
+  if (Status decoded = job::FailIfUndecodable(s.store(), &*j); !decoded)
+    return cli::Fail(decoded.error(), FormatOf(o.json), job::kExitFailed);
   Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
   if (!request) return Fail(request.error(), o);
   // The checks of the policy as it is now: re-verifying after the policy changed is the point.

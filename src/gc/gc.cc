@@ -11,6 +11,7 @@
 #include "git/repository.h"
 #include "job/job_json.h"
 #include "job/stale.h"
+#include "job/stored_records.h"
 #include "policy/policy.h"
 #include "store/job_id.h"
 #include "sys/disk.h"
@@ -26,6 +27,7 @@ namespace berth::gc {
 
 // What gc uses of a job's life (gc/ sits above job/ in the module graph).
 using job::DumpJson;
+using job::FailIfUndecodable;
 using job::IsoTime;
 using job::ReapStaleJobs;
 
@@ -228,6 +230,15 @@ class Collector {
       if (store::LooksLikeJobIdPrefix(arg)) {
         Result<JobRecord> job = store_.FindJob(arg);
         if (job) {
+          // A live job whose stored records cannot be decoded ends failed here, and so can
+          // be discarded like any failed job.
+          IgnoreError(FailIfUndecodable(store_, &*job),
+                      "the job is discarded or refused below on its state either way");
+          if (!job->unknown_state.empty())
+            return Error(Cause::kInvalidArgument,
+                         "job " + job->id + " is in state '" + job->unknown_state +
+                             "', which this berth does not know",
+                         0, "discard it with the berth that wrote that state");
           if (!store::IsTerminal(job->state))
             return Error(Cause::kInvalidArgument,
                          "job " + job->id + " is still " + store::JobStateName(job->state) +
@@ -319,6 +330,10 @@ class Collector {
 
   // Why `job` may not be removed, or "" when it may; `*why_removed` says why it may.
   std::string KeepReason(const JobRecord& job, std::string* why_removed) const {
+    // A state this berth does not know (a newer berth's) is read as failed, but the job may
+    // well be live: nothing of it is removed.
+    if (!job.unknown_state.empty())
+      return "in state '" + job.unknown_state + "', which this berth does not know";
     if (!store::IsTerminal(job.state))
       return std::string("still ") + store::JobStateName(job.state);
     if (job.landed_at_ms) {

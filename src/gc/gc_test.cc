@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <string>
 
+#include "job/run_request.h"
 #include "store/sqlite_store.h"
 #include "sys/dir.h"
 #include "sys/disk.h"
@@ -55,6 +56,9 @@ class GcTest : public ::testing::Test {
     job.branch = "berth/" + id;
     job.created_at_ms = sys::WallMillis() - 100000;
     job.job_dir = state_ + "/jobs/" + id;
+    // A request a submission writes: a live job with one that cannot be decoded is ended
+    // failed by the first reader (job/stored_records.h).
+    job.request_json = job::RunRequest{}.ToJson().dump();
     if (store::IsTerminal(state)) job.ended_at_ms = sys::WallMillis() - 50000;
     if (landed) {
       job.landed_at_ms = sys::WallMillis() - 1000;
@@ -219,6 +223,26 @@ TEST_F(GcTest, RefusesToDiscardALiveJobAndChangesNothing) {
   EXPECT_TRUE(store_->ListAudit("")->empty());
   EXPECT_TRUE(sys::Exists(JobDir("done1")));
   EXPECT_FALSE(Gc(GcMode::kApply, {"nosuchthing"}));
+}
+
+// Issue 27, finding 1: `gc --discard` of a live job whose request cannot be decoded ends it
+// failed (one event naming the field) and discards it like any failed job.
+TEST_F(GcTest, DiscardEndsALiveJobWithACorruptRequestFailedAndTakesIt) {
+  // The row as a bug or a manual edit could leave it, beside a healthy job.
+  JobRecord bad = AddJob("ok1", JobState::kQueued);
+  bad.id = "bad1";
+  bad.branch = "berth/bad1";
+  bad.job_dir = state_ + "/jobs/bad1";
+  bad.request_json = R"({"argv": 5})";
+  ASSERT_TRUE(store_->CreateJob(bad));
+  Result<GcReport> report = Gc(GcMode::kApply, {"bad1"});
+  ASSERT_TRUE(report) << report.error().ToString();
+  Result<std::optional<JobRecord>> job = store_->GetJob("bad1");
+  ASSERT_TRUE(job && *job);
+  EXPECT_EQ((*job)->state, JobState::kFailed);
+  EXPECT_NE((*job)->state_reason.find("request"), std::string::npos) << (*job)->state_reason;
+  EXPECT_EQ(store_->ListEvents("bad1", 0)->size(), 1u);
+  EXPECT_EQ(store_->ListAudit("bad1")->size(), 1u);
 }
 
 TEST_F(GcTest, DryRunReportsTheSameAndChangesNothing) {

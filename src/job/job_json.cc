@@ -4,6 +4,7 @@
 
 #include "job/full_access.h"
 #include "job/receipt.h"
+#include "job/stored_records.h"
 
 namespace berth::job {
 
@@ -67,7 +68,7 @@ nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_p
   };
   nlohmann::json j;
   j["id"] = job.id;
-  j["state"] = store::JobStateName(job.state);
+  j["state"] = store::StoredStateName(job);
   j["state_reason"] = job.state_reason;
   j["agent"] = job.agent;
   j["provider"] = job.provider;
@@ -98,6 +99,9 @@ nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_p
   if (job.receipt_json)
     if (Result<Receipt> decoded = Receipt::FromText(*job.receipt_json)) receipt = decoded->ToJson();
   j["receipt"] = std::move(receipt);
+  // Why the stored request or receipt cannot be decoded (docs/store.md); null when both can.
+  Status decoded = CheckStoredRecords(job);
+  j["record_error"] = decoded ? nlohmann::json(nullptr) : nlohmann::json(decoded.error().message());
   return j;
 }
 

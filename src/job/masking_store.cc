@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_read.h"
 #include "job/job_json.h"
 #include "store/open_store.h"
 
@@ -9,10 +10,11 @@ namespace berth::job {
 
 std::string MaskingStore::MaskJsonText(const std::string& text) const {
   if (mask_.empty()) return text;
-  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
-  if (parsed.is_discarded()) return mask_.Apply(text);
-  mask_.ApplyJson(&parsed);
-  return DumpJson(parsed);
+  // Text that is not JSON (or nests too deep to walk) is masked as text.
+  Result<nlohmann::json> parsed = ParseJson(text, "the record");
+  if (!parsed) return mask_.Apply(text);
+  mask_.ApplyJson(&*parsed);
+  return DumpJson(*parsed);
 }
 
 store::JobRecord MaskingStore::MaskRecord(store::JobRecord job) const {

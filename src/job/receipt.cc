@@ -307,6 +307,13 @@ Status ApprovalsFromJson(const JsonReader& receipt, std::vector<ApprovalRecord>*
       });
 }
 
+// Every top-level member Receipt::ToJson writes; the others are kept in Receipt::extra.
+constexpr std::string_view kReceiptKeys[] = {
+    "schema",   "job",     "repository", "agent",        "access",
+    "provider", "sandbox", "network",    "workspace",    "child",
+    "changes",  "output",  "timings",    "verification", "verification_history",
+    "owner",    "error",   "times",      "landing",      "approvals"};
+
 // The fields of a JobRecord that a receipt carries (and so reads back).
 bool ReceiptJobEqual(const store::JobRecord& a, const store::JobRecord& b) {
   auto tie = [](const store::JobRecord& j) {
@@ -430,6 +437,7 @@ nlohmann::json Receipt::ToJson() const {
                 {"ended_at", time_or_null(job.ended_at_ms)}};
   if (landing) j["landing"] = LandingToJson(*landing);
   if (!approvals.empty()) j["approvals"] = ApprovalsToJson(approvals);
+  MergeUnknownMembers(extra, &j);
   return j;
 }
 
@@ -551,12 +559,12 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
 
   out.landing = TRY(LandingFromJson(r));
   TRY(ApprovalsFromJson(r, &out.approvals));
+  out.extra = UnknownMembers(json, kReceiptKeys);
   return out;
 }
 
 Result<Receipt> Receipt::FromText(const std::string& text) {
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Error(Cause::kInvalidArgument, "the receipt is not JSON");
+  const nlohmann::json json = TRY(ParseJson(text, "the receipt"));
   return FromJson(json);
 }
 
@@ -565,7 +573,7 @@ bool Receipt::operator==(const Receipt& o) const {
     return std::tie(r.argv, r.write, r.backend, r.skipped_includes, r.sandbox, r.child_exit,
                     r.child_signal, r.changes, r.refusals, r.ignored, r.output, r.timings,
                     r.verify_ms, r.verification, r.verification_history, r.error, r.provider,
-                    r.network, r.access, r.landing, r.approvals);
+                    r.network, r.access, r.landing, r.approvals, r.extra);
   };
   return ReceiptJobEqual(job, o.job) && tie(*this) == tie(o);
 }

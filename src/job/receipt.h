@@ -254,10 +254,13 @@ struct Receipt {
   std::optional<LandingRecord> landing;
   // Every approval request and its answer, in order; empty for agents that make none.
   std::vector<ApprovalRecord> approvals;
+  // The top-level members this berth does not know (a newer berth's parts), written back by
+  // ToJson: a receipt read and re-written (a verification, a land) keeps them. null if none.
+  nlohmann::json extra;
 
   nlohmann::json ToJson() const;
   // Fails, naming the field, on another schema or a known field of the wrong type; a missing
-  // field reads as its default.
+  // field reads as its default; unknown members are kept in `extra`. No input aborts.
   static Result<Receipt> FromJson(const nlohmann::json& json);
   static Result<Receipt> FromText(const std::string& text);
   bool operator==(const Receipt& other) const;

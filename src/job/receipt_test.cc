@@ -175,7 +175,32 @@ TEST(ReceiptCodec, UnknownKeysAreIgnored) {
   j["verification"]["checks"][0]["newer"] = true;
   Result<Receipt> back = Receipt::FromJson(j);
   ASSERT_TRUE(back) << back.error().ToString();
+  // A newer berth's top-level parts are kept, and written back by a receipt that is
+  // re-written (a verification, a land); unknown keys inside known parts are dropped.
+  EXPECT_EQ(back->extra, nlohmann::json({{"from_a_newer_berth", {1, 2}}}));
+  EXPECT_EQ(back->ToJson()["from_a_newer_berth"], nlohmann::json({1, 2}));
+  back->extra = nullptr;
   EXPECT_TRUE(*back == FullReceipt());
+}
+
+// Issue 27, finding 1: the three corrupt rows of the issue are errors naming the field.
+TEST(ReceiptCodec, CorruptRowIsAnErrorNamingTheFieldNotAnAbort) {
+  nlohmann::json j = FullReceipt().ToJson();
+  j["timings"]["queue_ms"] = "soon";
+  Result<Receipt> wrong_type = Receipt::FromText(j.dump());
+  ASSERT_FALSE(wrong_type);
+  EXPECT_EQ(wrong_type.error().message(),
+            "receipt.timings.queue_ms must be an integer, not string");
+  Result<Receipt> not_json = Receipt::FromText("receipt: yes");
+  ASSERT_FALSE(not_json);
+  EXPECT_EQ(not_json.error().message(), "the receipt is not JSON");
+  Result<Receipt> wrong_shape = Receipt::FromText(R"({"agent": {"argv": 5}})");
+  ASSERT_FALSE(wrong_shape);
+  EXPECT_EQ(wrong_shape.error().message(), "receipt.agent.argv must be an array, not number");
+  EXPECT_FALSE(Receipt::FromText(R"({"agent": 5})"));
+  EXPECT_FALSE(Receipt::FromText(std::string(10000, '{')));
+  EXPECT_FALSE(Receipt::FromText(R"({"timings": {"queue_ms": 1e400}})"));
+  EXPECT_FALSE(Receipt::FromText(R"({"timings": {"queue_ms": 18446744073709551616}})"));
 }
 
 // Each known field of the wrong type is refused with its name.

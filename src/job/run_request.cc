@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_read.h"
 #include "provider/provider_json.h"
 
 namespace berth::job {
@@ -41,20 +42,16 @@ nlohmann::json ChecksToJson(const std::vector<CheckSpec>& checks) {
   return out;
 }
 
-bool ChecksFromJson(const nlohmann::json& j, std::vector<CheckSpec>* out) {
-  if (!j.is_array()) return false;
-  for (const nlohmann::json& c : j) {
-    if (!c.is_object()) return false;
-    CheckSpec spec;
-    spec.name = c.value("name", "");
-    spec.argv = c.value("argv", std::vector<std::string>{});
-    spec.required = c.value("required", true);
-    spec.timeout_ms = c.value("timeout_ms", int64_t{600000});
-    spec.expect_exit = c.value("expect_exit", 0);
-    spec.grants = c.value("grants", std::vector<std::string>{});
-    out->push_back(std::move(spec));
-  }
-  return true;
+Result<CheckSpec> CheckFromJson(const nlohmann::json& j, const std::string& where) {
+  JsonReader c = TRY(JsonReader::Of(j, where));
+  CheckSpec spec;
+  TRY(c.ReadOrNull("name", &spec.name));
+  TRY(c.ReadOrNull("argv", &spec.argv));
+  TRY(c.ReadOrNull("required", &spec.required));
+  TRY(c.ReadOrNull("timeout_ms", &spec.timeout_ms));
+  TRY(c.ReadOrNull("expect_exit", &spec.expect_exit));
+  TRY(c.ReadOrNull("grants", &spec.grants));
+  return spec;
 }
 
 std::optional<workspace::Backend> ParseBackend(const std::string& name) {
@@ -73,15 +70,97 @@ std::optional<policy::NetworkMode> ParseNetworkMode(const std::string& name) {
 
 // The provider as a nested object; a berth before typed requests stored it as a string
 // holding that object's JSON, and its queued jobs must still run.
-Result<std::optional<provider::Provider>> ProviderFromJson(const nlohmann::json& j) {
+Result<std::optional<provider::Provider>> ProviderFromJson(const JsonReader& r) {
+  const nlohmann::json& j = r.At("provider_def");
+  const std::string where = r.Where("provider_def");
   if (j.is_null() || (j.is_string() && j.get<std::string>().empty()))
     return std::optional<provider::Provider>();
-  nlohmann::json def = j;
-  if (j.is_string()) def = nlohmann::json::parse(j.get<std::string>(), nullptr, false);
-  if (def.is_discarded())
-    return Error(Cause::kInternal, "the job's stored provider definition is not valid JSON");
-  return std::optional<provider::Provider>(TRY(provider::FromJson(def)));
+  if (j.is_string()) {
+    nlohmann::json def = TRY(ParseJson(j.get<std::string>(), where));
+    return std::optional<provider::Provider>(TRY(provider::FromJson(def, where)));
+  }
+  return std::optional<provider::Provider>(TRY(provider::FromJson(j, where)));
 }
+
+Status ApprovalsFromJson(const JsonReader& r, policy::ApprovalRules* out) {
+  if (r.At("approvals").is_null()) return {};
+  JsonReader approvals = TRY(r.Object("approvals"));
+  return approvals.ReadList("commands", &out->commands,
+                            [](const nlohmann::json& prefix,
+                               const std::string& where) -> Result<std::vector<std::string>> {
+                              if (!prefix.is_array()) return JsonTypeError(where, "a list", prefix);
+                              std::vector<std::string> words;
+                              for (size_t i = 0; i < prefix.size(); ++i) {
+                                if (!prefix[i].is_string())
+                                  return JsonTypeError(where + "[" + std::to_string(i) + "]",
+                                                       "a string", prefix[i]);
+                                words.push_back(prefix[i].get<std::string>());
+                              }
+                              return words;
+                            });
+}
+
+// Requests queued by a berth without per-job limits have none.
+Status LimitsFromJson(const JsonReader& r, JobLimits* out) {
+  if (r.At("limits").is_null()) return {};
+  JsonReader limits = TRY(r.Object("limits"));
+  TRY(limits.ReadOrNull("memory_bytes", &out->memory_bytes));
+  TRY(limits.ReadOrNull("pids", &out->pids));
+  TRY(limits.ReadOrNull("cpus", &out->cpus));
+  TRY(limits.ReadOrNull("disk_bytes", &out->disk_bytes));
+  std::vector<std::string> best_effort;
+  TRY(limits.ReadOrNull("best_effort", &best_effort));
+  out->best_effort = BestEffortFromNames(best_effort);
+  TRY(limits.ReadOrNull("origin", &out->origin));
+  return {};
+}
+
+// Every key RunRequest::ToJson writes; the others are kept in `extra`.
+constexpr std::string_view kRequestKeys[] = {"agent",
+                                             "provider",
+                                             "write",
+                                             "policy_present",
+                                             "argv",
+                                             "writable",
+                                             "grants",
+                                             "env_pass",
+                                             "env_set",
+                                             "env_values",
+                                             "backend",
+                                             "include_paths",
+                                             "include_secrets",
+                                             "deadline_ms",
+                                             "output_limit",
+                                             "max_concurrent",
+                                             "retry",
+                                             "prompt_text",
+                                             "base_revision",
+                                             "with_uncommitted",
+                                             "prompt_file",
+                                             "has_prompt",
+                                             "state_dir",
+                                             "extra_hidden",
+                                             "checks",
+                                             "auto_land",
+                                             "provider_def",
+                                             "provider_cli",
+                                             "provider_version",
+                                             "model",
+                                             "effort",
+                                             "prompt_on_stdin",
+                                             "credential_names",
+                                             "network",
+                                             "allowlist",
+                                             "workdir",
+                                             "app_server",
+                                             "approvals",
+                                             "state_dirs",
+                                             "state_files",
+                                             "full_access",
+                                             "access_requested_by",
+                                             "access_user",
+                                             "access_uid",
+                                             "limits"};
 
 }  // namespace
 
@@ -140,112 +219,100 @@ nlohmann::json RunRequest::ToJson() const {
                  {"disk_bytes", limits.disk_bytes},
                  {"best_effort", BestEffortNames(limits.best_effort)},
                  {"origin", limits.origin}};
+  MergeUnknownMembers(extra, &j);
   return j;
 }
 
-Result<RunRequest> RunRequest::FromJson(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return Error(Cause::kInternal, "the job's stored request is not valid JSON");
-  RunRequest r;
-  // The request was written by this code; a missing field means a newer or older berth.
-  auto get = [&](const char* key, auto* out) {
-    auto it = j.find(key);
-    if (it == j.end()) return false;
-    it->get_to(*out);
-    return true;
-  };
-  bool ok = true;
-  ok &= get("agent", &r.agent);
-  ok &= get("provider", &r.provider);
-  ok &= get("write", &r.write);
-  ok &= get("policy_present", &r.policy_present);
-  ok &= get("argv", &r.argv);
-  ok &= get("writable", &r.writable);
-  ok &= get("grants", &r.grants);
-  ok &= get("env_pass", &r.env_pass);
-  ok &= get("env_set", &r.env_set);
-  ok &= get("env_values", &r.env_values);
+namespace {
+
+Result<RunRequest> DecodeRequest(const std::string& text) {
+  const nlohmann::json j = TRY(ParseJson(text, "request"));
+  JsonReader r = TRY(JsonReader::Of(j, "request"));
+  RunRequest out;
+  // The fields every berth has written: a request without one is not a request.
+  for (const char* key :
+       {"agent",          "provider",      "write",           "policy_present", "argv",
+        "writable",       "grants",        "env_pass",        "env_set",        "env_values",
+        "backend",        "include_paths", "include_secrets", "deadline_ms",    "output_limit",
+        "max_concurrent", "retry",         "prompt_text",     "base_revision",  "with_uncommitted",
+        "prompt_file",    "has_prompt",    "state_dir",       "extra_hidden"})
+    TRY(r.Require(key));
+  TRY(r.Read("agent", &out.agent));
+  TRY(r.Read("provider", &out.provider));
+  TRY(r.Read("write", &out.write));
+  TRY(r.Read("policy_present", &out.policy_present));
+  TRY(r.Read("argv", &out.argv));
+  TRY(r.Read("writable", &out.writable));
+  TRY(r.Read("grants", &out.grants));
+  TRY(r.Read("env_pass", &out.env_pass));
+  TRY(r.Read("env_set", &out.env_set));
+  TRY(r.Read("env_values", &out.env_values));
   std::string backend;
-  ok &= get("backend", &backend);
-  ok &= get("include_paths", &r.include_paths);
-  ok &= get("include_secrets", &r.include_secrets);
-  ok &= get("deadline_ms", &r.deadline_ms);
-  ok &= get("output_limit", &r.output_limit);
-  ok &= get("max_concurrent", &r.max_concurrent);
-  ok &= get("retry", &r.retry);
-  ok &= get("prompt_text", &r.prompt_text);
-  ok &= get("base_revision", &r.base_revision);
-  ok &= get("with_uncommitted", &r.with_uncommitted);
-  ok &= get("prompt_file", &r.prompt_file);
-  ok &= get("has_prompt", &r.has_prompt);
-  ok &= get("state_dir", &r.state_dir);
-  ok &= get("extra_hidden", &r.extra_hidden);
-  if (auto it = j.find("checks"); it != j.end()) ok &= ChecksFromJson(*it, &r.checks);
-  r.auto_land = j.value("auto_land", false);
-  // Fields added with providers: absent in requests queued by an older berth.
-  auto optional = [&](const char* key, auto* out) {
-    auto it = j.find(key);
-    if (it != j.end() && !it->is_null()) it->get_to(*out);
-  };
-  if (auto it = j.find("provider_def"); it != j.end()) r.provider_def = TRY(ProviderFromJson(*it));
-  optional("provider_cli", &r.provider_cli);
-  optional("provider_version", &r.provider_version);
-  optional("model", &r.model);
-  optional("effort", &r.effort);
-  optional("prompt_on_stdin", &r.prompt_on_stdin);
-  optional("credential_names", &r.credential_names);
-  std::string network = policy::NetworkModeName(r.network);
-  optional("network", &network);
-  optional("allowlist", &r.allowlist);
-  optional("workdir", &r.workdir);  // `berth lane` (job/lane_submit.h); older requests: the root
-  optional("app_server", &r.app_server);  // older requests: codex exec
-  if (auto it = j.find("approvals"); it != j.end() && !it->is_null()) {
-    auto commands = it->is_object() ? it->find("commands") : it->end();
-    if (!it->is_object() || (commands != it->end() && !commands->is_array()))
-      return Error(Cause::kInternal, "the stored approval rules are not {commands: [[...]]}");
-    if (commands != it->end())
-      for (const nlohmann::json& prefix : *commands) {
-        if (!prefix.is_array())
-          return Error(Cause::kInternal, "a stored approval rule is not a list");
-        std::vector<std::string> words;
-        for (const nlohmann::json& word : prefix) {
-          if (!word.is_string())
-            return Error(Cause::kInternal, "a stored approval rule holds a non-string");
-          words.push_back(word.get<std::string>());
-        }
-        r.approvals.commands.push_back(std::move(words));
-      }
-  }
-  optional("state_dirs", &r.state_dirs);
-  optional("state_files", &r.state_files);
+  TRY(r.Read("backend", &backend));
+  TRY(r.Read("include_paths", &out.include_paths));
+  TRY(r.Read("include_secrets", &out.include_secrets));
+  TRY(r.Read("deadline_ms", &out.deadline_ms));
+  TRY(r.Read("output_limit", &out.output_limit));
+  TRY(r.Read("max_concurrent", &out.max_concurrent));
+  TRY(r.Read("retry", &out.retry));
+  TRY(r.Read("prompt_text", &out.prompt_text));
+  TRY(r.Read("base_revision", &out.base_revision));
+  TRY(r.Read("with_uncommitted", &out.with_uncommitted));
+  TRY(r.Read("prompt_file", &out.prompt_file));
+  TRY(r.Read("has_prompt", &out.has_prompt));
+  TRY(r.Read("state_dir", &out.state_dir));
+  TRY(r.Read("extra_hidden", &out.extra_hidden));
+  if (r.Has("checks")) TRY(r.ReadList("checks", &out.checks, CheckFromJson));
+  TRY(r.ReadOrNull("auto_land", &out.auto_land));
+  // Fields added since: absent (or null) in requests queued by an older berth.
+  out.provider_def = TRY(ProviderFromJson(r));
+  TRY(r.ReadOrNull("provider_cli", &out.provider_cli));
+  TRY(r.ReadOrNull("provider_version", &out.provider_version));
+  TRY(r.ReadOrNull("model", &out.model));
+  TRY(r.ReadOrNull("effort", &out.effort));
+  TRY(r.ReadOrNull("prompt_on_stdin", &out.prompt_on_stdin));
+  TRY(r.ReadOrNull("credential_names", &out.credential_names));
+  std::string network = policy::NetworkModeName(out.network);
+  TRY(r.ReadOrNull("network", &network));
+  TRY(r.ReadOrNull("allowlist", &out.allowlist));
+  TRY(r.ReadOrNull("workdir", &out.workdir));        // `berth lane`; older requests: the root
+  TRY(r.ReadOrNull("app_server", &out.app_server));  // older requests: codex exec
+  TRY(ApprovalsFromJson(r, &out.approvals));
+  TRY(r.ReadOrNull("state_dirs", &out.state_dirs));
+  TRY(r.ReadOrNull("state_files", &out.state_files));
   // Absent in requests queued before full access existed: those are bounded.
-  optional("full_access", &r.full_access);
+  TRY(r.ReadOrNull("full_access", &out.full_access));
   std::string asked_by;
-  optional("access_requested_by", &asked_by);
-  optional("access_user", &r.access_user);
-  optional("access_uid", &r.access_uid);
-  // Requests queued by a berth without per-job limits have none.
-  if (auto it = j.find("limits"); it != j.end() && it->is_object()) {
-    r.limits.memory_bytes = it->value("memory_bytes", uint64_t{0});
-    r.limits.pids = it->value("pids", uint64_t{0});
-    r.limits.cpus = it->value("cpus", 0.0);
-    r.limits.disk_bytes = it->value("disk_bytes", uint64_t{0});
-    r.limits.best_effort =
-        BestEffortFromNames(it->value("best_effort", std::vector<std::string>{}));
-    r.limits.origin = it->value("origin", std::map<std::string, std::string>{});
-  }
-  if (!ok) return Error(Cause::kInternal, "the job's stored request misses fields");
+  TRY(r.ReadOrNull("access_requested_by", &asked_by));
+  TRY(r.ReadOrNull("access_user", &out.access_user));
+  TRY(r.ReadOrNull("access_uid", &out.access_uid));
+  TRY(LimitsFromJson(r, &out.limits));
+
   std::optional<workspace::Backend> parsed_backend = ParseBackend(backend);
+  if (!parsed_backend)
+    return Error(Cause::kInvalidArgument, "request.backend \"" + backend + "\" is not a backend");
   std::optional<policy::NetworkMode> parsed_network = ParseNetworkMode(network);
+  if (!parsed_network)
+    return Error(Cause::kInvalidArgument,
+                 "request.network \"" + network + "\" is not a network mode");
   std::optional<AccessAsk> parsed_ask = ParseAccessAsk(asked_by);
-  if (!parsed_backend || !parsed_network || !parsed_ask)
-    return Error(Cause::kInternal, "the job's stored request has an unknown backend '" + backend +
-                                       "', network '" + network + "' or access '" + asked_by + "'");
-  r.backend = *parsed_backend;
-  r.network = *parsed_network;
-  r.access_requested_by = *parsed_ask;
-  return r;
+  if (!parsed_ask)
+    return Error(Cause::kInvalidArgument,
+                 "request.access_requested_by \"" + asked_by + "\" is not a way to ask");
+  out.backend = *parsed_backend;
+  out.network = *parsed_network;
+  out.access_requested_by = *parsed_ask;
+  out.extra = UnknownMembers(j, kRequestKeys);
+  return out;
+}
+
+}  // namespace
+
+Result<RunRequest> RunRequest::FromJson(const std::string& text) {
+  Result<RunRequest> decoded = DecodeRequest(text);
+  if (decoded) return decoded;
+  Error error = decoded.error();
+  return error.AddContext("the job's stored request cannot be read");
 }
 
 }  // namespace berth::job

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -115,9 +115,16 @@ struct RunRequest {
   // copy on the host for a full-access job, which has no mounts.
   std::string AgentPromptPath() const { return full_access ? prompt_file : kPromptPathInJob; }
 
+  // What a newer berth wrote that this one does not know: the request's unknown top-level
+  // members, written back by ToJson so that a request read and re-written (a worker's local
+  // copy) keeps them. null when there are none.
+  nlohmann::json extra;
+
   // The one codec, used only at the store boundary (store::JobRecord::request_json). FromJson
   // also reads requests queued by an older berth: fields added since are optional, and
-  // provider_def may be the provider's JSON dumped into a string.
+  // provider_def may be the provider's JSON dumped into a string. It never aborts: any text
+  // that is not a request is an error naming the field, "the job's stored request cannot be
+  // read: request.deadline_ms must be an integer, not string" (docs/store.md).
   nlohmann::json ToJson() const;
   static Result<RunRequest> FromJson(const std::string& text);
 };

@@ -117,5 +117,91 @@ TEST(RunRequestJsonTest, RefusesWhatNoBerthWrote) {
   EXPECT_FALSE(RunRequest::FromJson(j.dump()).has_value());
 }
 
+// Issue 27, finding 1: one corrupt job row stopped every berth process, since decoding the
+// request aborted on a type error. Each bad row is now an error naming the field.
+TEST(RunRequestJsonTest, CorruptRowIsAnErrorNamingTheFieldNotAnAbort) {
+  nlohmann::json j = ProviderRequest().ToJson();
+  j["deadline_ms"] = "soon";
+  Result<RunRequest> wrong_type = RunRequest::FromJson(j.dump());
+  ASSERT_FALSE(wrong_type);
+  EXPECT_EQ(wrong_type.error().message(),
+            "the job's stored request cannot be read: request.deadline_ms must be an integer, "
+            "not string");
+
+  Result<RunRequest> not_json = RunRequest::FromJson("this is not JSON {");
+  ASSERT_FALSE(not_json);
+  EXPECT_EQ(not_json.error().message(),
+            "the job's stored request cannot be read: request is not JSON");
+
+  Result<RunRequest> wrong_shape = RunRequest::FromJson(R"({"argv": 5})");
+  ASSERT_FALSE(wrong_shape);
+  EXPECT_NE(wrong_shape.error().message().find("request.agent is missing"), std::string::npos)
+      << wrong_shape.error().message();
+  j = ProviderRequest().ToJson();
+  j["argv"] = 5;
+  EXPECT_EQ(RunRequest::FromJson(j.dump()).error().message(),
+            "the job's stored request cannot be read: request.argv must be an array, not number");
+
+  for (const char* text : {"[]", "null", "5", "\"request\"", "", "1e400"})
+    EXPECT_FALSE(RunRequest::FromJson(text)) << text;
+  EXPECT_FALSE(RunRequest::FromJson(std::string(10000, '[') + std::string(10000, ']')));
+}
+
+nlohmann::json J(const char* text) { return nlohmann::json::parse(text); }
+
+TEST(RunRequestJsonTest, NestedPartsAreCheckedToo) {
+  auto error_with = [](const char* key, const nlohmann::json& value) {
+    nlohmann::json j = ProviderRequest().ToJson();
+    j[key] = value;
+    Result<RunRequest> r = RunRequest::FromJson(j.dump());
+    return r ? std::string("decoded") : r.error().message();
+  };
+  const std::string prefix = "the job's stored request cannot be read: ";
+  EXPECT_EQ(error_with("checks", J(R"([{"name": "t", "timeout_ms": "1m"}])")),
+            prefix + "request.checks[0].timeout_ms must be an integer, not string");
+  EXPECT_EQ(error_with("checks", J("[5]")),
+            prefix + "request.checks[0] must be an object, not number");
+  EXPECT_EQ(error_with("limits", J(R"({"memory_bytes": -1})")),
+            prefix + "request.limits.memory_bytes must not be negative");
+  EXPECT_EQ(error_with("limits", J(R"({"cpus": "two"})")),
+            prefix + "request.limits.cpus must be a number, not string");
+  EXPECT_EQ(error_with("limits", J(R"({"origin": {"memory": 5}})")),
+            prefix + "request.limits.origin.memory must be a string, not number");
+  EXPECT_EQ(error_with("limits", 18446744073709551615ull),
+            prefix + "request.limits must be an object, not number");
+  EXPECT_EQ(error_with("approvals", J(R"({"commands": [["npm", 1]]})")),
+            prefix + "request.approvals.commands[0][1] must be a string, not number");
+  EXPECT_EQ(error_with("env_set", J(R"({"A": true})")),
+            prefix + "request.env_set.A must be a string, not boolean");
+  EXPECT_EQ(error_with("max_concurrent", 18446744073709551615ull),
+            prefix + "request.max_concurrent is out of range");
+  nlohmann::json def = provider::ToJson(*ProviderRequest().provider_def);
+  def["read_args"] = 5;
+  EXPECT_EQ(error_with("provider_def", def),
+            prefix + "request.provider_def.read_args must be an array, not number");
+  def = provider::ToJson(*ProviderRequest().provider_def);
+  def["settings"] = J(R"([{"file": 1}])");
+  EXPECT_EQ(error_with("provider_def", def),
+            prefix + "request.provider_def.settings[0].file must be a string, not number");
+  def = provider::ToJson(*ProviderRequest().provider_def);
+  def["builtin"] = "yes";
+  EXPECT_EQ(error_with("provider_def", def.dump()),
+            prefix + "request.provider_def.builtin must be true or false, not string");
+  EXPECT_EQ(error_with("provider_def", 5),
+            prefix + "request.provider_def must be an object, not number");
+  EXPECT_EQ(error_with("provider_def", "[[["), prefix + "request.provider_def is not JSON");
+}
+
+// A newer berth's fields are not fatal, and a request read and written back (a worker's
+// local copy) keeps them.
+TEST(RunRequestJsonTest, UnknownFieldsAreKeptThroughARoundTrip) {
+  nlohmann::json j = ProviderRequest().ToJson();
+  j["priority"] = {{"level", 3}};
+  RunRequest back = RunRequest::FromJson(j.dump()).value();
+  EXPECT_EQ(back.extra, nlohmann::json({{"priority", {{"level", 3}}}}));
+  EXPECT_EQ(back.ToJson(), j);
+  EXPECT_TRUE(RunRequest::FromJson(ProviderRequest().ToJson().dump()).value().extra.is_null());
+}
+
 }  // namespace
 }  // namespace berth::job

@@ -23,6 +23,7 @@
 #include "job/output_capture.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
+#include "job/stored_records.h"
 #include "job/verify.h"
 #include "net/proxy.h"
 #include "policy/glob.h"
@@ -922,7 +923,11 @@ Result<store::JobRecord> RunJob(const JobContext& ctx, store::Store& job_store,
   std::optional<store::JobRecord> job = TRY(job_store.GetJob(job_id));
   if (!job) return Error(Cause::kNotFound, "no job " + job_id);
   if (ctx.localize_job) ctx.localize_job(&*job);
-  RunRequest request = TRY(RunRequest::FromJson(job->request_json));
+  // A request that cannot be decoded ends the job failed, naming the field, instead of this
+  // supervisor (docs/store.md "Records that cannot be decoded").
+  Result<RunRequest> decoded = RunRequest::FromJson(job->request_json);
+  if (!decoded) return EndUndecodable(job_store, *job, decoded.error());
+  RunRequest request = std::move(*decoded);
   // Every secret value the job could see is masked in whatever it writes to the store.
   std::unique_ptr<MaskingStore> store =
       std::make_unique<MaskingStore>(job_store, KnownSecrets(ctx, request.credential_names));

@@ -10,7 +10,8 @@ namespace berth::job {
 
 namespace {
 
-// The policy's `retry` as the job was submitted with it; 0 when the request does not say.
+// The policy's `retry` as the job was submitted with it; 0 when the request does not say, or
+// cannot be decoded: such a job is not requeued for another worker to fail on.
 int RetryOf(const store::JobRecord& job) {
   Result<RunRequest> request = RunRequest::FromJson(job.request_json);
   return request ? request->retry : 0;

@@ -4,12 +4,14 @@
 
 #include <utility>
 
+#include "base/json_read.h"
 #include "base/strings.h"
 #include "gitcli/bundle.h"
 #include "gitcli/git_command.h"
 #include "job/job_json.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
+#include "job/stored_records.h"
 #include "job/verify.h"
 #include "policy/policy.h"
 #include "sys/atomic_file.h"
@@ -218,24 +220,22 @@ nlohmann::json LandJournal::ToJson() const {
 }
 
 Result<LandJournal> LandJournal::FromJson(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  auto bad = [] { return Error(Cause::kInvalidArgument, "malformed land journal"); };
-  if (!j.is_object()) return bad();
-  LandJournal journal;
-  for (auto [key, field] :
-       {std::pair{"job", &journal.job}, std::pair{"ref", &journal.ref},
-        std::pair{"old", &journal.old_commit}, std::pair{"new", &journal.new_commit}}) {
-    if (!j.contains(key) || !j[key].is_string()) return bad();
-    *field = j[key].get<std::string>();
-  }
-  if (!j.contains("paths") || !j["paths"].is_array()) return bad();
-  for (const nlohmann::json& path : j["paths"]) {
-    if (!path.is_string()) return bad();
-    journal.paths.push_back(path.get<std::string>());
-  }
-  if (j.contains("authorised_by") && j["authorised_by"].is_string())
-    journal.authorised_by = j["authorised_by"].get<std::string>();
-  return journal;
+  Result<LandJournal> decoded = [&]() -> Result<LandJournal> {
+    const nlohmann::json j = TRY(ParseJson(text, "journal"));
+    JsonReader r = TRY(JsonReader::Of(j, "journal"));
+    LandJournal journal;
+    for (const char* key : {"job", "ref", "old", "new", "paths"}) TRY(r.Require(key));
+    TRY(r.Read("job", &journal.job));
+    TRY(r.Read("ref", &journal.ref));
+    TRY(r.Read("old", &journal.old_commit));
+    TRY(r.Read("new", &journal.new_commit));
+    TRY(r.Read("paths", &journal.paths));
+    TRY(r.ReadOrNull("authorised_by", &journal.authorised_by));  // "" in older journals
+    return journal;
+  }();
+  if (decoded) return decoded;
+  Error error = decoded.error();
+  return error.AddContext("malformed land journal");
 }
 
 std::string LandJournalPath(const git::Repository& repo) {
@@ -378,6 +378,12 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   result.dry_run = options.dry_run;
   std::string authorised_by =
       options.authorised_by.empty() ? "berth land by " + ctx.identity.user : options.authorised_by;
+
+  // 0. A job whose stored request or receipt cannot be decoded is never landed: what it
+  //    asked for and what was verified are unknown. A live one is ended failed on the way.
+  store::JobRecord checked = job_in;
+  if (Status decoded = job::FailIfUndecodable(store, &checked); !decoded)
+    return Refuse(result, decoded.error().message());
 
   // 1. What needs no lock: the job's state, its commit, the policy, a re-verification (checks
   //    can take minutes; other lands should not wait for them).

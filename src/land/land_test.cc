@@ -13,6 +13,7 @@
 #include "git/repository.h"
 #include "git/testing.h"
 #include "job/job_json.h"
+#include "job/run_request.h"
 #include "store/sqlite_store.h"
 #include "sys/fs.h"
 
@@ -109,6 +110,24 @@ class LandTest : public ::testing::Test {
   std::string base_;
   std::string job_commit_;
 };
+
+// Issue 27, finding 1: a damaged land journal is an error naming the field, never an abort.
+TEST(LandJournalCodec, CorruptJournalIsAnErrorNamingTheField) {
+  const LandJournal journal{
+      "job1", "refs/heads/main", std::string(40, 'a'), std::string(40, 'b'), {"a.txt"}, "test"};
+  Result<LandJournal> back = LandJournal::FromJson(journal.ToJson().dump());
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(back->ToJson(), journal.ToJson());
+  nlohmann::json wrong = journal.ToJson();
+  wrong["old"] = 5;
+  EXPECT_EQ(LandJournal::FromJson(wrong.dump()).error().message(),
+            "malformed land journal: journal.old must be a string, not number");
+  EXPECT_EQ(LandJournal::FromJson("not JSON").error().message(),
+            "malformed land journal: journal is not JSON");
+  EXPECT_EQ(LandJournal::FromJson(R"({"paths": 5})").error().message(),
+            "malformed land journal: journal.job is missing");
+  EXPECT_FALSE(LandJournal::FromJson(std::string(10000, '[') + std::string(10000, ']')));
+}
 
 TEST_F(LandTest, LandedMessageEndsWithTheTrailerExactlyOnce) {
   EXPECT_EQ(LandedMessage("fix\n\nBerth-Job: x1\n", "x1"), "fix\n\nBerth-Job: x1\n");
@@ -229,7 +248,8 @@ class LandWithStoreTest : public LandTest {
     job_.created_at_ms = 1;
     job_.job_dir = state_.path() + "/jobs/job1";
     job_.backend = "copy";
-    job_.request_json = "{}";
+    // A request a submission writes: land refuses a job whose request cannot be decoded.
+    job_.request_json = job::RunRequest{}.ToJson().dump();
     nlohmann::json receipt = {
         {"schema", "berth.receipt/1"},
         {"verification",

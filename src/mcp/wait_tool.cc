@@ -4,6 +4,7 @@
 
 #include "job/job_json.h"
 #include "job/stale.h"
+#include "job/stored_records.h"
 #include "mcp/tools.h"
 #include "sys/file_status.h"
 
@@ -49,6 +50,9 @@ Tool WaitTool(Backend& backend) {
     Result<store::JobRecord> found = (*store)->FindJob(args["job"]);
     if (!found) return ToolError(found.error().ToString());
     store::JobRecord j = *found;
+    // A job whose stored records cannot be decoded ends failed now, not at the timeout.
+    IgnoreError(job::FailIfUndecodable(**store, &j),
+                "the job is reported below with its state and reason either way");
     int64_t seq = 0;
     uint64_t out_size = 0, err_size = 0;
     bool cancelled = false;

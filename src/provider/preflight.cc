@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_read.h"
 #include "sys/atomic_file.h"
 #include "sys/command.h"
 #include "sys/fs.h"
@@ -82,15 +83,20 @@ Result<std::string> CliVersion(const Provider& provider, const std::string& cli,
   // The cache is advisory: unreadable or malformed, it is rebuilt; a write that fails is
   // ignored; two writers racing each keep a correct entry of their own.
   nlohmann::json cache =
-      nlohmann::json::parse(sys::ReadFile(cache_file).value_or("{}"), nullptr, false);
+      ParseJson(sys::ReadFile(cache_file).value_or("{}"), "the version cache").value_or(nullptr);
   if (!cache.is_object()) cache = nlohmann::json::object();
-  auto it = cache.find(cli);
-  if (it != cache.end() && it->is_object() && it->value("key", "") == key &&
-      it->contains("version") && (*it)["version"].is_string())
-    return (*it)["version"].get<std::string>();
+  // An entry of another shape is rebuilt like a missing one.
+  const nlohmann::json entry_json = cache.contains(cli) ? cache[cli] : nlohmann::json();
+  if (Result<JsonReader> entry = JsonReader::Of(entry_json, cli); entry && entry->Has("version")) {
+    std::string cached_key, version;
+    if (entry->Read("key", &cached_key) && entry->Read("version", &version) && cached_key == key)
+      return version;
+  }
   std::string version = TRY(AskVersion(provider, cli, environ, home, timeout_ms));
   cache[cli] = {{"key", key}, {"version", version}};
-  IgnoreError(sys::WriteFileAtomic(cache_file, cache.dump(1) + "\n", 0600),
+  IgnoreError(sys::WriteFileAtomic(
+                  cache_file,
+                  cache.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", 0600),
               "a cache: without it the next run asks the CLI again");
   return version;
 }

@@ -65,6 +65,21 @@ TEST_F(CliVersionTest, CacheAsksAgainOnlyWhenTheCliChanges) {
   EXPECT_EQ(Calls(), 4u);
 }
 
+// Issue 27, finding 1: a cache entry of the wrong shape aborted (`value("key", "")` on a
+// number); now it is rebuilt like a damaged cache, and so is one nested too deep.
+TEST_F(CliVersionTest, ACacheEntryOfTheWrongShapeIsRebuiltNotAnAbort) {
+  const std::string cache = dir_ + "/versions.json";
+  for (const std::string& text :
+       {"{\"" + cli_ + "\": {\"key\": 5, \"version\": 7}}", "{\"" + cli_ + "\": 5}",
+        std::string(10000, '[') + std::string(10000, ']')}) {
+    ASSERT_TRUE(sys::WriteFileAtomic(cache, text, 0600));
+    EXPECT_EQ(*Version(cache), "fake 1.0.0") << text.substr(0, 80);
+  }
+  EXPECT_EQ(Calls(), 3u);
+  EXPECT_EQ(*Version(cache), "fake 1.0.0");
+  EXPECT_EQ(Calls(), 3u);
+}
+
 TEST_F(CliVersionTest, AFailingCliIsUnavailableAndNotCached) {
   const std::string cache = dir_ + "/versions.json";
   ASSERT_TRUE(sys::WriteFileAtomic(cli_, "#!/bin/sh\necho broken >&2\nexit 3\n", 0755));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "base/result.h"
 #include "provider/provider.h"
@@ -10,6 +11,8 @@
 namespace berth::provider {
 
 nlohmann::json ToJson(const Provider& provider);
-Result<Provider> FromJson(const nlohmann::json& json);
+// Strict (base/json_read.h): a field of the wrong type is an error naming it, `where` first
+// ("request.provider_def.read_args must be an array, not number"); unknown keys are ignored.
+Result<Provider> FromJson(const nlohmann::json& json, const std::string& where = "provider");
 
 }  // namespace berth::provider

@@ -102,4 +102,8 @@ const std::vector<JobState>& LiveStates() {
   return kLive;
 }
 
+std::string StoredStateName(const JobRecord& job) {
+  return job.unknown_state.empty() ? JobStateName(job.state) : job.unknown_state;
+}
+
 }  // namespace berth::store

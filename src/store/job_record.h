@@ -72,7 +72,15 @@ struct JobRecord {
   std::string worker_id;  // the worker that holds the current claim; "" when none does
   int requeues = 0;       // times the job went back to the queue after a stale claim
   int max_live = 0;       // jobs of one source that workers run at once; 0: no limit
+  // The stored state's name when this berth does not know it (a newer berth's state, a
+  // manual edit); "" otherwise. Such a row still lists, read as kFailed so that nothing of
+  // this berth runs, requeues or lands it; no write of this berth changes it, since every
+  // state change is a compare-and-set on the stored name (docs/store.md).
+  std::string unknown_state;
 };
+
+// The job's state as stored: unknown_state when set, else the name of `state`.
+std::string StoredStateName(const JobRecord& job);
 
 // A worker's hold on a job: the attempt its claim made. Every write of a fenced connection
 // (Store::Fence) about the job is refused once the job's attempt or worker differ.

@@ -54,9 +54,10 @@ Result<JobRecord> ReadJob(const PgResult& rows, int row) {
   job.agent = rows.Text(row, 2);
   job.provider = rows.Text(row, 3);
   std::string state = rows.Text(row, 4);
+  // An unknown state does not stop a listing (job_record.h, unknown_state).
   std::optional<JobState> parsed = ParseJobState(state);
-  if (!parsed.has_value()) return UnknownState(job.id, state);
-  job.state = *parsed;
+  job.state = parsed.value_or(JobState::kFailed);
+  if (!parsed.has_value()) job.unknown_state = state.empty() ? "?" : state;
   job.state_reason = rows.Text(row, 5);
   job.base = rows.Text(row, 6);
   job.branch = rows.Text(row, 7);

@@ -44,12 +44,10 @@ Result<JobRecord> ReadJob(const SqliteStatement& row) {
   job.agent = row.Text(2);
   job.provider = row.Text(3);
   std::string state = row.Text(4);
+  // An unknown state does not stop a listing (job_record.h, unknown_state).
   std::optional<JobState> parsed = ParseJobState(state);
-  if (!parsed.has_value()) {
-    return Error(Cause::kUnavailable, "job " + job.id + " has unknown state '" + state + "'", 0,
-                 "a newer berth wrote this job; upgrade berth");
-  }
-  job.state = *parsed;
+  job.state = parsed.value_or(JobState::kFailed);
+  if (!parsed.has_value()) job.unknown_state = state.empty() ? "?" : state;
   job.state_reason = row.Text(5);
   job.base = row.Text(6);
   job.branch = row.Text(7);

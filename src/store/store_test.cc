@@ -87,6 +87,30 @@ TEST_F(SqliteStoreTest, OpenUsesWal) {
   EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
 }
 
+// Issue 27, finding 1: a row in a state this berth does not know (a newer berth's, a manual
+// edit) no longer stops a listing: it lists, read as failed, with the stored name kept; and
+// no write of this berth, a compare-and-set on the stored name, changes it.
+TEST_F(SqliteStoreTest, UnknownStateNameDoesNotStopAListing) {
+  Create("j1");
+  Create("j2");
+  {
+    RawDb raw(location_);
+    ASSERT_EQ(raw.Exec("UPDATE jobs SET state = 'paused' WHERE id = 'j1'"), SQLITE_OK)
+        << raw.error();
+  }
+  Result<std::vector<JobRecord>> jobs = store_->ListJobs("", false, 0);
+  ASSERT_TRUE(jobs) << jobs.error().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  Result<std::optional<JobRecord>> j1 = store_->GetJob("j1");
+  ASSERT_TRUE(j1 && *j1);
+  EXPECT_EQ((*j1)->unknown_state, "paused");
+  EXPECT_EQ((*j1)->state, JobState::kFailed);
+  EXPECT_EQ(StoredStateName(**j1), "paused");
+  static_cast<void>(store_->Transition("j1", JobState::kFailed, JobState::kQueued, ""));
+  EXPECT_EQ(StoredStateName(store_->GetJob("j1").value().value()), "paused");
+  EXPECT_TRUE(store_->GetJob("j2").value()->unknown_state.empty());
+}
+
 TEST_P(StoreTest, ReopensWithTheData) {
   Create("j1");
   store_.reset();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_read.h"
 #include "sys/fs.h"
 #include "sys/message_socket.h"
 #include "sys/spawn.h"
@@ -20,14 +21,16 @@ std::string EncodeHandoff(const store::Claim& claim, const std::string& mirror) 
 }
 
 Result<ClaimedJob> DecodeHandoff(const std::string& data) {
-  nlohmann::json j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j["job"].is_string() || !j["attempt"].is_number_integer() ||
-      !j["worker"].is_string() || !j["mirror"].is_string())
-    return Error(Cause::kInvalidArgument, "the worker handed over a job this berth cannot read");
+  Result<nlohmann::json> parsed = ParseJson(data, "the handed-over job");
+  if (!parsed) return parsed.error();
+  Result<JsonReader> r = JsonReader::Of(*parsed, "the handed-over job");
+  if (!r) return r.error();
+  for (const char* key : {"job", "attempt", "worker", "mirror"}) TRY(r->Require(key));
   ClaimedJob claimed;
-  claimed.claim = store::Claim{j["job"].get<std::string>(), j["attempt"].get<int>(),
-                               j["worker"].get<std::string>()};
-  claimed.mirror = j["mirror"].get<std::string>();
+  TRY(r->Read("job", &claimed.claim.job_id));
+  TRY(r->Read("attempt", &claimed.claim.attempt));
+  TRY(r->Read("worker", &claimed.claim.worker_id));
+  TRY(r->Read("mirror", &claimed.mirror));
   return claimed;
 }
 

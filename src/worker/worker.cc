@@ -13,6 +13,7 @@
 #include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/stale.h"
+#include "job/stored_records.h"
 #include "store/queue_waker.h"
 #include "sys/atomic_file.h"
 #include "sys/file_io.h"
@@ -256,7 +257,14 @@ void Worker::GiveBackUnstarted(const std::string& job_id, int attempt, const std
   GiveBack(record, "its supervisor ended before the job started (" + how + ")");
 }
 
-void Worker::Start(const store::JobRecord& job) {
+void Worker::Start(const store::JobRecord& claimed) {
+  // A job whose stored request cannot be decoded is no job to run, here or on another
+  // worker: it ends failed, naming the field, and the worker goes on with the queue.
+  store::JobRecord job = claimed;
+  if (Status decoded = job::FailIfUndecodable(store_, &job); !decoded) {
+    Log("job " + job.id + " ended failed: " + decoded.error().ToString());
+    return;
+  }
   IgnoreError(store_.AppendEvent(job.id, "claimed",
                                  "worker " + options_.worker_id + " on " + sys::Hostname() +
                                      ", attempt " + std::to_string(job.attempt)),

@@ -67,6 +67,13 @@ std::string ExecSql(const std::string& db_path, const std::string& sql,
   return error;
 }
 
+// The first column of the first row of `sql` on the state's store ("" when none).
+std::string ExecSqlValue(const std::string& db_path, const std::string& sql) {
+  std::vector<std::vector<std::string>> rows;
+  if (!ExecSql(db_path, sql, &rows).empty() || rows.empty() || rows[0].empty()) return "";
+  return rows[0][0];
+}
+
 // The jobs fixture's repository with one write agent and no exclusions.
 class GcTest : public JobsTest {
  protected:
@@ -303,6 +310,94 @@ TEST_F(GcTest, OrphansAreReportedAndKeptUnlessTheirWorkIsLanded) {
   Gc({"--discard", "berth/orphanwork"});
   EXPECT_EQ(BranchTip("berth/orphanwork"), "");
   EXPECT_TRUE(PathExists(state() + "/jobs/zzzzorphan001"));
+}
+
+// --- Issue 27, finding 1: one corrupt job row stopped every berth process ------------------
+
+// The gc fixture's policy, with unverified jobs landable (it declares no checks).
+class CorruptRowTest : public GcTest {
+ protected:
+  std::string InitialPolicy() const override {
+    return std::string(kGcPolicy) + "[landing]\nallow_unverified = true\n";
+  }
+  // A queued job `id` beside the healthy job `from`, whose stored request is `request`: what
+  // a bug, a manual edit or a newer berth could leave in the store.
+  void InsertJob(const std::string& id, const std::string& from, const std::string& request) {
+    std::string quoted;
+    for (char c : request) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    const std::string error = ExecSql(
+        Db(),
+        "INSERT INTO jobs (id, repo, agent, provider, state, base, branch, job_dir, backend, "
+        "policy_hash, request_json, created_at_ms) SELECT '" +
+            id + "', repo, agent, provider, 'queued', base, 'berth/" + id + "', job_dir || '-" +
+            id + "', backend, policy_hash, '" + quoted +
+            "', created_at_ms + 1 FROM jobs WHERE id = '" + from + "'");
+    ASSERT_EQ(error, "") << "inserting the corrupt row " << id;
+  }
+  std::vector<std::vector<std::string>> Events(const std::string& id) const {
+    std::vector<std::vector<std::string>> rows;
+    EXPECT_EQ(ExecSql(Db(), "SELECT step, detail FROM events WHERE job_id = '" + id + "'", &rows),
+              "");
+    return rows;
+  }
+};
+
+TEST_F(CorruptRowTest, CorruptJobRowEndsFailedAndEveryCommandKeepsWorking) {
+  const std::string good = RunJob("edit.sh");
+  ASSERT_EQ(GetStr(ShowJson(good), "state"), "completed");
+  json request =
+      ParseJson(ExecSqlValue(Db(), "SELECT request_json FROM jobs WHERE id = '" + good + "'"));
+  ASSERT_TRUE(request.is_object());
+  request["deadline_ms"] = "soon";
+  InsertJob("badtype", good, request.dump());
+  InsertJob("badjson", good, "this is not JSON {");
+  InsertJob("badshape", good, R"({"argv": 5})");
+
+  // ls lists every job, and the first reader ends each corrupt one failed.
+  RunResult ls = Berth({"ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.Describe();
+  for (const std::string& id :
+       {good, std::string("badtype"), std::string("badjson"), std::string("badshape")})
+    EXPECT_TRUE(Contains(ls.out, id)) << ls.Describe();
+  RunResult ls_json = Berth({"ls", "--json"});
+  ASSERT_EQ(ls_json.exit_code, 0) << ls_json.Describe();
+  const std::string why =
+      "the job's stored request cannot be read: request.deadline_ms must be an integer, not "
+      "string";
+  json bad = ShowJson("badtype");
+  EXPECT_EQ(GetStr(bad, "state"), "failed") << bad.dump(2);
+  EXPECT_EQ(GetStr(bad, "state_reason"), why);
+  EXPECT_EQ(GetStr(bad, "record_error"), why);
+  EXPECT_EQ(GetStr(ShowJson("badjson"), "state"), "failed");
+  EXPECT_TRUE(Contains(GetStr(ShowJson("badjson"), "record_error"), "request is not JSON"));
+  EXPECT_EQ(GetStr(ShowJson("badshape"), "state"), "failed");
+  EXPECT_TRUE(Get(ShowJson(good), "record_error").is_null());
+
+  // One event, naming the field, however many readers met the job.
+  EXPECT_EQ(Events("badtype"), (std::vector<std::vector<std::string>>{{"failed", why}}));
+  EXPECT_EQ(Events("badjson").size(), 1u);
+
+  // show prints what it can and the error; the healthy job shows as before.
+  RunResult show = Berth({"show", "badtype"});
+  ASSERT_EQ(show.exit_code, 0) << show.Describe();
+  EXPECT_TRUE(Contains(show.out, "error    " + why)) << show.Describe();
+  RunResult show_good = Berth({"show", good});
+  ASSERT_EQ(show_good.exit_code, 0) << show_good.Describe();
+  EXPECT_FALSE(Contains(show_good.out, "error    ")) << show_good.Describe();
+
+  // land refuses the corrupt job with the error and lands the healthy one.
+  RunResult refused = Berth({"land", "badtype"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_TRUE(Contains(refused.err, why)) << refused.Describe();
+  RunResult landed = Berth({"land", good});
+  EXPECT_EQ(landed.exit_code, 0) << landed.Describe();
+  EXPECT_FALSE(
+      ExecSqlValue(Db(), "SELECT landed_commit FROM jobs WHERE id = '" + good + "'").empty());
+
+  // gc --discard takes the corrupt jobs like any failed job.
+  json report = Gc({"--discard", "badtype", "--discard", "badjson", "--discard", "badshape"});
+  EXPECT_TRUE(report.is_object()) << report.dump(2);
+  EXPECT_EQ(ExecSqlValue(Db(), "SELECT COUNT(*) FROM audit WHERE action = 'discard'"), "3");
 }
 
 }  // namespace

@@ -209,6 +209,52 @@ TEST_F(WorkersE2eTest, AWorkerRunsAQueuedJobAndTheSubmitterLandsIt) {
   EXPECT_TRUE(Contains(again.err, "removed the directories of 1 attempt(s)")) << again.Describe();
 }
 
+// Issue 27, finding 1: a corrupt job row on the shared queue took down every worker that
+// claimed it. Now the worker ends it failed, naming the field, and runs the next job.
+TEST_F(WorkersE2eTest, AWorkerEndsACorruptJobFailedAndRunsTheNextOne) {
+  const std::string good = Queue("edit.sh", {});
+  std::unique_ptr<store::Store> db = OpenDb();
+  Result<std::optional<store::JobRecord>> read = db->GetJob(good);
+  ASSERT_TRUE(read.has_value() && read->has_value());
+  // Rows older than the healthy job, so that the worker claims them first.
+  auto insert = [&](const std::string& id, const std::string& request, int64_t before) {
+    store::JobRecord bad = **read;
+    bad.id = id;
+    bad.branch = "berth/" + id;
+    bad.job_dir = JobDir(id);
+    bad.created_at_ms -= before;
+    bad.request_json = request;
+    Status created = db->CreateJob(bad);
+    ASSERT_TRUE(created.has_value()) << created.error().ToString();
+  };
+  json request = ParseJson((*read)->request_json);
+  request["deadline_ms"] = "soon";
+  insert("badtype", request.dump(), 2000);
+  insert("badjson", "this is not JSON {", 1000);
+
+  RunResult worker = DrainWith("a");
+  ASSERT_EQ(worker.exit_code, 0) << worker.Describe();
+  const std::string why =
+      "the job's stored request cannot be read: request.deadline_ms must be an integer, not "
+      "string";
+  EXPECT_TRUE(Contains(worker.err, "job badtype ended failed: " + why)) << worker.Describe();
+  json bad = Show("badtype");
+  EXPECT_EQ(GetStr(bad, "state"), "failed") << bad.dump(2);
+  EXPECT_EQ(GetStr(bad, "state_reason"), why);
+  EXPECT_EQ(GetStr(Show("badjson"), "state"), "failed");
+  Result<std::vector<store::Event>> events = db->ListEvents("badtype", 0);
+  ASSERT_TRUE(events.has_value());
+  int failed_events = 0;
+  for (const store::Event& e : *events) failed_events += e.step == "failed" && e.detail == why;
+  EXPECT_EQ(failed_events, 1);
+  // The healthy job behind them ran, and lands from the submitting host.
+  EXPECT_EQ(GetStr(Show(good), "state"), "completed");
+  RunResult ls = Submitter({"ls"});
+  EXPECT_EQ(ls.exit_code, 0) << ls.Describe();
+  RunResult landed = Submitter({"land", good, "--json"});
+  EXPECT_EQ(landed.exit_code, 0) << landed.Describe();
+}
+
 // A policy with [defaults] run_on = "workers": `berth run` queues without --queue, --here runs
 // the job on this host, and what only this host has is refused with the policy named.
 class RunOnWorkersE2eTest : public WorkersE2eTest {

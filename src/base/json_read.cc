@@ -1,9 +1,10 @@
-#include "job/json_read.h"
+#include "base/json_read.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace berth::job {
+namespace berth {
 
 namespace {
 
@@ -45,7 +46,44 @@ Status ReadInteger(const JsonReader& reader, const char* key, T* out) {
   return reader.WrongType(key, "an integer");
 }
 
+// The deepest nesting of arrays and objects in `text`, brackets inside strings aside; it
+// stops counting past `limit`. Malformed text is left for the parser to refuse.
+int NestingDepth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
+
+Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what) {
+  if (NestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth)
+    return Error(Cause::kInvalidArgument,
+                 what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Error(Cause::kInvalidArgument, what + " is not JSON");
+  return parsed;
+}
 
 Error JsonTypeError(const std::string& where, const char* expected, const nlohmann::json& value) {
   return Error(Cause::kInvalidArgument,
@@ -121,4 +159,36 @@ Status JsonReader::Read(const char* key, std::vector<std::string>* out) const {
                   });
 }
 
-}  // namespace berth::job
+Status JsonReader::Read(const char* key, std::map<std::string, std::string>* out) const {
+  if (!Has(key)) return {};
+  const nlohmann::json& v = At(key);
+  if (!v.is_object()) return WrongType(key, "an object");
+  std::map<std::string, std::string> read;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (!it.value().is_string())
+      return JsonTypeError(Where(key) + "." + it.key(), "a string", it.value());
+    read[it.key()] = it.value().get<std::string>();
+  }
+  *out = std::move(read);
+  return {};
+}
+
+nlohmann::json UnknownMembers(const nlohmann::json& object,
+                              std::span<const std::string_view> known) {
+  nlohmann::json extra;
+  if (!object.is_object()) return extra;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    bool is_known = false;
+    for (std::string_view k : known) is_known = is_known || it.key() == k;
+    if (!is_known) extra[it.key()] = it.value();
+  }
+  return extra;
+}
+
+void MergeUnknownMembers(const nlohmann::json& extra, nlohmann::json* object) {
+  if (!extra.is_object() || !object->is_object()) return;
+  for (auto it = extra.begin(); it != extra.end(); ++it)
+    if (!object->contains(it.key())) (*object)[it.key()] = it.value();
+}
+
+}  // namespace berth
