@@ -86,8 +86,7 @@ Result<std::optional<provider::Provider>> ProviderFromJson(const nlohmann::json&
 }  // namespace
 
 nlohmann::json RunRequest::ToJson() const {
-  // Passed-through variable values are kept (the supervisor needs them) but never printed:
-  // receipts and `show` use their names only.
+  // Passed-through variables are stored by name only (run_request.h: env_pass).
   nlohmann::json j{
       {"agent", agent},
       {"provider", provider},
@@ -98,7 +97,6 @@ nlohmann::json RunRequest::ToJson() const {
       {"grants", grants},
       {"env_pass", env_pass},
       {"env_set", env_set},
-      {"env_values", env_values},
       {"backend", workspace::BackendName(backend)},
       {"include_paths", include_paths},
       {"include_secrets", include_secrets},
@@ -165,7 +163,6 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   ok &= get("grants", &r.grants);
   ok &= get("env_pass", &r.env_pass);
   ok &= get("env_set", &r.env_set);
-  ok &= get("env_values", &r.env_values);
   std::string backend;
   ok &= get("backend", &backend);
   ok &= get("include_paths", &r.include_paths);
