@@ -188,16 +188,26 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!job) return Fail(job.error(), format);
 
   if (!job->source.empty()) {  // for workers: --queue, or the policy's run_on
+    // The passed variables travel by name only: the worker's environment gives their values
+    // (docs/workers.md), so the submitter is told which names a worker must provide.
     if (options.json) {
-      PrintJson(job::JobToJson(*job));
+      nlohmann::json printed = job::JobToJson(*job);
+      printed["worker_env"] = request.env_pass;
+      PrintJson(printed);
     } else {
       fmt::print("{}\n", job->id);
       std::fflush(stdout);
     }
-    fmt::print(stderr,
-               "berth: job {} is queued for workers (source {})\n  follow   berth logs -f {}\n"
-               "  then     berth land {}\n",
-               job->id, job->source, job->id, job->id);
+    fmt::print(stderr, "berth: job {} is queued for workers (source {})\n", job->id, job->source);
+    if (!request.env_pass.empty()) {
+      std::string names;
+      for (const std::string& name : request.env_pass) names += (names.empty() ? "" : ", ") + name;
+      fmt::print(stderr,
+                 "  the worker must provide {} in its environment (values are never queued; a "
+                 "name it lacks is unset in the job)\n",
+                 names);
+    }
+    fmt::print(stderr, "  follow   berth logs -f {}\n  then     berth land {}\n", job->id, job->id);
     return 0;
   }
 

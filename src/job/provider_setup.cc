@@ -171,9 +171,8 @@ Status SetUpProvider(const JobContext& ctx, const ProviderChoice& choice, const 
   for (const std::string& name : p.env) {
     if (std::find(r->env_pass.begin(), r->env_pass.end(), name) != r->env_pass.end()) continue;
     if (std::optional<std::string> v = Lookup(ctx, *r, name); v && !r->env_set.count(name)) {
+      // By name: the supervisor reads the value from its own environment, never stored.
       r->env_pass.push_back(name);
-      // As in submit.cc: a credential-shaped value is read by the supervisor, never stored.
-      if (!IsSecretName(name)) r->env_values[name] = *v;
     }
   }
   for (const std::string& kv : p.set_env) {

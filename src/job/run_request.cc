@@ -125,6 +125,9 @@ constexpr std::string_view kRequestKeys[] = {"agent",
                                              "grants",
                                              "env_pass",
                                              "env_set",
+                                             // Values of passed variables, stored by berth
+                                             // before they travelled by name only: known,
+                                             // so that they are dropped, never kept in extra.
                                              "env_values",
                                              "backend",
                                              "include_paths",
@@ -165,8 +168,7 @@ constexpr std::string_view kRequestKeys[] = {"agent",
 }  // namespace
 
 nlohmann::json RunRequest::ToJson() const {
-  // Passed-through variable values are kept (the supervisor needs them) but never printed:
-  // receipts and `show` use their names only.
+  // Passed-through variables are stored by name only (run_request.h: env_pass).
   nlohmann::json j{
       {"agent", agent},
       {"provider", provider},
@@ -177,7 +179,6 @@ nlohmann::json RunRequest::ToJson() const {
       {"grants", grants},
       {"env_pass", env_pass},
       {"env_set", env_set},
-      {"env_values", env_values},
       {"backend", workspace::BackendName(backend)},
       {"include_paths", include_paths},
       {"include_secrets", include_secrets},
@@ -232,7 +233,7 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   // The fields every berth has written: a request without one is not a request.
   for (const char* key :
        {"agent",          "provider",      "write",           "policy_present", "argv",
-        "writable",       "grants",        "env_pass",        "env_set",        "env_values",
+        "writable",       "grants",        "env_pass",        "env_set",
         "backend",        "include_paths", "include_secrets", "deadline_ms",    "output_limit",
         "max_concurrent", "retry",         "prompt_text",     "base_revision",  "with_uncommitted",
         "prompt_file",    "has_prompt",    "state_dir",       "extra_hidden"})
@@ -246,7 +247,6 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   TRY(r.Read("grants", &out.grants));
   TRY(r.Read("env_pass", &out.env_pass));
   TRY(r.Read("env_set", &out.env_set));
-  TRY(r.Read("env_values", &out.env_values));
   std::string backend;
   TRY(r.Read("backend", &backend));
   TRY(r.Read("include_paths", &out.include_paths));

@@ -59,9 +59,11 @@ struct RunRequest {
   std::vector<std::string> argv;
   std::vector<std::string> writable;  // glob patterns
   std::vector<std::string> grants;    // policy grants plus --grant
-  std::vector<std::string> env_pass;  // names from berth's environment
+  // Names whose values the supervisor reads from its own environment when the job starts
+  // (the submitter's, or a worker's for a queued job): a passed value is never stored. The
+  // `env_values` of requests queued by an older berth are ignored.
+  std::vector<std::string> env_pass;
   std::map<std::string, std::string> env_set;
-  std::map<std::string, std::string> env_values;  // captured values of env_pass names
   workspace::Backend backend = workspace::Backend::kAuto;
   std::vector<std::string> include_paths;
   bool include_secrets = false;

@@ -203,5 +203,24 @@ TEST(RunRequestJsonTest, UnknownFieldsAreKeptThroughARoundTrip) {
   EXPECT_TRUE(RunRequest::FromJson(ProviderRequest().ToJson().dump()).value().extra.is_null());
 }
 
+// Issue 27 §3: a passed variable's value was stored in clear in the request (env_values).
+// The request names passed variables only; the values an older berth stored are not read,
+// so they never reach a job and are never written again (a worker's localized copy).
+TEST(RunRequestJsonTest, PassedVariableValuesAreNeverStored) {
+  RunRequest r = ProviderRequest();
+  r.env_pass = {"DATABASE_URL", "PLAIN_SETTING"};
+  nlohmann::json j = r.ToJson();
+  EXPECT_FALSE(j.contains("env_values")) << j.dump(2);
+  EXPECT_EQ(j["env_pass"], nlohmann::json({"DATABASE_URL", "PLAIN_SETTING"}));
+
+  nlohmann::json older = j;
+  older["env_values"] = {{"DATABASE_URL", "postgres://u:PW-older-3c5e@host/db"}};
+  RunRequest back = RunRequest::FromJson(older.dump()).value();
+  EXPECT_EQ(back.env_pass, r.env_pass);
+  const std::string rewritten = back.ToJson().dump();
+  EXPECT_EQ(rewritten.find("PW-older-3c5e"), std::string::npos) << rewritten;
+  EXPECT_EQ(rewritten.find("env_values"), std::string::npos) << rewritten;
+}
+
 }  // namespace
 }  // namespace berth::job

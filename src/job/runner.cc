@@ -281,14 +281,11 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   auto setenv = [&](const std::string& name, const std::string& value) {
     options.env.push_back({name, value, "--setenv"});
   };
-  for (const auto& [name, value] : request_.env_values) setenv(name, value);
-  // Credential-shaped names the policy passes were not stored with the request (submit.cc):
-  // their values come from the supervisor's environment, like the provider's credentials.
-  for (const std::string& name : request_.env_pass) {
-    if (request_.env_values.count(name) != 0 || !IsSecretName(name)) continue;
+  // Passed variables come from the supervisor's own environment, like the provider's
+  // credentials: the request holds their names only. A name it lacks is left unset.
+  for (const std::string& name : request_.env_pass)
     if (std::optional<std::string> value = provider::EnvValue(ctx_.environ, name))
       setenv(name, *value);
-  }
   for (const auto& [name, value] : request_.env_set) setenv(name, value);
   // Credentials come from the supervisor's own environment and are never stored.
   for (const std::string& name : request_.credential_names) {

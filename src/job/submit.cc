@@ -12,7 +12,6 @@
 #include "job/lease.h"
 #include "job/provider_setup.h"
 #include "job/run_request.h"
-#include "job/secret_mask.h"
 #include "policy/policy.h"
 #include "provider/preflight.h"
 #include "store/job_id.h"
@@ -122,14 +121,8 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms, check.expect_exit,
                         check.grants});
   r.include_secrets = pol.include.secrets;
-  // A credential-shaped variable's value is never stored with the request: the supervisor
-  // reads it from its own environment when the agent starts (runner.cc), as it does the
-  // provider's credentials.
-  for (const std::string& name : r.env_pass) {
-    if (IsSecretName(name)) continue;
-    if (std::optional<std::string> value = provider::EnvValue(ctx.environ, name))
-      r.env_values[name] = *value;
-  }
+  // The passed variables' values are not taken here: the supervisor reads them from its own
+  // environment when the agent starts (runner.cc), so that none is ever stored.
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "job/json_read.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
+#include "provider/preflight.h"
 #include "sandbox/launcher.h"
 #include "sys/disk.h"
 #include "sys/fs.h"
@@ -253,8 +254,12 @@ Result<Verification> RunChecks(
     // cannot re-admit a credential for a check.
     for (const auto& [name, value] : request.env_set)
       if (!IsCredentialShaped(name, value)) options.env.push_back({name, value, "--setenv"});
-    for (const auto& [name, value] : request.env_values)
-      if (!IsCredentialShaped(name, value)) options.env.push_back({name, value, "--setenv"});
+    // Passed variables from this process's environment (the supervisor's, or the caller's
+    // for `berth verify`): the request holds their names only.
+    for (const std::string& name : request.env_pass)
+      if (std::optional<std::string> value = provider::EnvValue(ctx.environ, name);
+          value && !IsCredentialShaped(name, *value))
+        options.env.push_back({name, *value, "--setenv"});
     options.env.push_back({"BERTH_JOB_ID", job.id, "--setenv"});
     options.env.push_back({"BERTH_VERIFY", check.name, "--setenv"});
 

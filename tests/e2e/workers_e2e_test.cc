@@ -463,6 +463,57 @@ TEST_F(WorkersE2eTest, TheStandbySupervisorRunsTheNextJobAndOneThatDiesIsReplace
       << WorkerLog("a");
 }
 
+// Issue 27 §3 on the shared store: the values of the policy's passed variables never reach
+// PostgreSQL (a dump of every table's data) nor any file of the worker's state directory; the
+// job sees the worker's values, not the submitter's. (masking_e2e_test's
+// PassedVariableValuesAreNeverStored covers local, detached and queued jobs on SQLite.)
+TEST_F(WorkersE2eTest, PassedVariableValuesAreNeverStoredInTheSharedStore) {
+  std::string policy = kQueuePolicy;
+  policy += "[env]\npass = [\"DATABASE_URL\"]\n";
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "pass DATABASE_URL"}).exit_code, 0);
+  const std::string submitter_url = "postgres://u:PW-pg-submit-2d7e91c4@host/db";
+  const std::string worker_url = "postgres://u:PW-pg-worker-6a0f38b5@host/db";
+  RunResult hash = RunProgram({"/bin/sh", "-c", "printf '%s' \"$V\" | sha256sum | cut -d' ' -f1"},
+                              {{"PATH", kPath}, {"V", worker_url}}, ws());
+  ASSERT_EQ(hash.exit_code, 0) << hash.Describe();
+
+  std::vector<std::string> args = {"--store", url()};
+  std::vector<std::string> run = RunArgs({"--queue", "--json"}, "implement", "env_check.sh",
+                                         {"DATABASE_URL=" + TrimRight(hash.out)});
+  args.insert(args.end(), run.begin(), run.end());
+  RunResult queued = Run(args, {{"GIT_CONFIG_NOSYSTEM", "1"}, {"DATABASE_URL", submitter_url}});
+  ASSERT_EQ(queued.exit_code, 0) << queued.Describe();
+  const std::string id = GetStr(ParseJson(queued.out), "id");
+  EXPECT_EQ(Get(ParseJson(queued.out), "worker_env"), json({"DATABASE_URL"})) << queued.Describe();
+
+  std::vector<std::string> worker = WorkerArgs("a", {"--drain"});
+  RunResult drained = Run(worker, {{"GIT_CONFIG_NOSYSTEM", "1"}, {"DATABASE_URL", worker_url}});
+  ASSERT_EQ(drained.exit_code, 0) << drained.Describe();
+  json done = Show(id);
+  EXPECT_EQ(GetStr(done, "state"), "completed") << done.dump(2) << drained.Describe();
+
+  std::optional<std::string> pg_dump;
+  for (const std::string& version : sys::ListDir("/usr/lib/postgresql").value_or({}))
+    if (PathExists("/usr/lib/postgresql/" + version + "/bin/pg_dump"))
+      pg_dump = "/usr/lib/postgresql/" + version + "/bin/pg_dump";
+  ASSERT_TRUE(pg_dump.has_value()) << "no pg_dump beside the test cluster's binaries";
+  RunResult dump = RunProgram({*pg_dump, "--data-only", "--dbname", url()}, BaseEnv(), ws());
+  ASSERT_EQ(dump.exit_code, 0) << dump.Describe();
+  EXPECT_TRUE(Contains(dump.out, id)) << "the dump misses the job";
+  std::vector<std::pair<std::string, std::string>> texts = {
+      {"the PostgreSQL store", dump.out},
+      {"berth run --queue", queued.out + queued.err},
+      {"the worker's output", drained.out + drained.err}};
+  Status opened = MakeTreeRemovable(WorkerState("a"));  // overlayfs's work dirs, for the scan
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  for (const auto& [path, entry] : TreeFingerprint(WorkerState("a")))
+    texts.emplace_back(WorkerState("a") + "/" + path, entry);
+  for (const auto& [where, text] : texts)
+    for (const char* password : {"PW-pg-submit-2d7e91c4", "PW-pg-worker-6a0f38b5"})
+      EXPECT_FALSE(Contains(text, password)) << where << " holds " << password;
+}
+
 TEST_F(WorkersE2eTest, LogsOnTheSubmittingHostShowTheWorkersOutput) {
   // 6 MB: more than the store keeps live (4 MiB) and at the end (1 MiB) together.
   const std::string spew = Queue("spew.sh", {"6000000"});
