@@ -1,6 +1,8 @@
 #include "worker/claimed_job.h"
 
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #include "git/branches.h"
@@ -22,16 +24,22 @@ namespace berth::worker {
 
 namespace {
 
-Result<std::unique_ptr<store::Store>> OpenWatched(const std::string& location, const Log& log) {
-  std::unique_ptr<store::Store> store = TRY(store::OpenStore(location));
+Result<std::unique_ptr<store::Store>> OpenWatched(const std::string& location,
+                                                  int64_t give_up_after_ms, const Log& log) {
+  std::unique_ptr<store::Store> store = TRY(store::OpenStore(location, give_up_after_ms));
   return std::unique_ptr<store::Store>(std::make_unique<FenceWatch>(std::move(store), log));
 }
 
 // A connection that stood by for a while may have been closed by the server or a proxy in
-// between; the failed call marks it broken and the next one reconnects (store/pg_conn.h).
+// between; the failed call marks it broken and the next one reconnects (store/pg_conn.h). A
+// store that is away is waited for: nothing of the job may be written unfenced.
 Status FenceOnce(store::Store& store, const store::Claim& claim) {
   Status fenced = store.Fence(claim);
   if (!fenced && fenced.error().cause() == Cause::kUnavailable) fenced = store.Fence(claim);
+  while (!fenced && store::IsUnreachable(fenced.error())) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    fenced = store.Fence(claim);
+  }
   return fenced;
 }
 
@@ -52,8 +60,11 @@ void DropMirrorBranch(const std::string& mirror, const store::JobRecord& done, c
 
 Result<SupervisorStores> OpenSupervisorStores(const std::string& location, const Log& log) {
   SupervisorStores stores;
-  stores.job = TRY(OpenWatched(location, log));
-  stores.lease = TRY(OpenWatched(location, log));
+  // The job's writes wait for a store that is away as long as it is away (its end must be
+  // written); the lease keeper's fail at once, since the keeper tries again on its own rhythm
+  // and must go on ticking.
+  stores.job = TRY(OpenWatched(location, store::kRetryForever, log));
+  stores.lease = TRY(OpenWatched(location, 0, log));
   return stores;
 }
 
