@@ -1,6 +1,7 @@
 #include "store/open_store.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "base/mutex.h"
@@ -39,12 +40,15 @@ namespace {
 
 Mutex g_retry_mutex;
 RetryOptions g_retry GUARDED_BY(g_retry_mutex);
-std::shared_ptr<StoreOutage> g_outage GUARDED_BY(g_retry_mutex);  // made on first use
+// One per store the process uses (one, but for tests), made on first use.
+std::map<std::string, std::shared_ptr<StoreOutage>> g_outages GUARDED_BY(g_retry_mutex);
 
 std::shared_ptr<StoreOutage> ProcessOutage(const std::string& location) {
+  const std::string shown = DescribeLocation(location);
   MutexLock lock(g_retry_mutex);
-  if (!g_outage) g_outage = std::make_shared<StoreOutage>(DescribeLocation(location), g_retry);
-  return g_outage;
+  std::shared_ptr<StoreOutage>& outage = g_outages[shown];
+  if (!outage) outage = std::make_shared<StoreOutage>(shown, g_retry);
+  return outage;
 }
 
 }  // namespace
@@ -52,7 +56,7 @@ std::shared_ptr<StoreOutage> ProcessOutage(const std::string& location) {
 void SetStoreRetry(RetryOptions options) {
   MutexLock lock(g_retry_mutex);
   g_retry = std::move(options);
-  g_outage.reset();
+  g_outages.clear();
 }
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location) {

@@ -379,10 +379,7 @@ Result<std::unique_ptr<Store>> OpenRetrying(
     // do without one.
     if (give_up > 0 && waited + delay > give_up) {
       Error error = opened.error();
-      return error.AddContext("unreachable for " + Seconds(waited))
-          .WithHint(
-              "check that the PostgreSQL server runs and that this host reaches it, then run the "
-              "command again");
+      return error.AddContext("unreachable for " + Seconds(waited));
     }
     outage->Sleep(delay);
     delay = std::min(delay * 2, kMaxRetryDelayMillis);

@@ -19,6 +19,7 @@
 #include "worker/fence_watch.h"
 #include "worker/live_output.h"
 #include "worker/localize.h"
+#include "worker/pending_result.h"
 
 namespace berth::worker {
 
@@ -94,8 +95,12 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
                                                     const store::JobRecord& done) -> Status {
     std::string bundle = TRY(gitcli::CreateBundle(
         local.mirror, done.branch, done.commit.value_or(""), done.base, store::kMaxResultBytes));
-    TRY(store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
-                                         done.commit.value_or(""), std::move(bundle), 0}));
+    const store::JobResult result{
+        done.id, claim.attempt, claim.worker_id, done.commit.value_or(""), std::move(bundle), 0};
+    // On disk before the store: a supervisor that dies before the job's end is recorded
+    // leaves it to the next start of a worker here (pending_result.h).
+    TRY(KeepPendingResult(local.job_dir, result));
+    TRY(store.PutResult(result));
     published = true;
     return {};
   };
@@ -106,6 +111,8 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
   };
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
   store::JobRecord done = TRY(job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr));
+  // The run wrote the job's end (waiting out any outage), or lost the job to fencing.
+  DropPendingResult(local.job_dir);
   if (published && done.commit) DropMirrorBranch(local.mirror, done, log);
   return done;
 }

@@ -13,6 +13,7 @@
 #include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/stale.h"
+#include "store/open_store.h"
 #include "store/queue_waker.h"
 #include "sys/atomic_file.h"
 #include "sys/file_io.h"
@@ -22,6 +23,7 @@
 #include "sys/spawn.h"
 #include "worker/claimed_job.h"
 #include "worker/localize.h"
+#include "worker/pending_result.h"
 #include "worker/standby.h"
 #include "worker/worker_id.h"
 
@@ -471,6 +473,10 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
   log("worker " + options.worker_id + ": " + std::to_string(options.slots) +
       " slot(s), mirrors in " + options.repo_root);
 
+  // Results this host's supervisors finished but did not see recorded (they died first).
+  ReconcilePendingResults(
+      ctx.state_dir,
+      [&ctx] { return store::OpenStore(ctx.store_location, store::kCommandRetryMillis); }, log);
   Worker worker(ctx, options, **store, gitcli::Mirrors(options.repo_root, std::move(*git)));
   bool stopping = false;
   while (true) {
