@@ -76,6 +76,8 @@ void StoreOutage::Reached() {
   lock.Unlock();
   Log("store " + location_ + " reachable again (unreachable from " + since + " UTC, " +
       Seconds(lasted) + ")");
+  if (options_.on_back)
+    options_.on_back("the store was unreachable from " + since + " UTC for " + Seconds(lasted));
 }
 
 bool StoreOutage::down() const {

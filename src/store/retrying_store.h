@@ -41,6 +41,9 @@ struct RetryOptions {
   int64_t give_up_after_ms = kCommandRetryMillis;
   // Where the outage's two lines go; stderr ("berth: ...") when unset.
   std::function<void(const std::string&)> log;
+  // Called once an outage ends, with what it was ("unreachable from 14:03:07 UTC for 61 s"):
+  // a supervisor records it as an event of its job. It must not call the store.
+  std::function<void(const std::string&)> on_back;
   // Seams for tests; the process's clocks and a real sleep when unset.
   std::function<int64_t()> steady_ms;
   std::function<int64_t()> wall_ms;

@@ -1,10 +1,13 @@
 #include "worker/claimed_job.h"
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
+#include "base/mutex.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "gitcli/bundle.h"
@@ -57,7 +60,44 @@ void DropMirrorBranch(const std::string& mirror, const store::JobRecord& done, c
         dropped.error().ToString());
 }
 
+// The outages this process rode out and has not yet told its job's events (StoreOutage calls
+// on_back inside a store call, where no other call may be made).
+Mutex g_outages_mutex;
+std::vector<std::string> g_outages GUARDED_BY(g_outages_mutex);
+
+void NoteOutage(const std::string& what) {
+  MutexLock lock(g_outages_mutex);
+  g_outages.push_back(what);
+}
+
+// Appends an event per outage noted so far; one that cannot be written waits for the next.
+void TellOutages(store::Store& store, const std::string& job_id) {
+  std::vector<std::string> outages;
+  {
+    MutexLock lock(g_outages_mutex);
+    outages.swap(g_outages);
+  }
+  for (size_t i = 0; i < outages.size(); ++i) {
+    Result<int64_t> appended = store.AppendEvent(
+        job_id, "store", outages[i] + "; the job's supervisor rode it out and kept the job");
+    if (!appended && store::IsUnreachable(appended.error())) {
+      MutexLock lock(g_outages_mutex);
+      g_outages.insert(g_outages.begin(), outages.begin() + static_cast<std::ptrdiff_t>(i),
+                       outages.end());
+      return;
+    }
+  }
+}
+
 }  // namespace
+
+store::RetryOptions SupervisorRetry(const Log& log) {
+  store::RetryOptions options;
+  options.give_up_after_ms = store::kRetryForever;
+  options.log = log;
+  options.on_back = NoteOutage;
+  return options;
+}
 
 Result<SupervisorStores> OpenSupervisorStores(const std::string& location, const Log& log) {
   SupervisorStores stores;
@@ -76,6 +116,11 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
                  TRY(sys::ReadFile(claimed.job_dir + "/" + kLocalRequestFile))};
   TRY(FenceOnce(*stores.job, claim));
   TRY(FenceOnce(*stores.lease, claim));
+  {
+    // An outage a standby rode out before it had this job is not the job's.
+    MutexLock lock(g_outages_mutex);
+    g_outages.clear();
+  }
   std::unique_ptr<store::Store> job_store = std::move(stores.job);
   std::unique_ptr<store::Store> lease_store = std::move(stores.lease);
   const gitcli::GitCommand git = TRY(gitcli::GitCommand::Find(ctx.environ));
@@ -105,7 +150,10 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
     return {};
   };
   LiveOutput output(local.job_dir, claim, log);
-  ctx.publish_live_output = [&output](store::Store& store) { output.Publish(store); };
+  ctx.publish_live_output = [&output, &claim](store::Store& store) {
+    output.Publish(store);
+    TellOutages(store, claim.job_id);
+  };
   ctx.publish_output = [&output](store::Store& store, const store::JobRecord&) {
     output.Finish(store);
   };
@@ -113,6 +161,7 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
   store::JobRecord done = TRY(job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr));
   // The run wrote the job's end (waiting out any outage), or lost the job to fencing.
   DropPendingResult(local.job_dir);
+  TellOutages(*job_store, claim.job_id);
   if (published && done.commit) DropMirrorBranch(local.mirror, done, log);
   return done;
 }

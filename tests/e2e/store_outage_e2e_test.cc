@@ -162,6 +162,16 @@ class StoreOutageE2eTest : public JobsTest {
           },
           kStateWait);
       EXPECT_EQ(ends, 1) << id;
+      // Each job's events name the outage its supervisor rode out.
+      EXPECT_TRUE(WaitUntil(
+          [&] {
+            Result<std::vector<store::Event>> events = db.ListEvents(id, 0);
+            for (const store::Event& event : events ? *events : std::vector<store::Event>())
+              if (event.step == "store" && Contains(event.detail, "unreachable from")) return true;
+            return false;
+          },
+          kStateWait))
+          << id << " has no event naming the outage";
       std::optional<store::JobResult> result = *db.GetResult(id);
       EXPECT_TRUE(result.has_value()) << id << " has no stored result";
       if (result) {
