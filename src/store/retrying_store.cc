@@ -375,10 +375,9 @@ Result<std::unique_ptr<Store>> OpenRetrying(
           std::make_unique<RetryingStore>(std::move(*opened), std::move(outage), give_up));
     }
     if (!IsUnreachable(opened.error())) return opened.error();
-    outage->Failed(opened.error(), give_up != 0 ? give_up : kRetryForever);
+    outage->Failed(opened.error(), give_up);
     const int64_t waited = outage->SteadyMillis() - started;
-    // Even a loop that tries again by itself waits for its store to open: it has nothing to
-    // do without one.
+    if (give_up == 0) return opened.error();
     if (give_up > 0 && waited + delay > give_up) {
       Error error = opened.error();
       return error.AddContext("unreachable for " + Seconds(waited));

@@ -147,9 +147,8 @@ class RetryingStore : public ForwardingStore {
   const int64_t give_up_after_ms_;
 };
 
-// Opens a store through `open`, waiting out an unreachable store as RetryingStore does (a
-// wait of 0 waits for the opening all the same: a loop has nothing to do without its store),
-// and wraps it in one that shares `outage`.
+// Opens a store through `open`, waiting out an unreachable store as RetryingStore does, and
+// wraps it in one that shares `outage`.
 Result<std::unique_ptr<Store>> OpenRetrying(
     const std::function<Result<std::unique_ptr<Store>>()>& open,
     std::shared_ptr<StoreOutage> outage, int64_t give_up_after_ms);

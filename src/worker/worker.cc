@@ -1,6 +1,7 @@
 #include "worker/worker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -444,7 +445,12 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
   if (options.worker_id.empty()) options.worker_id = NewWorkerId();
   if (options.slots < 1) options.slots = 1;
 
+  // A worker started while its store is away waits for it (the outage's line says so once).
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(ctx);
+  while (!store && store::IsUnreachable(store.error())) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    store = job::OpenMaskingStore(ctx);
+  }
   if (!store) {
     log("cannot open the job store: " + store.error().ToString());
     return job::kExitUnavailable;
