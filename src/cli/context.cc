@@ -42,4 +42,13 @@ Result<job::JobContext> MakeJobContext(const GlobalOptions& global) {
   return ctx;
 }
 
+void SetCommandStoreWait() {
+  store::RetryOptions options;
+  const std::string wait = sys::EnvironmentValue("BERTH_STORE_WAIT");
+  if (!wait.empty() && wait.size() <= 4 &&
+      wait.find_first_not_of("0123456789") == std::string::npos && std::stoi(wait) <= 3600)
+    options.give_up_after_ms = int64_t{std::stoi(wait)} * 1000;
+  store::SetStoreRetry(std::move(options));
+}
+
 }  // namespace berth::cli

@@ -26,6 +26,7 @@
 #include "job/stored_records.h"
 #include "job/verify.h"
 #include "policy/policy.h"
+#include "store/open_store.h"
 #include "store/store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
@@ -469,6 +470,13 @@ void AddJobsCommands(CLI::App& app, JobsOptions* o) {
 }
 
 int RunJobsCommand(const std::string& name, const GlobalOptions& global, const JobsOptions& o) {
+  // `berth logs -f` follows a job for as long as it runs: it waits out an outage of the store
+  // (saying so once) instead of giving up after a command's wait (docs/store.md "Outages").
+  if (name == "logs" && o.follow) {
+    store::RetryOptions forever;
+    forever.give_up_after_ms = store::kRetryForever;
+    store::SetStoreRetry(std::move(forever));
+  }
   Result<Session> s = Session::Open(global);
   if (!s) return Fail(s.error(), o);
   if (name == "ls") return List(*s, o);

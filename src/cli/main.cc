@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/compact_command.h"
+#include "cli/context.h"
 #include "cli/doctor_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
@@ -188,6 +189,7 @@ int main(int argc, char** argv) {
   // The subcommand that was parsed (asking CLI11 about one that was not built would throw).
   const std::vector<CLI::App*> parsed = app.get_subcommands();
   const std::string chosen = parsed.empty() ? "" : parsed.front()->get_name();
+  SetCommandStoreWait();
   if (chosen == "version") {
     if (version_json) {
       PrintJson({{"version", BERTH_VERSION}, {"libgit2", berth::git::Libgit2Version()}});

@@ -127,8 +127,11 @@ void PrintSummary(const store::JobRecord& job) {
 // store connection for the run and one for the lease keeper's thread.
 Result<store::JobRecord> SuperviseJob(const job::JobContext& ctx, const std::string& job_id,
                                       job::Progress* progress) {
-  std::unique_ptr<store::Store> job_store = TRY(store::OpenStore(ctx.store_location));
-  std::unique_ptr<store::Store> lease_store = TRY(store::OpenStore(ctx.store_location));
+  // A supervisor waits for a store that is away as long as it is away (its job's end must be
+  // written); the lease keeper tries again on its own rhythm (docs/store.md "Outages").
+  std::unique_ptr<store::Store> job_store =
+      TRY(store::OpenStore(ctx.store_location, store::kRetryForever));
+  std::unique_ptr<store::Store> lease_store = TRY(store::OpenStore(ctx.store_location, 0));
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
   return job::RunJob(ctx, *job_store, seams, job_id, progress);
 }

@@ -6,6 +6,7 @@
 #include "config/user_config.h"
 #include "job/job_json.h"
 #include "job/outcome.h"
+#include "store/open_store.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "worker/claimed_job.h"
@@ -70,6 +71,12 @@ int RunWorkerCommand(const GlobalOptions& global, const WorkerCommandOptions& op
   w.poll_ms = options.poll_ms;
   w.drain = options.drain;
   w.log = LogLine;
+  // The worker's loop tries again by itself: its calls fail at once while the store is away,
+  // with one line for the outage (docs/workers.md "Store outages").
+  store::RetryOptions loop;
+  loop.give_up_after_ms = 0;
+  loop.log = LogLine;
+  store::SetStoreRetry(std::move(loop));
   return worker::RunWorker(*ctx, std::move(w));
 }
 
@@ -79,6 +86,8 @@ int RunWorkerJobCommand(const GlobalOptions& global, const WorkerCommandOptions&
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
+  // A supervisor waits for the store as long as it is away: its job's end must be written.
+  store::SetStoreRetry(worker::SupervisorRetry(LogLine));
   worker::ClaimedJob claimed;
   claimed.claim = store::Claim{options.job_id, options.attempt, options.worker_id};
   claimed.mirror = options.mirror;
@@ -98,6 +107,7 @@ int RunWorkerStandbyCommand(const GlobalOptions& global) {
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
+  store::SetStoreRetry(worker::SupervisorRetry(LogLine));
   Result<std::optional<store::JobRecord>> done = worker::StandBy(*ctx, /*socket=*/0, LogLine);
   if (done && !done->has_value()) return 0;  // the worker needed no more supervisors
   return Ended(done ? Result<store::JobRecord>(std::move(**done))

@@ -47,9 +47,13 @@ LeaseKeeper::~LeaseKeeper() {
 }
 
 void LeaseKeeper::Run() {
-  // The lease this keeper last wrote runs out at `held_until` (this host's steady clock); a
-  // store that cannot be reached is retried on every tick until kLeaseMarginMillis before
-  // that instant, then the job is given up: stopped before any rescuer may take it.
+  // The lease this keeper last wrote runs out at `held_until` (this host's steady clock). A
+  // store that answers with an error is retried until kLeaseMarginMillis before that instant,
+  // then the job is given up: stopped before any rescuer may take it. A store that cannot be
+  // reached at all is retried for as long as it is away: this keeper cannot tell a store that
+  // is down from one that gave the job away, the sweep judges no lease until the store has
+  // been back for a lease period (job/stale.h), and a rescuer that took the job meanwhile
+  // fences this supervisor's every later write.
   int64_t held_until = clock_.SteadyMillis() + kLeaseMillis;
   int64_t renew_at = clock_.SteadyMillis() + kLeaseRenewMillis;
   while (true) {
@@ -68,7 +72,8 @@ void LeaseKeeper::Run() {
     }
     if (renewed) {
       held_until = asked_at + kLeaseMillis;
-    } else if (clock_.SteadyMillis() >= held_until - kLeaseMarginMillis) {
+    } else if (!store::IsUnreachable(renewed.error()) &&
+               clock_.SteadyMillis() >= held_until - kLeaseMarginMillis) {
       sys::SignalEventFd(lost_fd_);
       return;
     }

@@ -1,8 +1,10 @@
 // LeaseKeeper: renews a job's lease on a timer (not on progress) from its own thread with
 // its own store connection. When a renewal finds the job no longer live or no longer ours
-// (cancelled, marked stale, taken by another owner, fenced), or when renewals have failed for
-// so long that the lease is about to run out, it signals `lost_fd` so the supervisor ends the
-// job's tree. Between renewals it may run a tick of the caller's on the same thread and
+// (cancelled, marked stale, taken by another owner, fenced), or when the store answered
+// renewals with errors for so long that the lease is about to run out, it signals `lost_fd` so
+// the supervisor ends the job's tree. A store that cannot be reached (store::IsUnreachable)
+// never makes it give the job up: it renews again once the store is back (docs/workers.md
+// "Store outages"). Between renewals it may run a tick of the caller's on the same thread and
 // connection (a worker's job publishes its live output so, docs/workers.md "Output").
 #pragma once
 
@@ -20,8 +22,8 @@ namespace berth::job {
 
 inline constexpr int64_t kLeaseMillis = 30000;
 inline constexpr int64_t kLeaseRenewMillis = 2000;
-// A keeper that could not renew the lease for kLeaseMillis - kLeaseMarginMillis stops the
-// job, so that it has ended before the lease runs out and a rescuer may act on it.
+// A keeper whose renewals the store refused with errors for kLeaseMillis - kLeaseMarginMillis
+// stops the job, so that it has ended before the lease runs out and a rescuer may act on it.
 inline constexpr int64_t kLeaseMarginMillis = 10000;
 // How often LeaseKeeper runs its tick.
 inline constexpr int64_t kLeaseTickMillis = 1000;

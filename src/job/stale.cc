@@ -4,6 +4,8 @@
 #include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
+#include "job/sweep_rule.h"
+#include "store/retrying_store.h"
 #include "sys/process.h"
 
 namespace berth::job {
@@ -25,12 +27,18 @@ Status ReapStaleJobs(store::Store& store) {
   // Leases are judged on the store's clock, the clock they were written on: on PostgreSQL the
   // server's, whatever this host's clock says.
   const int64_t now = TRY(store.NowMillis());
+  // No lease is judged while the store, or this process's way to it, is just back from an
+  // outage: the supervisors that rode it out renew first (job/sweep_rule.h).
+  SweepView view{now, TRY(store.UpSinceMillis()), std::nullopt};
+  if (std::optional<int64_t> last = store::LastUnreachableMillis())
+    view.unreachable_ago_ms = sys::MonotonicMillis() - *last;
+  const bool judge_leases = !WhyLeasesWait(view).has_value();
   for (const store::JobRecord& job : live) {
     std::string reason;
     if (job.owner.host == host && !sys::ProcessAlive(static_cast<pid_t>(job.owner.pid),
                                                      static_cast<uint64_t>(job.owner.pid_start))) {
       reason = "its supervisor (pid " + std::to_string(job.owner.pid) + ") is gone";
-    } else if (job.lease_expires_at_ms > 0 && now > job.lease_expires_at_ms) {
+    } else if (judge_leases && job.lease_expires_at_ms > 0 && now > job.lease_expires_at_ms) {
       reason = "its lease expired at " + IsoTime(job.lease_expires_at_ms) + " (owner " +
                job.owner.host + " pid " + std::to_string(job.owner.pid) + ")";
     }

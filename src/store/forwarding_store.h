@@ -85,6 +85,7 @@ class ForwardingStore : public Store {
     return Seen(inner_->ListAudit(job_id));
   }
   Result<int64_t> NowMillis() override { return Seen(inner_->NowMillis()); }
+  Result<int64_t> UpSinceMillis() override { return Seen(inner_->UpSinceMillis()); }
   Result<std::optional<JobRecord>> ClaimJob(const ClaimRequest& request) override {
     return Seen(inner_->ClaimJob(request));
   }

@@ -1,7 +1,10 @@
 #include "store/open_store.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
+#include "base/mutex.h"
 #include "store/pg_conn.h"
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
@@ -33,9 +36,43 @@ std::string RedactStoreUrlsIn(const std::string& text) {
   return out;
 }
 
+namespace {
+
+Mutex g_retry_mutex;
+RetryOptions g_retry GUARDED_BY(g_retry_mutex);
+// One per store the process uses (one, but for tests), made on first use.
+std::map<std::string, std::shared_ptr<StoreOutage>> g_outages GUARDED_BY(g_retry_mutex);
+
+std::shared_ptr<StoreOutage> ProcessOutage(const std::string& location) {
+  const std::string shown = DescribeLocation(location);
+  MutexLock lock(g_retry_mutex);
+  std::shared_ptr<StoreOutage>& outage = g_outages[shown];
+  if (!outage) outage = std::make_shared<StoreOutage>(shown, g_retry);
+  return outage;
+}
+
+}  // namespace
+
+void SetStoreRetry(RetryOptions options) {
+  MutexLock lock(g_retry_mutex);
+  g_retry = std::move(options);
+  g_outages.clear();
+}
+
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location) {
-  if (KindOfLocation(location) == StoreKind::kPostgres) return OpenPostgresStore(location);
-  return OpenSqliteStore(location);
+  int64_t give_up = 0;
+  {
+    MutexLock lock(g_retry_mutex);
+    give_up = g_retry.give_up_after_ms;
+  }
+  return OpenStore(location, give_up);
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location, int64_t give_up_after_ms) {
+  if (KindOfLocation(location) != StoreKind::kPostgres) return OpenSqliteStore(location);
+  // Only PostgreSQL is ever away as a whole; a SQLite store's failures are its own answers.
+  return OpenRetrying([&location] { return OpenPostgresStore(location); }, ProcessOutage(location),
+                      give_up_after_ms);
 }
 
 }  // namespace berth::store

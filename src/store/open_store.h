@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "store/retrying_store.h"
 #include "store/store.h"
 
 namespace berth::store {
@@ -24,7 +25,17 @@ std::string DescribeLocation(const std::string& location);
 // for messages berth did not write itself (a usage error quoting the command line).
 std::string RedactStoreUrlsIn(const std::string& text);
 
-// Opens a new connection to the store at `location`, creating and migrating it as needed.
+// Opens a new connection to the store at `location`, creating and migrating it as needed. A
+// PostgreSQL store rides out an outage (retrying_store.h): the opening and every call wait for
+// an unreachable server as long as the process's retry options say (SetStoreRetry), or
+// `give_up_after_ms` when given. The process's stores share one StoreOutage, so that an outage
+// is said once.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location);
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location, int64_t give_up_after_ms);
+
+// How this process waits for its store: set once, early, before the first OpenStore, by a
+// daemon or a supervisor (`berth worker`, a worker's job); commands keep the default, a wait of
+// kCommandRetryMillis with the outage's line on stderr.
+void SetStoreRetry(RetryOptions options);
 
 }  // namespace berth::store

@@ -6,6 +6,7 @@
 
 #include "base/check.h"
 #include "base/strings.h"
+#include "store/store.h"
 
 namespace berth::store {
 
@@ -197,7 +198,8 @@ Result<PgConn> PgConn::Open(const std::string& url, const Options& options) {
     }
     return Error(Cause::kUnavailable, "cannot connect to job store " + location + ": " + why, 0,
                  "check that the server runs and accepts connections from this host, and the "
-                 "URL given by --store, BERTH_STORE or the config's store");
+                 "URL given by --store, BERTH_STORE or the config's store")
+        .WithDetail(kStoreUnreachable);
   }
   pq->set_notice_processor(raw, IgnoreNotice, nullptr);
   TRY(conn.SetUpSession());
@@ -237,7 +239,8 @@ Result<int> PgConn::TakeNotifications() {
     return Error(Cause::kUnavailable,
                  "job store " + location_ +
                      ": lost the connection: " + Scrub(MessageLine(pq_->error_message(conn_))),
-                 0, "check that the server runs; berth reconnects on the next call");
+                 0, "check that the server runs; berth reconnects on the next call")
+        .WithDetail(kStoreUnreachable);
   }
   int count = 0;
   while (PGnotify* notify = pq_->notifies(conn_)) {
@@ -260,7 +263,8 @@ Status PgConn::ResetIfBroken() {
     return Error(Cause::kUnavailable,
                  "lost the connection to job store " + location_ + ": " +
                      Scrub(MessageLine(pq_->error_message(conn_))),
-                 0, "check that the server runs; berth reconnects on the next call");
+                 0, "check that the server runs; berth reconnects on the next call")
+        .WithDetail(kStoreUnreachable);
   }
   return SetUpSession();
 }
@@ -299,7 +303,8 @@ Error PgConn::ErrorFor(PGresult* result, const std::string& what) const {
     return Error(Cause::kUnavailable,
                  "job store " + location_ + ": " + what +
                      ": lost the connection: " + Scrub(MessageLine(pq_->error_message(conn_))),
-                 0, "check that the server runs; berth reconnects on the next call");
+                 0, "check that the server runs; berth reconnects on the next call")
+        .WithDetail(kStoreUnreachable);
   }
   const char* state_field = pq_->result_error_field(result, PG_DIAG_SQLSTATE);
   const std::string sqlstate = state_field != nullptr ? state_field : "";
@@ -327,8 +332,11 @@ Error PgConn::ErrorFor(PGresult* result, const std::string& what) const {
     return Error(Cause::kPermissionDenied, message, 0,
                  "grant berth's role the privileges docs/store.md lists");
   }
+  // Connection exceptions, an operator's shutdown or restart (57P01..57P03: the server is
+  // going away or not up yet), and a server out of resources: the store is away, not wrong.
   if (sql_class == "08" || sql_class == "57" || sql_class == "53") {
-    return Error(Cause::kUnavailable, message, 0, "check the PostgreSQL server and try again");
+    return Error(Cause::kUnavailable, message, 0, "check the PostgreSQL server and try again")
+        .WithDetail(kStoreUnreachable);
   }
   return Error(Cause::kInternal, message + " (SQLSTATE " + sqlstate + ")");
 }

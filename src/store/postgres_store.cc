@@ -138,6 +138,7 @@ class PostgresStore final : public Store {
   Result<int64_t> AppendAudit(const AuditEntry& entry) override;
   Result<std::vector<AuditEntry>> ListAudit(const std::string& job_id) override;
   Result<int64_t> NowMillis() override;
+  Result<int64_t> UpSinceMillis() override;
   Result<std::optional<JobRecord>> ClaimJob(const ClaimRequest& request) override;
   Result<bool> ReleaseClaim(const Claim& claim, const std::string& reason) override;
   Status Fence(const Claim& claim) override;
@@ -358,6 +359,15 @@ Result<bool> PostgresStore::RequeueStale(const std::string& job_id, const StaleJ
 Result<int64_t> PostgresStore::NowMillis() {
   PgResult now = TRY(db_.Exec(std::string("SELECT ") + kServerMillis));
   return now.Int(0, 0);
+}
+
+Result<int64_t> PostgresStore::UpSinceMillis() {
+  // On the server's clock, like NowMillis. A restart starts the postmaster anew; a crash
+  // recovery or a failover to a standby that was up before may not, and there the sweeper's own
+  // rule (job/stale.h) applies: every connection to the store broke.
+  PgResult up =
+      TRY(db_.Exec("SELECT (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint"));
+  return up.Int(0, 0);
 }
 
 Result<std::optional<JobRecord>> PostgresStore::ClaimJob(const ClaimRequest& request) {

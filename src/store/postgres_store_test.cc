@@ -207,8 +207,10 @@ TEST_F(PostgresStoreTest, ALockHeldPastTheTimeoutIsBusy) {
 }
 
 TEST(PostgresConnection, AnUnreachableServerIsAClearErrorWithoutThePassword) {
-  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-  Result<std::unique_ptr<Store>> store = OpenStore("postgresql://berth:s3cret@127.0.0.1:1/jobs");
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once; the
+  // opening gives up at once instead of waiting out a command's kCommandRetryMillis.
+  Result<std::unique_ptr<Store>> store =
+      OpenStore("postgresql://berth:s3cret@127.0.0.1:1/jobs", /*give_up_after_ms=*/1);
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().cause(), Cause::kUnavailable);
   EXPECT_PRED2(Mentions, store.error().message(), "cannot connect to job store");

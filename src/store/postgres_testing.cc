@@ -74,6 +74,8 @@ Status Append(const std::string& path, const std::string& text, std::ios::openmo
   return {};
 }
 
+}  // namespace
+
 // A throwaway cluster: initdb'd and started on construction, stopped and removed on Stop.
 class Cluster {
  public:
@@ -100,6 +102,31 @@ class Cluster {
     }
     if (!dir_.empty()) static_cast<void>(sys::RemoveTree(dir_));
     dir_.clear();
+  }
+
+  // Stops the server as an operator would (`pg_ctl stop -m fast`: every session is ended),
+  // keeping its data.
+  Status Pause() {
+    TRY(RunOrFail({bin_ + "/pg_ctl", "-D", data_, "-m", "fast", "-w", "-t", "60", "-s", "stop"},
+                  "pg_ctl stop"));
+    running_ = false;
+    return {};
+  }
+  // Starts it again, on the same port, with the same data.
+  Status Resume() {
+    TRY(RunOrFail({bin_ + "/pg_ctl", "-D", data_, "-l", dir_ + "/server.log", "-w", "-t", "60",
+                   "-s", "start"},
+                  "pg_ctl start"));
+    running_ = true;
+    return {};
+  }
+  // `pg_ctl restart -m fast`.
+  Status Restart() {
+    TRY(RunOrFail({bin_ + "/pg_ctl", "-D", data_, "-l", dir_ + "/server.log", "-m", "fast", "-w",
+                   "-t", "60", "-s", "restart"},
+                  "pg_ctl restart"));
+    running_ = true;
+    return {};
   }
 
  private:
@@ -175,6 +202,8 @@ class Cluster {
   bool running_ = false;
 };
 
+namespace {
+
 // Starts the cluster on first use and stops it when the test binary ends. Forked test
 // children leave with _exit and never tear it down.
 class ClusterEnvironment : public ::testing::Environment {
@@ -233,6 +262,28 @@ PostgresDatabase::~PostgresDatabase() {
   Result<PgConn> admin = PgConn::Open(admin_url_, {});
   if (admin) static_cast<void>(admin->Exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)"));
 }
+
+Result<std::unique_ptr<PostgresServer>> PostgresServer::Launch() {
+  Result<std::unique_ptr<Cluster>> cluster = Cluster::Start();
+  if (!cluster) return cluster.error();
+  auto server = std::unique_ptr<PostgresServer>(new PostgresServer());
+  server->cluster_ = std::move(*cluster);
+  return server;
+}
+
+PostgresServer::~PostgresServer() {
+  if (cluster_) cluster_->Stop();
+}
+
+Result<std::string> PostgresServer::CreateDatabase(const std::string& name) {
+  PgConn admin = TRY(PgConn::Open(cluster_->admin_url(), {}));
+  TRY(admin.Exec("CREATE DATABASE " + name));  // a name of the caller's, [a-z0-9_]
+  return WithDatabase(cluster_->admin_url(), name);
+}
+
+Status PostgresServer::Stop() { return cluster_->Pause(); }
+Status PostgresServer::Start() { return cluster_->Resume(); }
+Status PostgresServer::Restart() { return cluster_->Restart(); }
 
 bool PostgresRequired() {
   const char* ci = std::getenv("CI");

@@ -37,6 +37,32 @@ class PostgresDatabase {
   std::string url_;
 };
 
+class Cluster;
+
+// A throwaway cluster of the test's own (initdb'd as PostgresDatabase's is), for tests that
+// stop and start the server under berth (a store outage): the shared one must stay up. Removed
+// when this object goes.
+class PostgresServer {
+ public:
+  // kNotFound when there are no PostgreSQL binaries (BERTH_TEST_POSTGRES_URL cannot do: the
+  // test must own the server).
+  static Result<std::unique_ptr<PostgresServer>> Launch();
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+
+  // Creates database `name` ([a-z0-9_]) and returns its postgresql:// URL.
+  Result<std::string> CreateDatabase(const std::string& name);
+  // `pg_ctl stop -m fast`, `pg_ctl start` (same port, same data), `pg_ctl restart -m fast`.
+  Status Stop();
+  Status Start();
+  Status Restart();
+
+ private:
+  PostgresServer() = default;
+  std::unique_ptr<Cluster> cluster_;
+};
+
 // True when a missing server must fail the tests instead of skipping them: in CI (CI=true),
 // where a skipped backend would look like a passing one.
 bool PostgresRequired();

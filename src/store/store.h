@@ -35,6 +35,14 @@ inline constexpr size_t kMaxStoredOutputBytes = 1u << 20;
 // default output_limit of 8 MiB.
 inline constexpr int64_t kMaxLiveOutputBytes = 4 << 20;
 
+// Error::detail() of an error that says the store could not be reached (a connection refused,
+// lost or timed out, a server shutting down or starting up), as opposed to an answer the store
+// gave: what RetryingStore (retrying_store.h) waits out.
+inline constexpr int kStoreUnreachable = 1;
+inline bool IsUnreachable(const Error& error) {
+  return error.cause() == Cause::kUnavailable && error.detail() == kStoreUnreachable;
+}
+
 // Result of a slot reservation attempt.
 struct SlotResult {
   bool granted = false;
@@ -120,6 +128,12 @@ class Store {
   // SetOwner, RenewLease and ClaimJob are turned into this clock by the store (clocks that
   // differ by less than a second are taken as one).
   virtual Result<int64_t> NowMillis() = 0;
+
+  // Since when the store has been up without a break, on NowMillis's clock: the database
+  // server's start (a restart or a failover starts it anew) on PostgreSQL; 0 for a store that
+  // is never away as a whole (SQLite, a file). The stale sweep judges no lease before the
+  // store has been up for a lease period (docs/workers.md "Store outages").
+  virtual Result<int64_t> UpSinceMillis() { return 0; }
 
   // Takes the oldest queued job that has a `source` (one for workers) and is not in
   // request.skip, skipping rows another claimer holds at this instant: moves it to

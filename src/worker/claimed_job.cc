@@ -1,8 +1,13 @@
 #include "worker/claimed_job.h"
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
+#include <thread>
 #include <utility>
+#include <vector>
 
+#include "base/mutex.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "gitcli/bundle.h"
@@ -17,21 +22,28 @@
 #include "worker/fence_watch.h"
 #include "worker/live_output.h"
 #include "worker/localize.h"
+#include "worker/pending_result.h"
 
 namespace berth::worker {
 
 namespace {
 
-Result<std::unique_ptr<store::Store>> OpenWatched(const std::string& location, const Log& log) {
-  std::unique_ptr<store::Store> store = TRY(store::OpenStore(location));
+Result<std::unique_ptr<store::Store>> OpenWatched(const std::string& location,
+                                                  int64_t give_up_after_ms, const Log& log) {
+  std::unique_ptr<store::Store> store = TRY(store::OpenStore(location, give_up_after_ms));
   return std::unique_ptr<store::Store>(std::make_unique<FenceWatch>(std::move(store), log));
 }
 
 // A connection that stood by for a while may have been closed by the server or a proxy in
-// between; the failed call marks it broken and the next one reconnects (store/pg_conn.h).
+// between; the failed call marks it broken and the next one reconnects (store/pg_conn.h). A
+// store that is away is waited for: nothing of the job may be written unfenced.
 Status FenceOnce(store::Store& store, const store::Claim& claim) {
   Status fenced = store.Fence(claim);
   if (!fenced && fenced.error().cause() == Cause::kUnavailable) fenced = store.Fence(claim);
+  while (!fenced && store::IsUnreachable(fenced.error())) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    fenced = store.Fence(claim);
+  }
   return fenced;
 }
 
@@ -48,12 +60,52 @@ void DropMirrorBranch(const std::string& mirror, const store::JobRecord& done, c
         dropped.error().ToString());
 }
 
+// The outages this process rode out and has not yet told its job's events (StoreOutage calls
+// on_back inside a store call, where no other call may be made).
+Mutex g_outages_mutex;
+std::vector<std::string> g_outages GUARDED_BY(g_outages_mutex);
+
+void NoteOutage(const std::string& what) {
+  MutexLock lock(g_outages_mutex);
+  g_outages.push_back(what);
+}
+
+// Appends an event per outage noted so far; one that cannot be written waits for the next.
+void TellOutages(store::Store& store, const std::string& job_id) {
+  std::vector<std::string> outages;
+  {
+    MutexLock lock(g_outages_mutex);
+    outages.swap(g_outages);
+  }
+  for (size_t i = 0; i < outages.size(); ++i) {
+    Result<int64_t> appended = store.AppendEvent(
+        job_id, "store", outages[i] + "; the job's supervisor rode it out and kept the job");
+    if (!appended && store::IsUnreachable(appended.error())) {
+      MutexLock lock(g_outages_mutex);
+      g_outages.insert(g_outages.begin(), outages.begin() + static_cast<std::ptrdiff_t>(i),
+                       outages.end());
+      return;
+    }
+  }
+}
+
 }  // namespace
+
+store::RetryOptions SupervisorRetry(const Log& log) {
+  store::RetryOptions options;
+  options.give_up_after_ms = store::kRetryForever;
+  options.log = log;
+  options.on_back = NoteOutage;
+  return options;
+}
 
 Result<SupervisorStores> OpenSupervisorStores(const std::string& location, const Log& log) {
   SupervisorStores stores;
-  stores.job = TRY(OpenWatched(location, log));
-  stores.lease = TRY(OpenWatched(location, log));
+  // The job's writes wait for a store that is away as long as it is away (its end must be
+  // written); the lease keeper's fail at once, since the keeper tries again on its own rhythm
+  // and must go on ticking.
+  stores.job = TRY(OpenWatched(location, store::kRetryForever, log));
+  stores.lease = TRY(OpenWatched(location, 0, log));
   return stores;
 }
 
@@ -64,6 +116,11 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
                  TRY(sys::ReadFile(claimed.job_dir + "/" + kLocalRequestFile))};
   TRY(FenceOnce(*stores.job, claim));
   TRY(FenceOnce(*stores.lease, claim));
+  {
+    // An outage a standby rode out before it had this job is not the job's.
+    MutexLock lock(g_outages_mutex);
+    g_outages.clear();
+  }
   std::unique_ptr<store::Store> job_store = std::move(stores.job);
   std::unique_ptr<store::Store> lease_store = std::move(stores.lease);
   const gitcli::GitCommand git = TRY(gitcli::GitCommand::Find(ctx.environ));
@@ -83,18 +140,28 @@ Result<store::JobRecord> RunClaimedJob(job::JobContext ctx, const ClaimedJob& cl
                                                     const store::JobRecord& done) -> Status {
     std::string bundle = TRY(gitcli::CreateBundle(
         local.mirror, done.branch, done.commit.value_or(""), done.base, store::kMaxResultBytes));
-    TRY(store.PutResult(store::JobResult{done.id, claim.attempt, claim.worker_id,
-                                         done.commit.value_or(""), std::move(bundle), 0}));
+    const store::JobResult result{
+        done.id, claim.attempt, claim.worker_id, done.commit.value_or(""), std::move(bundle), 0};
+    // On disk before the store: a supervisor that dies before the job's end is recorded
+    // leaves it to the next start of a worker here (pending_result.h).
+    TRY(KeepPendingResult(local.job_dir, result));
+    TRY(store.PutResult(result));
     published = true;
     return {};
   };
   LiveOutput output(local.job_dir, claim, log);
-  ctx.publish_live_output = [&output](store::Store& store) { output.Publish(store); };
+  ctx.publish_live_output = [&output, &claim](store::Store& store) {
+    output.Publish(store);
+    TellOutages(store, claim.job_id);
+  };
   ctx.publish_output = [&output](store::Store& store, const store::JobRecord&) {
     output.Finish(store);
   };
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
   store::JobRecord done = TRY(job::RunJob(ctx, *job_store, seams, claim.job_id, nullptr));
+  // The run wrote the job's end (waiting out any outage), or lost the job to fencing.
+  DropPendingResult(local.job_dir);
+  TellOutages(*job_store, claim.job_id);
   if (published && done.commit) DropMirrorBranch(local.mirror, done, log);
   return done;
 }

@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "job/context.h"
 #include "store/job_record.h"
+#include "store/retrying_store.h"
 #include "store/store.h"
 
 namespace berth::worker {
@@ -34,6 +35,11 @@ struct SupervisorStores {
   std::unique_ptr<store::Store> lease;
 };
 Result<SupervisorStores> OpenSupervisorStores(const std::string& location, const Log& log);
+
+// How a supervisor waits for its store (store/retrying_store.h): as long as it is away, with
+// the outage's lines to `log`, and each outage it rode out recorded as an event of its job
+// ("store: the store was unreachable from ... for ...; the job rode it out").
+store::RetryOptions SupervisorRetry(const Log& log);
 
 // Fences `stores` to the claim, runs the job to its end and returns it as it ended. Errors
 // only when it could not start (the store, the request file, the git command); `log` gets the

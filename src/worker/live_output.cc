@@ -53,7 +53,9 @@ void LiveOutput::PublishStream(store::Store& store, Stream& stream) {
     stopped_ = true;  // the claim is over; the lease keeper stops the job
     return;
   }
-  Note(stream, "could not store live output: " + error.ToString());
+  // An unreachable store is said once by the process's outage line, not per stream.
+  if (!store::IsUnreachable(error))
+    Note(stream, "could not store live output: " + error.ToString());
   if (error.cause() != Cause::kInvalidArgument) return;  // retried on the next call
   // Out of place: an append whose answer was lost may have been stored. Go on from the
   // store's end of the stream.

@@ -1,6 +1,7 @@
 #include "worker/worker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "job/outcome.h"
 #include "job/stale.h"
 #include "job/stored_records.h"
+#include "store/open_store.h"
 #include "store/queue_waker.h"
 #include "sys/atomic_file.h"
 #include "sys/file_io.h"
@@ -23,6 +25,7 @@
 #include "sys/spawn.h"
 #include "worker/claimed_job.h"
 #include "worker/localize.h"
+#include "worker/pending_result.h"
 #include "worker/standby.h"
 #include "worker/worker_id.h"
 
@@ -88,6 +91,14 @@ class Worker {
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
+  // Logs a failed call, unless the store was unreachable: the process's outage line says that
+  // once (store/retrying_store.h), and the loop tries again on its next round.
+  void LogFailure(const std::string& what, const Error& error) const {
+    if (!store::IsUnreachable(error)) Log(what + ": " + error.ToString());
+  }
+  // Gives back the claims whose release the store could not take, and looks for claims whose
+  // answer an outage lost (this worker's, preparing, run by none of its slots).
+  void Reconcile();
   void Reap();
   // Takes one job; false when there was none this worker could take.
   bool ClaimOne();
@@ -126,6 +137,9 @@ class Worker {
   int64_t last_collect_ = 0;
   std::optional<Standby> standby_;
   int64_t standby_retry_at_ = 0;  // steady ms
+  // Claims to give back once the store is reachable: (job, reason).
+  std::vector<std::pair<store::JobRecord, std::string>> to_give_back_;
+  bool claim_lost_ = false;  // a claim failed unreachable: it may have landed unseen
 };
 
 // How long the worker waits before it starts a standby again after one ended of its own (it
@@ -137,8 +151,7 @@ void Worker::CollectAttempts() {
   options.attempts_only = true;
   options.now_ms = sys::WallMillis();
   Result<gc::GcReport> report = gc::CollectGarbage(store_, ctx_.state_dir, options);
-  if (!report)
-    return Log("removing the directories of landed jobs failed: " + report.error().ToString());
+  if (!report) return LogFailure("removing the directories of landed jobs failed", report.error());
   for (const std::string& warning : report->warnings) Log("gc: " + warning);
   if (!report->removed.empty())
     Log("removed the directories of " + std::to_string(report->removed.size()) +
@@ -244,7 +257,47 @@ void Worker::GiveBack(const store::JobRecord& job, const std::string& why) {
   cannot_run_[job.id] = sys::MonotonicMillis() + kCannotRunRetryMillis;
   Result<bool> released =
       store_.ReleaseClaim(store::Claim{job.id, job.attempt, options_.worker_id}, reason);
-  if (!released) Log("job " + job.id + ": giving it back failed: " + released.error().ToString());
+  if (released) return;
+  if (store::IsUnreachable(released.error())) {
+    to_give_back_.emplace_back(job, reason);  // once the store is back
+    return;
+  }
+  Log("job " + job.id + ": giving it back failed: " + released.error().ToString());
+}
+
+void Worker::Reconcile() {
+  std::vector<std::pair<store::JobRecord, std::string>> pending = std::move(to_give_back_);
+  to_give_back_.clear();
+  for (auto& [job, reason] : pending) {
+    Result<bool> released =
+        store_.ReleaseClaim(store::Claim{job.id, job.attempt, options_.worker_id}, reason);
+    if (!released && store::IsUnreachable(released.error())) {
+      to_give_back_.emplace_back(std::move(job), std::move(reason));
+    } else if (released && *released) {
+      Log("job " + job.id + ": given back to the queue now that the store is back");
+    }
+  }
+  if (!claim_lost_) return;
+  Result<std::vector<store::JobRecord>> live = store_.ListJobs("", /*live_only=*/true, 10000);
+  if (!live) return LogFailure("looking for claims an outage hid", live.error());
+  claim_lost_ = false;
+  for (const store::JobRecord& job : *live) {
+    if (job.worker_id != options_.worker_id || job.state != store::JobState::kPreparing) continue;
+    auto ours = [&job](const std::string& id, int attempt) {
+      return id == job.id && attempt == job.attempt;
+    };
+    if (std::any_of(running_.begin(), running_.end(),
+                    [&](const Running& r) { return ours(r.job_id, r.attempt); }) ||
+        std::any_of(preparing_.begin(), preparing_.end(),
+                    [&](const auto& p) { return ours(p->job.id, p->job.attempt); }))
+      continue;
+    // Claimed by a call whose answer the outage lost: give it back rather than let its claim
+    // run out (the rescue would count it as an attempt).
+    Result<bool> released = store_.ReleaseClaim(
+        store::Claim{job.id, job.attempt, options_.worker_id},
+        "worker " + options_.worker_id + " lost the answer to its claim in a store outage");
+    if (released && *released) Log("job " + job.id + ": gave back a claim an outage hid");
+  }
 }
 
 void Worker::GiveBackUnstarted(const std::string& job_id, int attempt, const std::string& how) {
@@ -321,7 +374,7 @@ void Worker::TendPreparing(bool stopping) {
     Result<bool> renewed =
         store_.RenewLease(p.job.id, job::SelfOwner(), sys::WallMillis() + job::kLeaseMillis);
     if (!renewed) {
-      Log("job " + p.job.id + ": renewing its claim failed: " + renewed.error().ToString());
+      LogFailure("job " + p.job.id + ": renewing its claim failed", renewed.error());
     } else if (!*renewed) {
       // Cancelled, or taken for stale: the job is no longer this worker's to start.
       Log("job " + p.job.id + ": its claim ended while its mirror was being made");
@@ -355,7 +408,8 @@ bool Worker::ClaimOne() {
   request.skip = Skipped();
   Result<std::optional<store::JobRecord>> claimed = store_.ClaimJob(request);
   if (!claimed) {
-    Log("claiming a job failed: " + claimed.error().ToString());
+    if (store::IsUnreachable(claimed.error())) claim_lost_ = true;
+    LogFailure("claiming a job failed", claimed.error());
     return false;
   }
   if (!claimed->has_value()) return false;
@@ -366,10 +420,11 @@ bool Worker::ClaimOne() {
 bool Worker::Round(bool stopping) {
   Reap();
   TendPreparing(stopping);
+  if (!to_give_back_.empty() || claim_lost_) Reconcile();
   if (const int64_t now = sys::MonotonicMillis(); now - last_sweep_ >= kSweepMillis) {
     last_sweep_ = now;
     if (Status swept = job::ReapStaleJobs(store_); !swept)
-      Log("sweeping for stale jobs failed: " + swept.error().ToString());
+      LogFailure("sweeping for stale jobs failed", swept.error());
   }
   if (const int64_t now = sys::MonotonicMillis();
       !stopping && (last_collect_ == 0 || now - last_collect_ >= kCollectMillis)) {
@@ -398,7 +453,12 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
   if (options.worker_id.empty()) options.worker_id = NewWorkerId();
   if (options.slots < 1) options.slots = 1;
 
+  // A worker started while its store is away waits for it (the outage's line says so once).
   Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(ctx);
+  while (!store && store::IsUnreachable(store.error())) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    store = job::OpenMaskingStore(ctx);
+  }
   if (!store) {
     log("cannot open the job store: " + store.error().ToString());
     return job::kExitUnavailable;
@@ -427,6 +487,10 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
   log("worker " + options.worker_id + ": " + std::to_string(options.slots) +
       " slot(s), mirrors in " + options.repo_root);
 
+  // Results this host's supervisors finished but did not see recorded (they died first).
+  ReconcilePendingResults(
+      ctx.state_dir,
+      [&ctx] { return store::OpenStore(ctx.store_location, store::kCommandRetryMillis); }, log);
   Worker worker(ctx, options, **store, gitcli::Mirrors(options.repo_root, std::move(*git)));
   bool stopping = false;
   while (true) {
