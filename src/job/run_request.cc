@@ -115,7 +115,9 @@ Status LimitsFromJson(const JsonReader& r, JobLimits* out) {
   return {};
 }
 
-// Every key RunRequest::ToJson writes; the others are kept in `extra`.
+// Every key RunRequest::ToJson writes; the others are kept in `extra`. One more is known:
+// "env_values", the values of passed variables that berth stored before they travelled by name
+// only; it is dropped, never kept in `extra`.
 constexpr std::string_view kRequestKeys[] = {"agent",
                                              "provider",
                                              "write",
@@ -125,9 +127,6 @@ constexpr std::string_view kRequestKeys[] = {"agent",
                                              "grants",
                                              "env_pass",
                                              "env_set",
-                                             // Values of passed variables, stored by berth
-                                             // before they travelled by name only: known,
-                                             // so that they are dropped, never kept in extra.
                                              "env_values",
                                              "backend",
                                              "include_paths",
@@ -232,11 +231,11 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   RunRequest out;
   // The fields every berth has written: a request without one is not a request.
   for (const char* key :
-       {"agent",          "provider",      "write",           "policy_present", "argv",
-        "writable",       "grants",        "env_pass",        "env_set",
-        "backend",        "include_paths", "include_secrets", "deadline_ms",    "output_limit",
-        "max_concurrent", "retry",         "prompt_text",     "base_revision",  "with_uncommitted",
-        "prompt_file",    "has_prompt",    "state_dir",       "extra_hidden"})
+       {"agent",         "provider",        "write",         "policy_present",   "argv",
+        "writable",      "grants",          "env_pass",      "env_set",          "backend",
+        "include_paths", "include_secrets", "deadline_ms",   "output_limit",     "max_concurrent",
+        "retry",         "prompt_text",     "base_revision", "with_uncommitted", "prompt_file",
+        "has_prompt",    "state_dir",       "extra_hidden"})
     TRY(r.Require(key));
   TRY(r.Read("agent", &out.agent));
   TRY(r.Read("provider", &out.provider));
