@@ -114,6 +114,30 @@ TEST_F(PostgresStoreTest, MigrationsAreRecordedOnceAndReopeningChangesNothing) {
   EXPECT_EQ(Query("SELECT count(*) FROM schema_version"), std::to_string(PostgresSchemaVersion()));
 }
 
+// Issue 27 §3: a shared store written by a berth that stored passed variables' values
+// (env_values) holds none of them once this berth has opened it; a request that is not JSON is
+// left alone.
+TEST_F(PostgresStoreTest, UpgradingRemovesTheStoredValuesOfPassedVariables) {
+  JobRecord older = MakeJob("older", kRepo, 1000);
+  older.request_json = R"({"argv":["true"],"env_pass":["DATABASE_URL"],)"
+                       R"("env_values":{"DATABASE_URL":"postgres://u:PW-7f3a@db/app"}})";
+  ASSERT_TRUE(store_->CreateJob(older).has_value());
+  JobRecord corrupt = MakeJob("corrupt", kRepo, 1001);
+  corrupt.request_json = R"(not json "env_values" PW-7f3a)";
+  ASSERT_TRUE(store_->CreateJob(corrupt).has_value());
+  // The store as the older berth left it: at the version before the scrub.
+  ASSERT_EQ(Refusal("DELETE FROM schema_version WHERE version >= 5"), "");
+  ASSERT_TRUE(Open().has_value());
+  EXPECT_EQ(Query("SELECT max(version) FROM schema_version"),
+            std::to_string(PostgresSchemaVersion()));
+  std::string request = Query("SELECT request_json FROM jobs WHERE id = 'older'");
+  EXPECT_FALSE(Mentions(request, "PW-7f3a")) << request;
+  EXPECT_FALSE(Mentions(request, "env_values")) << request;
+  EXPECT_TRUE(Mentions(request, "DATABASE_URL")) << request;  // the name stays
+  EXPECT_EQ(Query("SELECT request_json FROM jobs WHERE id = 'corrupt'"),
+            R"(not json "env_values" PW-7f3a)");
+}
+
 TEST_F(PostgresStoreTest, ANewerSchemaIsRefusedAndLeftAlone) {
   ASSERT_EQ(Refusal("INSERT INTO schema_version (version, applied_at_ms) VALUES (99, 0)"), "");
   Result<std::unique_ptr<Store>> newer = Open();

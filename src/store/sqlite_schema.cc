@@ -209,12 +209,20 @@ BEGIN
 END;
 )sql";
 
+// Migration 5: berth once stored the values of the variables a policy passes by name
+// (`env_values` in the request); they may be secrets (docs/store.md "What the store never
+// holds"). This removes them from every request that has them. A request that is not JSON is
+// left as it is: its job ends failed when it is read (job/stored_records.h).
+constexpr char kMigration5[] = R"sql(
+UPDATE jobs SET request_json = json_remove(request_json, '$.env_values')
+WHERE CASE WHEN json_valid(request_json)
+           THEN json_type(request_json, '$.env_values') IS NOT NULL
+           ELSE 0 END;
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
-    kMigration1,
-    kMigration2,
-    kMigration3,
-    kMigration4,
+    kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
 };
 
 Status RefuseNewer(SqliteDb& db, int version) {

@@ -113,5 +113,38 @@ TEST(SqliteSchema, ConcurrentFirstOpensMigrateOnce) {
             std::to_string(SqliteSchemaVersion()));
 }
 
+// Issue 27 §3: a store written by a berth that stored passed variables' values (env_values)
+// holds none of them once this berth has opened it; a request that is not JSON is left alone.
+TEST(SqliteSchema, UpgradingRemovesTheStoredValuesOfPassedVariables) {
+  TempDir dir;
+  std::string path = dir.path() + "/berth.db";
+  {
+    Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value());
+    JobRecord older = testing::MakeJob("older", "/src/app", 1000);
+    older.request_json = R"({"argv":["true"],"env_pass":["DATABASE_URL"],)"
+                         R"("env_values":{"DATABASE_URL":"postgres://u:PW-7f3a@db/app"}})";
+    ASSERT_TRUE((*store)->CreateJob(older).has_value());
+    JobRecord corrupt = testing::MakeJob("corrupt", "/src/app", 1001);
+    corrupt.request_json = R"(not json "env_values" PW-7f3a)";
+    ASSERT_TRUE((*store)->CreateJob(corrupt).has_value());
+  }
+  {
+    // The store as the older berth left it: at the version before the scrub.
+    RawDb raw(path);
+    ASSERT_EQ(raw.Exec("DELETE FROM schema_version WHERE version >= 5"), SQLITE_OK) << raw.error();
+  }
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  RawDb raw(path);
+  EXPECT_EQ(raw.QueryText("SELECT MAX(version) FROM schema_version"),
+            std::to_string(SqliteSchemaVersion()));
+  std::string request = raw.QueryText("SELECT request_json FROM jobs WHERE id = 'older'");
+  EXPECT_EQ(request.find("PW-7f3a"), std::string::npos) << request;
+  EXPECT_EQ(request.find("env_values"), std::string::npos) << request;
+  EXPECT_NE(request.find("DATABASE_URL"), std::string::npos) << request;  // the name stays
+  EXPECT_EQ(raw.QueryText("SELECT request_json FROM jobs WHERE id = 'corrupt'"),
+            R"(not json "env_values" PW-7f3a)");
+}
+
 }  // namespace
 }  // namespace berth::store
