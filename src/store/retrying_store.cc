@@ -96,14 +96,24 @@ auto RetryingStore::Call(F&& call, bool* retried) -> decltype(call()) {
   const int64_t give_up = give_up_after_ms_;
   const int64_t started = outage_->SteadyMillis();
   int64_t delay = kFirstRetryDelayMillis;
+  // A connection broken by a server restart that is already over fails its next call, and
+  // the next call after that connects again: one quiet try at once tells that apart from an
+  // outage, which it would otherwise announce (and note in the job's events) as one of 0 s.
+  bool quiet_try = !outage_->down();
   while (true) {
     auto result = call();
     if (result.has_value() || !IsUnreachable(result.error())) {
       outage_->Reached();  // an error other than unreachable is the store's answer
       return result;
     }
-    outage_->Failed(result.error(), give_up);
     if (retried != nullptr) *retried = true;
+    if (quiet_try) {
+      quiet_try = false;
+      // The sweep rule still counts it: this process was cut off from its store.
+      g_last_unreachable.store(outage_->SteadyMillis() + 1);
+      continue;
+    }
+    outage_->Failed(result.error(), give_up);
     const int64_t waited = outage_->SteadyMillis() - started;
     if (give_up == 0) return result;
     if (give_up > 0 && waited + delay > give_up) {
