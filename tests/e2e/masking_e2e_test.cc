@@ -327,6 +327,10 @@ TEST_F(PassedVariablesTest, PassedVariableValuesAreNeverStored) {
   EXPECT_TRUE(files.count("worker-a/jobs/" + queued_id + "-1/receipt.json") == 1)
       << "the scan missed the worker's job";
   for (const auto& [path, entry] : files) {
+    // overlayfs's own scratch in its work dir ("work/incompat/volatile/dirty", an empty file
+    // of mode 0 the kernel creates): berth never writes there, and an unprivileged owner may
+    // not open it.
+    if (Contains(path, "/work/incompat/volatile/") && Contains(entry, "<unreadable:")) continue;
     EXPECT_FALSE(Contains(entry, "<unreadable:") || Contains(path, "<list>"))
         << path << " could not be scanned: " << entry;
     ExpectNoValue(entry, path);
