@@ -143,7 +143,8 @@ class StoreOutageE2eTest : public JobsTest {
   std::map<std::string, int64_t> ExpectEveryJobCompletedOnceAndLands(
       store::Store& db, const std::map<std::string, std::string>& jobs) {
     std::map<std::string, int64_t> done_at;
-    for (const auto& [id, name] : jobs) {
+    for (const auto& entry : jobs) {
+      const std::string& id = entry.first;  // a plain reference: lambdas below capture it
       std::optional<store::JobRecord> job = *db.GetJob(id);
       EXPECT_TRUE(job.has_value()) << id;
       if (!job) continue;
