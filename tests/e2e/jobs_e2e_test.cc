@@ -1128,6 +1128,44 @@ TEST_F(VerifyTest, DeadlineEndsACheckThatOutlivesItAndTimesTheJobOut) {
   EXPECT_TRUE(BranchExists(id)) << "the agent's commit is kept";
 }
 
+// `grants = ["cache:npm"]` on a check never set npm_config_cache: the credential filter took
+// it for an npm credential. The grant's own variable now reaches the check, pointing at the
+// cache directory; npm credentials the policy passes still do not (the agent gets them).
+TEST_F(VerifyTest, GrantVariableIsNeverACredentialRegression) {
+  constexpr char kChecks[] = R"([env]
+pass = ["NPM_TOKEN", "npm_config__authToken"]
+[[verify]]
+name = "npm-cache"
+grants = ["cache:npm"]
+argv = ["sh", "-c", "test -n \"$npm_config_cache\" && test -d \"$npm_config_cache\""]
+[[verify]]
+name = "no-npm-credential"
+grants = ["cache:npm"]
+argv = ["sh", "-c", "env; test -z \"$NPM_TOKEN$npm_config__authToken\""]
+)";
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) + kChecks));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "checks"}).exit_code, 0);
+  RunResult run =
+      Run({"run", "implement", "--", "sh", "-c",
+           "test -n \"$NPM_TOKEN\" && echo agent-has-the-token; echo 'int x;' > src/x.c"},
+          {{"GIT_CONFIG_NOSYSTEM", "1"},
+           {"NPM_TOKEN", "npm_e2e_secret_value"},
+           {"npm_config__authToken", "npm_e2e_auth_value"}});
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  EXPECT_EQ(Get(Check(job, 0), "passed"), true) << Check(job, 0).dump(2);
+  EXPECT_EQ(Get(Check(job, 1), "passed"), true) << Check(job, 1).dump(2);
+  EXPECT_TRUE(Contains(GetStr(Check(job, 1), "output_tail"),
+                       "npm_config_cache=" + state() + "/caches/npm\n"))
+      << Check(job, 1).dump(2);
+  // The control: the agent did receive the passed credential, so its absence in the check is
+  // the filter's doing.
+  EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-has-the-token"))
+      << ReadText(JobDir(id) + "/stdout");
+}
+
 TEST_F(VerifyTest, CheckKilledBySigkillFailsTheJob) {
   ASSERT_NO_FATAL_FAILURE(
       UseChecks("[[verify]]\nname = \"killed\"\nargv = [\"sh\", \"-c\", \"kill -9 $$\"]\n"));
