@@ -1264,6 +1264,44 @@ TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
   EXPECT_EQ(GitOut({"show", GetStr(job, "commit") + ":src/agent-saw.txt"}), "ghp_e2e_secret_value");
 }
 
+// berth init's Python starter ran the first python3 on PATH (a pyenv shim under a home, hidden
+// in a job) and ignored the src layout, so its check failed on the unchanged tree. On a small
+// src-layout project with a pytest test, the starter's checks now pass in a real job.
+TEST_F(VerifyTest, InitStarterChecksPassOnAnUnchangedPythonTreeRegression) {
+  RunResult has_pytest = RunProgram({"/usr/bin/python3", "-c", "import pytest"}, {}, ws());
+  REQUIRE_FEATURE(has_pytest.exit_code == 0, "/usr/bin/python3 cannot import pytest");
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/src/greet", 0755));
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/tests", 0755));
+  ASSERT_TRUE(WriteText(ws() + "/pyproject.toml",
+                        "[project]\nname = \"greet\"\nversion = \"1\"\n"
+                        "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"));
+  ASSERT_TRUE(
+      WriteText(ws() + "/src/greet/__init__.py", "def hello(name):\n    return 'hello ' + name\n"));
+  ASSERT_TRUE(WriteText(ws() + "/tests/test_greet.py",
+                        "from greet import hello\n\n\ndef test_hello():\n"
+                        "    assert hello('x') == 'hello x'\n"));
+  ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
+  RunResult init = Berth({"init"});
+  ASSERT_EQ(init.exit_code, 0) << init.Describe();
+  const std::string policy = ReadText(PolicyPath());
+  EXPECT_TRUE(Contains(policy, "PYTHONPATH = \"src\"")) << policy;
+  EXPECT_TRUE(Contains(policy, "argv = [\"/usr/bin/python3\", \"-m\", \"pytest\", \"-q\"]"))
+      << policy;
+  EXPECT_FALSE(Contains(policy, home())) << policy;
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "python project and its starter policy"}).exit_code, 0);
+  // The agent changes no code: only a note beside the tests.
+  RunResult run = Run({"run", "implement", "--", "sh", "-c", "echo note > tests/NOTES.txt"},
+                      {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  json check = Check(job, 0);
+  EXPECT_EQ(GetStr(check, "name"), "pytest") << check.dump(2);
+  EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "1 passed")) << check.dump(2);
+}
+
 TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
   ASSERT_NO_FATAL_FAILURE(UseChecks("[[verify]]\nname = \"ok\"\nargv = [\"true\"]\n"));
   ASSERT_EQ(RunShell("echo 'int v;' > src/v.c").exit_code, 0);
