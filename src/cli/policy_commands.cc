@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/output.h"
+#include "confine/homes.h"
 #include "git/repository.h"
 #include "job/outcome.h"
 #include "policy/policy.h"
@@ -10,6 +11,7 @@
 #include "policy/starter.h"
 #include "sys/atomic_file.h"
 #include "sys/fs.h"
+#include "sys/process.h"
 
 namespace berth::cli {
 
@@ -46,7 +48,11 @@ int RunInitCommand(const GlobalOptions&, const PolicyOptions& options) {
                      "pass --force to overwrite it"));
     return 1;
   }
-  policy::RepoFacts facts = policy::DetectRepo(*root);
+  // Every home is hidden in a job: nothing under one may be written into the policy.
+  policy::DetectOptions detect;
+  detect.homes = confine::HideableHomes(sys::AccountHomes());
+  detect.homes.push_back(sys::CurrentIdentity().home);
+  policy::RepoFacts facts = policy::DetectRepo(*root, detect);
   std::string text = policy::StarterPolicy(facts);
   if (Status made = sys::MakeDirs(*root + "/.berth", 0755); !made) {
     PrintError(made.error());

@@ -27,4 +27,23 @@ const CacheTool* FindCache(const std::string& name) {
 
 bool IsKnownCache(const std::string& name) { return FindCache(name) != nullptr; }
 
+std::string CacheVariableValue(const std::string& value_template, const std::string& dir) {
+  std::string value = value_template;
+  size_t at = value.find("{dir}");
+  if (at != std::string::npos) value.replace(at, 5, dir);
+  return value;
+}
+
+bool IsCacheGrantVariable(const sandbox::EnvVar& var, const sandbox::SandboxSpec& spec) {
+  for (const sandbox::GrantRecord& grant : spec.grants) {
+    if (grant.kind != "cache" || grant.text != var.origin) continue;
+    const CacheTool* tool = FindCache(grant.text.substr(grant.text.find(':') + 1));
+    if (tool == nullptr) continue;
+    for (const auto& [name, value_template] : tool->env)
+      if (var.name == name && var.value == CacheVariableValue(value_template, grant.path))
+        return true;
+  }
+  return false;
+}
+
 }  // namespace berth::confine

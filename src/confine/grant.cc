@@ -130,11 +130,8 @@ Status ApplyGrant(const Grant& grant, const HostContext& host, sandbox::SandboxS
       PathGrant path{PathGrant::Access::kReadWrite, record.path, text};
       path.create_if_missing = true;
       spec->paths.push_back(path);
-      for (const auto& [name, templ] : tool->env) {
-        std::string value = templ;
-        value.replace(value.find("{dir}"), 5, record.path);
-        spec->env.push_back({name, value, text});
-      }
+      for (const auto& [name, templ] : tool->env)
+        spec->env.push_back({name, CacheVariableValue(templ, record.path), text});
       break;
     }
     case Grant::Kind::kNet:

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "confine/caches.h"
+#include "confine/grant.h"
 #include "sys/fs.h"
 
 namespace berth::confine {
@@ -47,6 +49,26 @@ TEST_F(SpecBuilderTest, TypedVariablesKeepTheirValueAndOrigin) {
   EXPECT_EQ(FindEnv(spec, "PROMPT")->origin, "--setenv");
   ASSERT_NE(FindEnv(spec, "X"), nullptr);
   EXPECT_EQ(FindEnv(spec, "X")->value, "");
+}
+
+// Every cache grant's variables reach the sandbox (agents have no credential filter) and are
+// recognised as the grant's own, which the checks' credential filter keeps
+// (job/verify: GrantVariableIsNeverACredentialRegression).
+TEST_F(SpecBuilderTest, CacheGrantVariablesAreTheGrantsOwn) {
+  for (const CacheTool& tool : CacheTools()) {
+    options_.grants = {ParseGrant(std::string("cache:") + tool.name).value()};
+    options_.env = {{"NPM_TOKEN", "secret", "--setenv"}};
+    sandbox::SandboxSpec spec = BuildSandboxSpec(options_, host_).value();
+    for (const auto& [name, value_template] : tool.env) {
+      const sandbox::EnvVar* var = FindEnv(spec, name);
+      ASSERT_NE(var, nullptr) << tool.name << " " << name;
+      EXPECT_EQ(var->value,
+                CacheVariableValue(value_template, host_.state_dir + "/caches/" + tool.name));
+      EXPECT_TRUE(IsCacheGrantVariable(*var, spec)) << name;
+    }
+    ASSERT_NE(FindEnv(spec, "NPM_TOKEN"), nullptr);
+    EXPECT_FALSE(IsCacheGrantVariable(*FindEnv(spec, "NPM_TOKEN"), spec));
+  }
 }
 
 TEST_F(SpecBuilderTest, RefusesAVariableWithoutAName) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 
+#include "confine/caches.h"
 #include "confine/spec_builder.h"
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
@@ -143,6 +144,15 @@ bool IsCredentialShaped(const std::string& raw_name, const std::string& value) {
   return false;
 }
 
+void DropCredentialShaped(sandbox::SandboxSpec* spec) {
+  // Defence in depth: whatever the allowlist let through, no credential-shaped variable. A
+  // cache grant's own variable (npm's `npm_config_cache`) stays: berth set it, to a
+  // directory berth manages, so it carries nothing of the caller's.
+  std::erase_if(spec->env, [&](const sandbox::EnvVar& e) {
+    return IsCredentialShaped(e.name, e.value) && !confine::IsCacheGrantVariable(e, *spec);
+  });
+}
+
 nlohmann::json CheckResult::ToJson() const {
   return {{"name", name},
           {"argv", argv},
@@ -274,12 +284,7 @@ Result<Verification> RunChecks(
       sandbox::SandboxSpec spec = std::move(*built);
       spec.overlay =
           sandbox::OverlayWorkspace{tree.Layers(), dir + "/upper", dir + "/work", job.repo};
-      // Defence in depth: whatever the allowlist let through, no credential-shaped variable.
-      spec.env.erase(std::remove_if(spec.env.begin(), spec.env.end(),
-                                    [](const sandbox::EnvVar& e) {
-                                      return IsCredentialShaped(e.name, e.value);
-                                    }),
-                     spec.env.end());
+      DropCredentialShaped(&spec);
       spec.network = sandbox::Network::kNone;
       result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
                       request.output_limit, mask, left);

@@ -18,6 +18,7 @@
 #include "job/context.h"
 #include "job/limit_record.h"
 #include "job/run_request.h"
+#include "sandbox/spec.h"
 #include "store/job_record.h"
 
 namespace berth::job {
@@ -62,6 +63,11 @@ struct Verification {
 // TOKEN(S), KEY(S), SECRET(S), PASSWORD, PASSWD, CREDENTIAL(S), SESSION, COOKIE, PAT, AUTH, or
 // starting with a cloud or forge prefix; values that are URLs carrying a password.
 bool IsCredentialShaped(const std::string& name, const std::string& value);
+
+// Removes every credential-shaped variable from a check's environment, except the variables
+// its `cache:` grants set (confine::IsCacheGrantVariable): a grant's own variable is never a
+// credential, while a same-named value the caller passed or set is dropped before it gets here.
+void DropCredentialShaped(sandbox::SandboxSpec* spec);
 
 // Runs `request.checks` on `commit`. `on_event(step, detail)` reports each check starting
 // and ending. With `budget_ms` (what is left of the job's deadline) no check runs past it:

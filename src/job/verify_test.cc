@@ -25,6 +25,36 @@ TEST(IsCredentialShaped, UrlsWithPasswords) {
   EXPECT_FALSE(IsCredentialShaped("MIRROR", "https://user@example.invalid/"));
 }
 
+// `grants = ["cache:npm"]` on a check never set npm_config_cache: the credential filter took
+// it for an npm credential (prefix NPM_, any case). A grant's own variable, with the value
+// berth set, stays; a caller's npm credential and a forged copy of the variable do not.
+TEST(DropCredentialShaped, GrantVariableIsNeverACredentialRegression) {
+  sandbox::SandboxSpec spec;
+  spec.grants = {{"cache:npm", "cache", "/state/caches/npm", false},
+                 {"cache:maven", "cache", "/state/caches/maven", false}};
+  spec.env = {{"PATH", "/usr/bin", "allowlist"},
+              {"npm_config_cache", "/state/caches/npm", "cache:npm"},
+              {"MAVEN_OPTS", "-Dmaven.repo.local=/state/caches/maven", "cache:maven"},
+              {"NPM_TOKEN", "npm_secret", "--setenv"},
+              {"npm_config__authToken", "npm_secret", "--setenv"},
+              // Not what the grant set: another value, another origin, another grant's name.
+              {"npm_config_cache", "/elsewhere", "cache:npm"},
+              {"npm_config_cache", "/state/caches/npm", "--setenv"},
+              {"npm_config_registry", "/state/caches/npm", "cache:npm"},
+              {"NPM_CONFIG_CACHE", "/state/caches/npm", "cache:npm"}};
+  DropCredentialShaped(&spec);
+  std::vector<std::string> kept;
+  for (const sandbox::EnvVar& e : spec.env) kept.push_back(e.name + "=" + e.value + " " + e.origin);
+  EXPECT_EQ(kept, (std::vector<std::string>{
+                      "PATH=/usr/bin allowlist", "npm_config_cache=/state/caches/npm cache:npm",
+                      "MAVEN_OPTS=-Dmaven.repo.local=/state/caches/maven cache:maven"}));
+  // Without the grant, the variable is dropped like any other npm_ name.
+  spec.grants.clear();
+  spec.env = {{"npm_config_cache", "/state/caches/npm", "cache:npm"}};
+  DropCredentialShaped(&spec);
+  EXPECT_TRUE(spec.env.empty());
+}
+
 CheckResult Check(const std::string& name, bool required, bool passed) {
   CheckResult c;
   c.name = name;

@@ -80,7 +80,11 @@ std::string Mutate(const std::string& seed, Prng& prng) {
 }
 
 TEST(PolicyMutation, NeverCrashes) {
-  RepoFacts facts{{"cmake", "npm"}, {"src/**"}, {"tests/**"}, true};
+  RepoFacts facts;
+  facts.build_systems = {"cmake", "npm"};
+  facts.source_globs = {"src/**"};
+  facts.test_globs = {"tests/**"};
+  facts.make_has_test_target = true;
   std::vector<std::string> seeds = {kExample, StarterPolicy(facts)};
   Prng prng(20240601);
   int parsed = 0;

@@ -1,11 +1,14 @@
 #include "policy/starter.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "base/strings.h"
 #include "policy/policy.h"
 #include "sys/fs.h"
+#include "sys/process.h"
+#include "sys/spawn.h"
 
 namespace berth::policy {
 
@@ -43,6 +46,198 @@ bool MakefileHasTestTarget(const std::string& text) {
     }
   }
   return false;
+}
+
+// --- The repository's layout ------------------------------------------------------------
+
+// Extensions of source files an agent edits; a top-level file with one becomes a "*.EXT" glob.
+constexpr const char* kSourceExtensions[] = {
+    "c",  "h",  "cc",   "cpp", "hpp", "cxx", "py", "js",    "mjs", "cjs",   "ts",  "tsx", "jsx",
+    "go", "rs", "java", "kt",  "rb",  "php", "cs", "swift", "m",   "scala", "lua", "sh",  "pl"};
+
+// Top-level directories that hold no sources of the project: vendored trees, dependency
+// trees and build outputs (and every dot-directory: .git, .berth, .github, ...).
+constexpr const char* kNotSourceDirs[] = {"node_modules",
+                                          "vendor",
+                                          "third_party",
+                                          "build",
+                                          "dist",
+                                          "out",
+                                          "target",
+                                          "bin",
+                                          "obj",
+                                          "venv",
+                                          "env",
+                                          "__pycache__",
+                                          "coverage",
+                                          "htmlcov",
+                                          "site-packages",
+                                          "_build",
+                                          "cmake-build-debug",
+                                          "cmake-build-release"};
+
+constexpr const char* kTestDirs[] = {"tests", "test", "spec", "__tests__"};
+// The directories offered before any other, in this order (the starter's historical list).
+constexpr const char* kSourceDirs[] = {"src", "lib", "app", "pkg", "cmd", "internal", "include"};
+
+std::string Extension(const std::string& name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? "" : name.substr(dot + 1);
+}
+
+bool IsSourceFile(const std::string& name) {
+  const std::string ext = Extension(name);
+  return std::find_if(std::begin(kSourceExtensions), std::end(kSourceExtensions),
+                      [&](const char* e) { return ext == e; }) != std::end(kSourceExtensions);
+}
+
+template <size_t N>
+bool In(const char* const (&list)[N], const std::string& name) {
+  return std::find_if(std::begin(list), std::end(list), [&](const char* e) { return name == e; }) !=
+         std::end(list);
+}
+
+// Whether `dir` holds a source file within a few levels (bounded: a huge tree is cut short).
+bool HoldsSources(const std::string& dir, int depth, int* budget) {
+  Result<std::vector<std::string>> entries = sys::ListDir(dir);
+  if (!entries) return false;
+  for (const std::string& name : *entries) {
+    if (--*budget < 0) return false;
+    if (name.empty() || name[0] == '.') continue;
+    const std::string path = dir + "/" + name;
+    sys::FileType type = sys::TypeOf(path);
+    if (type == sys::FileType::kRegular && IsSourceFile(name)) return true;
+    if (type == sys::FileType::kDirectory && depth > 0 && !In(kNotSourceDirs, name) &&
+        HoldsSources(path, depth - 1, budget))
+      return true;
+  }
+  return false;
+}
+
+bool IsNotSourceDir(const std::string& name) {
+  return name.empty() || name[0] == '.' || In(kNotSourceDirs, name) ||
+         Extension(name) == "egg-info";
+}
+
+// source_globs and test_globs from the top of the tree: the known directories that exist,
+// then every other top-level directory holding source files, then "*.EXT" for top-level
+// source files (`*` matches within the top directory only).
+void DetectLayout(const std::string& root, RepoFacts* facts) {
+  for (const char* dir : kSourceDirs)
+    if (IsDir(root, dir)) facts->source_globs.push_back(std::string(dir) + "/**");
+  for (const char* dir : kTestDirs)
+    if (IsDir(root, dir)) facts->test_globs.push_back(std::string(dir) + "/**");
+  Result<std::vector<std::string>> entries = sys::ListDir(root);
+  if (!entries) return;
+  std::sort(entries->begin(), entries->end());
+  std::vector<std::string> extensions;
+  for (const std::string& name : *entries) {
+    if (IsDir(root, name)) {
+      if (IsNotSourceDir(name) || In(kSourceDirs, name) || In(kTestDirs, name)) continue;
+      int budget = 5000;
+      if (sys::TypeOf(root + "/" + name) == sys::FileType::kDirectory &&
+          HoldsSources(root + "/" + name, 3, &budget))
+        facts->source_globs.push_back(name + "/**");
+    } else if (IsFile(root, name) && name[0] != '.' && IsSourceFile(name) &&
+               std::find(extensions.begin(), extensions.end(), Extension(name)) ==
+                   extensions.end()) {
+      extensions.push_back(Extension(name));
+    }
+  }
+  for (const char* ext : kSourceExtensions)
+    if (std::find(extensions.begin(), extensions.end(), ext) != extensions.end())
+      facts->source_globs.push_back(std::string("*.") + ext);
+}
+
+// --- Interpreters and tools -------------------------------------------------------------
+
+bool UnderAHome(const std::string& path, const std::vector<std::string>& homes) {
+  Result<std::string> real = sys::RealPath(path);
+  for (const std::string& home : homes) {
+    if (home.empty() || home == "/") continue;
+    if (sys::IsWithin(path, home) || (real && sys::IsWithin(*real, home))) return true;
+    Result<std::string> real_home = sys::RealPath(home);
+    if (real && real_home && sys::IsWithin(*real, *real_home)) return true;
+  }
+  return false;
+}
+
+// Runs `argv` (argv[0] absolute) in `cwd` with a bare environment, output discarded; whether
+// it exited 0. Used for `python -c "import pytest"`: quick, and nothing of the caller's leaks.
+bool Succeeds(const std::vector<std::string>& argv, const std::string& cwd) {
+  sys::SpawnOptions options;
+  options.argv = argv;
+  options.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"};
+  options.cwd = cwd;
+  options.stdio[0] = options.stdio[1] = options.stdio[2] = sys::kDevNull;
+  Result<sys::Process> process = sys::Spawn(options);
+  if (!process) return false;
+  Result<sys::ExitStatus> status = process->Wait();
+  return status && !status->signaled && status->code == 0;
+}
+
+// An executable `name` in `options.tool_dirs`, outside every home.
+std::optional<std::string> FindTool(const std::string& name, const DetectOptions& options) {
+  for (const std::string& dir : options.tool_dirs) {
+    const std::string path = dir + "/" + name;
+    if (sys::TypeOfFollowing(path) == sys::FileType::kRegular && !UnderAHome(path, options.homes))
+      return path;
+  }
+  return std::nullopt;
+}
+
+// The package directories of a src layout: src/<pkg>/__init__.py.
+std::vector<std::string> SrcPackages(const std::string& root) {
+  std::vector<std::string> packages;
+  Result<std::vector<std::string>> entries = sys::ListDir(root + "/src");
+  if (!entries) return packages;
+  std::sort(entries->begin(), entries->end());
+  for (const std::string& name : *entries)
+    if (IsFile(root, "src/" + name + "/__init__.py")) packages.push_back(name);
+  return packages;
+}
+
+// The interpreter of the pytest check: the project's venv (relative: checks run at the
+// repository root) unless its python resolves into a home, else the first candidate that
+// imports pytest, else the first candidate, marked as lacking pytest.
+void DetectPython(const std::string& root, const DetectOptions& options, RepoFacts* facts) {
+  for (const char* venv : {".venv/bin/python", "venv/bin/python"}) {
+    const std::string path = root + "/" + venv;
+    if (sys::TypeOfFollowing(path) != sys::FileType::kRegular) continue;
+    // The repository itself is visible in a job, wherever it lives; what its python links
+    // to outside it must not be under a home.
+    Result<std::string> real = sys::RealPath(path);
+    Result<std::string> real_root = sys::RealPath(root);
+    if (!real || !real_root) continue;
+    if (!sys::IsWithin(*real, *real_root) && UnderAHome(*real, options.homes)) continue;
+    facts->python = venv;
+    facts->python_has_pytest = Succeeds({path, "-c", "import pytest"}, root);
+    break;
+  }
+  if (facts->python.empty()) {
+    facts->python_has_pytest = false;
+    for (const std::string& candidate : options.python_candidates) {
+      if (candidate.empty() || candidate[0] != '/' || UnderAHome(candidate, options.homes) ||
+          sys::TypeOfFollowing(candidate) != sys::FileType::kRegular)
+        continue;
+      if (Succeeds({candidate, "-c", "import pytest"}, "/")) {
+        facts->python = candidate;
+        facts->python_has_pytest = true;
+        break;
+      }
+    }
+    if (facts->python.empty()) facts->python = "/usr/bin/python3";
+  }
+  // A src layout the interpreter cannot import from the root needs PYTHONPATH=src.
+  const std::vector<std::string> packages = SrcPackages(root);
+  const bool declared = FileContains(root, "pyproject.toml", "package-dir") &&
+                        FileContains(root, "pyproject.toml", "\"src\"");
+  if (packages.empty() && !declared) return;
+  const std::string interpreter =
+      facts->python[0] == '/' ? facts->python : root + "/" + facts->python;
+  facts->python_src_layout = packages.empty() ||
+                             sys::TypeOfFollowing(interpreter) != sys::FileType::kRegular ||
+                             !Succeeds({interpreter, "-c", "import " + packages[0]}, root);
 }
 
 std::string TomlString(std::string_view text) {
@@ -128,9 +323,51 @@ std::vector<StarterCheck> ChecksFor(const RepoFacts& facts) {
                       {"cache:go"},
                       "Go: modules come from berth's shared Go cache (no network).",
                       false});
-  if (Has(facts, "pytest"))
+  if (Has(facts, "maven"))
+    checks.push_back({"maven-test",
+                      {"mvn", "-o", "-q", "test"},
+                      "30m",
+                      {"cache:maven"},
+                      "Maven, offline (-o): artifacts come from berth's shared Maven cache.",
+                      false});
+  if (Has(facts, "gradle"))
+    checks.push_back({"gradle-test",
+                      facts.gradle_wrapper
+                          ? std::vector<std::string>{"./gradlew", "test", "--offline"}
+                          : std::vector<std::string>{"gradle", "test", "--offline"},
+                      "30m",
+                      {"cache:gradle"},
+                      "Gradle, offline: dependencies come from berth's shared Gradle home.",
+                      false});
+  const bool uv_runs = Has(facts, "uv") && facts.python.find("venv/") == std::string::npos;
+  if (Has(facts, "pytest") && uv_runs) {
+    checks.push_back({"pytest",
+                      {"uv", "run", "--frozen", "--offline", "pytest", "-q"},
+                      "20m",
+                      {"cache:uv"},
+                      "Python (uv): the locked environment, offline, from berth's shared uv cache.",
+                      false});
+  } else if (Has(facts, "pytest")) {
+    const std::string python = facts.python.empty() ? "python3" : facts.python;
+    std::string comment =
+        facts.python.find("venv/") != std::string::npos
+            ? "Python: pytest with the project's own virtual environment."
+            : "Python: pytest with the system interpreter (every home directory, and so any\n"
+              "# interpreter or shim installed under one, is hidden in a job).";
+    if (!facts.python_has_pytest)
+      comment +=
+          "\n# pytest is missing: " + python +
+          " cannot import it. Install it (e.g. python3-pytest) or\n# create the project's .venv.";
+    if (facts.python_src_layout)
+      comment += "\n# PYTHONPATH=src comes from [env] below (src layout).";
     checks.push_back(
-        {"pytest", {"python3", "-m", "pytest", "-q"}, "20m", {}, "Python: pytest.", false});
+        {"pytest",
+         {python, "-m", "pytest", "-q"},
+         "20m",
+         Has(facts, "uv") ? std::vector<std::string>{} : std::vector<std::string>{"cache:pip"},
+         comment,
+         false});
+  }
   return checks;
 }
 
@@ -207,8 +444,12 @@ std::string Agents(const RepoFacts& facts) {
   writable.insert(writable.end(), facts.test_globs.begin(), facts.test_globs.end());
   bool fallback = writable.empty();
   if (fallback) writable = {"src/**", "tests/**"};
-  std::string example_exclusion =
-      "!" + writable[0].substr(0, writable[0].find('/')) + "/generated/**";
+  auto dir_glob = std::find_if(writable.begin(), writable.end(), [](const std::string& g) {
+    return g.size() > 3 && g.ends_with("/**");
+  });
+  const std::string dir =
+      dir_glob == writable.end() ? "src" : dir_glob->substr(0, dir_glob->size() - 3);
+  std::string example_exclusion = "!" + dir + "/generated/**";
   std::string out =
       "\n"
       "# A write agent. When it stops, berth commits its changes to the job branch only if\n"
@@ -263,12 +504,24 @@ std::string Verify(const RepoFacts& facts) {
   return out;
 }
 
-std::string Optional() {
-  return "\n"
-         "# Environment for agents: berth passes only an allowlist (PATH, HOME, LANG, ...).\n"
-         "# [env]\n"
-         "# pass = [\"RUST_LOG\"]                 # names taken from your environment\n"
-         "# set = { CI = \"1\" }                  # fixed values\n"
+std::string Optional(const RepoFacts& facts) {
+  std::string env =
+      "\n"
+      "# Environment for agents and checks: berth passes only an allowlist (PATH, HOME, LANG,\n"
+      "# ...).\n";
+  if (facts.python_src_layout)
+    env +=
+        "# The package lives under src/ and is not installed: PYTHONPATH lets the tests (the\n"
+        "# checks' and the agent's) import it.\n"
+        "[env]\n"
+        "# pass = [\"RUST_LOG\"]                 # names taken from your environment\n"
+        "set = { PYTHONPATH = \"src\" }\n";
+  else
+    env +=
+        "# [env]\n"
+        "# pass = [\"RUST_LOG\"]                 # names taken from your environment\n"
+        "# set = { CI = \"1\" }                  # fixed values\n";
+  return env +
          "\n"
          "# Ignored files to copy into every workspace (repository-relative globs). Files\n"
          "# that look like secrets are copied only with secrets = true.\n"
@@ -285,7 +538,7 @@ std::string Optional() {
 
 }  // namespace
 
-RepoFacts DetectRepo(const std::string& repo_root) {
+RepoFacts DetectRepo(const std::string& repo_root, const DetectOptions& options) {
   RepoFacts facts;
   if (IsFile(repo_root, "CMakeLists.txt")) facts.build_systems.push_back("cmake");
   for (const char* makefile : {"GNUmakefile", "makefile", "Makefile"}) {
@@ -305,22 +558,30 @@ RepoFacts DetectRepo(const std::string& repo_root) {
   }
   if (IsFile(repo_root, "Cargo.toml")) facts.build_systems.push_back("cargo");
   if (IsFile(repo_root, "go.mod")) facts.build_systems.push_back("go");
-  if (IsFile(repo_root, "pytest.ini") || IsFile(repo_root, "conftest.py") ||
-      FileContains(repo_root, "pyproject.toml", "pytest") ||
-      FileContains(repo_root, "setup.cfg", "[tool:pytest]") ||
-      FileContains(repo_root, "tox.ini", "[pytest]"))
+  // Maven and Gradle only where the tool is installed outside a home (or the wrapper is).
+  if (IsFile(repo_root, "pom.xml") && FindTool("mvn", options))
+    facts.build_systems.push_back("maven");
+  facts.gradle_wrapper = IsFile(repo_root, "gradlew");
+  if ((IsFile(repo_root, "build.gradle") || IsFile(repo_root, "build.gradle.kts")) &&
+      (facts.gradle_wrapper || FindTool("gradle", options)))
+    facts.build_systems.push_back("gradle");
+  if (IsFile(repo_root, "uv.lock") && FindTool("uv", options)) facts.build_systems.push_back("uv");
+  if (IsFile(repo_root, "poetry.lock") && FindTool("poetry", options))
+    facts.build_systems.push_back("poetry");
+  const bool python_tests = IsFile(repo_root, "pytest.ini") || IsFile(repo_root, "conftest.py") ||
+                            FileContains(repo_root, "pyproject.toml", "pytest") ||
+                            FileContains(repo_root, "setup.cfg", "[tool:pytest]") ||
+                            FileContains(repo_root, "tox.ini", "[pytest]");
+  if (python_tests) {
     facts.build_systems.push_back("pytest");
-  for (const char* dir : {"src", "lib", "app", "pkg", "cmd", "internal", "include"}) {
-    if (IsDir(repo_root, dir)) facts.source_globs.push_back(std::string(dir) + "/**");
+    DetectPython(repo_root, options, &facts);
   }
-  for (const char* dir : {"tests", "test", "spec", "__tests__"}) {
-    if (IsDir(repo_root, dir)) facts.test_globs.push_back(std::string(dir) + "/**");
-  }
+  DetectLayout(repo_root, &facts);
   return facts;
 }
 
 std::string StarterPolicy(const RepoFacts& facts) {
-  return HeaderAndDefaults() + Agents(facts) + Verify(facts) + Optional();
+  return HeaderAndDefaults() + Agents(facts) + Verify(facts) + Optional(facts);
 }
 
 }  // namespace berth::policy

@@ -1,6 +1,7 @@
 #include "policy/starter.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -15,7 +16,7 @@ class StarterTest : public ::testing::Test {
   void SetUp() override {
     Result<std::string> dir = sys::MakeTempDir(::testing::TempDir(), "starter_test");
     ASSERT_TRUE(dir.has_value()) << dir.error().ToString();
-    root_ = *dir;
+    root_ = sys::RealPath(*dir).value_or(*dir);
   }
   void TearDown() override { (void)sys::RemoveTree(root_); }
   void File(const std::string& name, const std::string& text = "") {
@@ -24,16 +25,29 @@ class StarterTest : public ::testing::Test {
   void Dir(const std::string& name) {
     ASSERT_TRUE(sys::MakeDirs(root_ + "/" + name, 0755).has_value());
   }
+  // A fake interpreter at `path` (absolute) that fails `-c "import NAME"` for every name in
+  // `missing` and succeeds otherwise.
+  static void FakePython(const std::string& path, const std::vector<std::string>& missing) {
+    ASSERT_TRUE(sys::MakeDirs(path.substr(0, path.rfind('/')), 0755).has_value());
+    std::string script = "#!/bin/sh\n";
+    for (const std::string& name : missing)
+      script += "[ \"$2\" = \"import " + name + "\" ] && exit 1\n";
+    script += "exit 0\n";
+    std::ofstream(path) << script;
+    ASSERT_EQ(chmod(path.c_str(), 0755), 0);
+  }
 
   // The starter for this repository, parsed.
-  Policy Starter() {
-    std::string text = StarterPolicy(DetectRepo(root_));
+  Policy Starter() { return Parsed(StarterPolicy(DetectRepo(root_, options_))); }
+  static Policy Parsed(const std::string& text) {
     Result<Policy> policy = ParsePolicy(text, "starter.toml");
     EXPECT_TRUE(policy.has_value()) << policy.error().ToString() << "\n" << text;
     return policy.value_or(Policy{});
   }
 
   std::string root_;
+  // No interpreter, home or tool of the host: tests give their own.
+  DetectOptions options_{{}, {}, {}};
 };
 
 std::vector<std::string> Names(const Policy& policy) {
@@ -137,7 +151,170 @@ TEST_F(StarterTest, CargoGoAndPytest) {
   Policy policy = Starter();
   EXPECT_EQ(Names(policy), (std::vector<std::string>{"cargo-test", "go-test", "pytest"}));
   EXPECT_EQ(policy.verify[1].argv, (std::vector<std::string>{"go", "test", "./..."}));
-  EXPECT_EQ(policy.verify[2].argv, (std::vector<std::string>{"python3", "-m", "pytest", "-q"}));
+  // No interpreter can import pytest: the check names /usr/bin/python3 and says so.
+  EXPECT_EQ(policy.verify[2].argv,
+            (std::vector<std::string>{"/usr/bin/python3", "-m", "pytest", "-q"}));
+  EXPECT_NE(StarterPolicy(facts).find("# pytest is missing"), std::string::npos);
+}
+
+// berth init ran the first python3 on PATH, a pyenv shim under a home; every home is hidden
+// in a job. An interpreter under a home is never written, even when it has pytest.
+TEST_F(StarterTest, PythonNeverUnderAHomeRegression) {
+  File("pytest.ini");
+  const std::string home = root_ + "/home/dev";
+  const std::string shim = home + "/.pyenv/shims/python3";
+  const std::string system = root_ + "/usr/bin/python3";
+  FakePython(shim, {});
+  FakePython(system, {});
+  options_.homes = {home};
+  options_.python_candidates = {shim, system};
+  RepoFacts facts = DetectRepo(root_, options_);
+  EXPECT_EQ(facts.python, system);
+  EXPECT_TRUE(facts.python_has_pytest);
+  std::string text = StarterPolicy(facts);
+  EXPECT_EQ(text.find(home), std::string::npos) << text;
+  EXPECT_EQ(Parsed(text).verify.at(0).argv,
+            (std::vector<std::string>{system, "-m", "pytest", "-q"}));
+  EXPECT_EQ(text.find("pytest is missing"), std::string::npos);
+  // The first candidate without pytest is passed over for one that has it.
+  FakePython(system, {"pytest"});
+  const std::string local = root_ + "/usr/local/bin/python3";
+  FakePython(local, {});
+  options_.python_candidates = {shim, system, local};
+  EXPECT_EQ(DetectRepo(root_, options_).python, local);
+}
+
+TEST_F(StarterTest, ProjectVenvIsPreferred) {
+  File("pyproject.toml", "[tool.pytest.ini_options]\n");
+  FakePython(root_ + "/.venv/bin/python", {});
+  FakePython(root_ + "/usr/bin/python3", {});
+  options_.python_candidates = {root_ + "/usr/bin/python3"};
+  Policy policy = Starter();
+  EXPECT_EQ(policy.verify.at(0).argv,
+            (std::vector<std::string>{".venv/bin/python", "-m", "pytest", "-q"}));
+  // A venv whose python links into a home (pyenv) cannot run in a job: the system one runs.
+  const std::string home = sys::MakeTempDir(::testing::TempDir(), "starter_home").value();
+  struct Remove {
+    std::string dir;
+    ~Remove() { (void)sys::RemoveTree(dir); }
+  } remove{home};
+  FakePython(home + "/.pyenv/versions/3.12/bin/python3", {});
+  ASSERT_TRUE(sys::RemoveTree(root_ + "/.venv").has_value());
+  Dir("venv/bin");
+  ASSERT_EQ(symlink((home + "/.pyenv/versions/3.12/bin/python3").c_str(),
+                    (root_ + "/venv/bin/python").c_str()),
+            0);
+  options_.homes = {home};
+  EXPECT_EQ(DetectRepo(root_, options_).python, root_ + "/usr/bin/python3");
+  options_.homes = {};
+  EXPECT_EQ(DetectRepo(root_, options_).python, "venv/bin/python");
+}
+
+// pallets/click: src/click/, tests/, pytest in pyproject; the package is not installed in the
+// interpreter, so the tests need PYTHONPATH=src (checks and agents: [env] set).
+TEST_F(StarterTest, ClickLikeSrcLayoutSetsPythonPath) {
+  File("pyproject.toml", "[project]\nname = \"click\"\n[tool.pytest.ini_options]\n");
+  Dir("src/click");
+  File("src/click/__init__.py");
+  File("src/click/core.py");
+  Dir("tests");
+  File("tests/test_basic.py");
+  Dir("docs");
+  File("docs/conf.py");
+  Dir(".github/workflows");
+  File(".github/workflows/x.py");
+  FakePython(root_ + "/usr/bin/python3", {"click"});
+  options_.python_candidates = {root_ + "/usr/bin/python3"};
+  Policy policy = Starter();
+  EXPECT_EQ(policy.env.set, (std::map<std::string, std::string>{{"PYTHONPATH", "src"}}));
+  EXPECT_EQ(policy.verify.at(0).grants, (std::vector<std::string>{"cache:pip"}));
+  EXPECT_EQ(policy.agents.at("implement").writable.patterns(),
+            (std::vector<std::string>{"src/**", "docs/**", "tests/**"}));
+  // Installed (e.g. an editable install in the venv): no PYTHONPATH.
+  FakePython(root_ + "/usr/bin/python3", {});
+  EXPECT_TRUE(Starter().env.set.empty());
+}
+
+// redis/hiredis: the library's own .c/.h files sit at the top; `writable = ["tests/**"]`
+// refused the most ordinary fix.
+TEST_F(StarterTest, HiredisLikeTopLevelSourcesAreWritableRegression) {
+  File("Makefile", "test: all\n\t./test.sh\n");
+  File("CMakeLists.txt");
+  for (const char* name : {"hiredis.c", "hiredis.h", "sds.c", "sds.h", "test.c", "README.md"})
+    File(name);
+  Dir("adapters");
+  File("adapters/libev.h");
+  Dir("examples");
+  File("examples/example.c");
+  Dir("fuzzing");
+  File("fuzzing/format_command_fuzzer.c");
+  Dir("build");
+  File("build/generated.c");
+  Dir(".github");
+  File(".github/release.c");
+  Policy policy = Starter();
+  const GlobSet& writable = policy.agents.at("implement").writable;
+  EXPECT_EQ(writable.patterns(),
+            (std::vector<std::string>{"adapters/**", "examples/**", "fuzzing/**", "*.c", "*.h"}));
+  for (const char* path : {"hiredis.c", "sds.h", "adapters/libev.h", "examples/example.c"})
+    EXPECT_TRUE(writable.Matches(path)) << path;
+  // `*` stays within the top directory; .berth, build outputs and README stay out.
+  for (const char* path :
+       {"build/generated.c", ".berth/policy.toml", ".berth/x.c", "README.md", ".github/release.c"})
+    EXPECT_FALSE(writable.Matches(path)) << path;
+}
+
+// expressjs/express: index.js at the top, lib/ and test/, node_modules/ and benchmarks/.
+TEST_F(StarterTest, ExpressLikeNpmLayout) {
+  File("package.json", "{\"scripts\": {\"test\": \"mocha\"}}");
+  File("index.js");
+  Dir("lib");
+  File("lib/express.js");
+  Dir("test");
+  File("test/app.js");
+  Dir("examples/auth");
+  File("examples/auth/index.js");
+  Dir("node_modules/mocha");
+  File("node_modules/mocha/index.js");
+  Policy policy = Starter();
+  EXPECT_EQ(policy.agents.at("implement").writable.patterns(),
+            (std::vector<std::string>{"lib/**", "examples/**", "*.js", "test/**"}));
+  EXPECT_EQ(policy.verify.at(0).grants, (std::vector<std::string>{"cache:npm"}));
+}
+
+TEST_F(StarterTest, MavenGradleAndUvWhereTheToolIsInstalled) {
+  File("pom.xml");
+  File("build.gradle");
+  File("uv.lock");
+  File("pyproject.toml", "[tool.pytest.ini_options]\n");
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems, (std::vector<std::string>{"pytest"}));
+  const std::string bin = root_ + "/usr/bin";
+  FakePython(bin + "/mvn", {});
+  FakePython(bin + "/gradle", {});
+  FakePython(bin + "/uv", {});
+  options_.tool_dirs = {bin};
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems,
+            (std::vector<std::string>{"maven", "gradle", "uv", "pytest"}));
+  Policy policy = Starter();
+  EXPECT_EQ(Names(policy), (std::vector<std::string>{"maven-test", "gradle-test", "pytest"}));
+  EXPECT_EQ(policy.verify[0].argv, (std::vector<std::string>{"mvn", "-o", "-q", "test"}));
+  EXPECT_EQ(policy.verify[0].grants, (std::vector<std::string>{"cache:maven"}));
+  EXPECT_EQ(policy.verify[1].argv, (std::vector<std::string>{"gradle", "test", "--offline"}));
+  EXPECT_EQ(policy.verify[1].grants, (std::vector<std::string>{"cache:gradle"}));
+  EXPECT_EQ(policy.verify[2].argv,
+            (std::vector<std::string>{"uv", "run", "--frozen", "--offline", "pytest", "-q"}));
+  EXPECT_EQ(policy.verify[2].grants, (std::vector<std::string>{"cache:uv"}));
+  // The Gradle wrapper wins; a uv project's own .venv runs pytest directly.
+  File("gradlew");
+  FakePython(root_ + "/.venv/bin/python", {});
+  policy = Starter();
+  EXPECT_EQ(policy.verify[1].argv, (std::vector<std::string>{"./gradlew", "test", "--offline"}));
+  EXPECT_EQ(policy.verify[2].argv,
+            (std::vector<std::string>{".venv/bin/python", "-m", "pytest", "-q"}));
+  // A tool under a home is not installed as far as a job can tell.
+  options_.homes = {root_ + "/usr"};
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems,
+            (std::vector<std::string>{"gradle", "pytest"}));
 }
 
 TEST_F(StarterTest, PytestMarkers) {
@@ -148,8 +325,8 @@ TEST_F(StarterTest, PytestMarkers) {
 }
 
 TEST(StarterPolicy, EveryShapeParses) {
-  const std::vector<std::string> systems = {"cmake", "make",  "npm", "pnpm",
-                                            "yarn",  "cargo", "go",  "pytest"};
+  const std::vector<std::string> systems = {"cmake", "make", "npm",   "pnpm",   "yarn",  "cargo",
+                                            "go",    "uv",   "maven", "gradle", "pytest"};
   // Every subset of build systems, with and without directories.
   for (unsigned mask = 0; mask < (1u << systems.size()); ++mask) {
     RepoFacts facts;
@@ -159,6 +336,11 @@ TEST(StarterPolicy, EveryShapeParses) {
     facts.make_has_test_target = mask & 1;
     if (mask & 2) facts.source_globs = {"lib/**", "app/**", "pkg/**"};
     if (mask & 4) facts.test_globs = {"spec/**"};
+    if (mask & 8) facts.source_globs.insert(facts.source_globs.end(), {"*.c", "*.h"});
+    facts.python_src_layout = mask & 16;
+    facts.python_has_pytest = mask & 32;
+    facts.gradle_wrapper = mask & 64;
+    facts.python = (mask & 128) ? ".venv/bin/python" : "/usr/bin/python3";
     std::string text = StarterPolicy(facts);
     Result<Policy> policy = ParsePolicy(text, "starter.toml");
     ASSERT_TRUE(policy.has_value()) << policy.error().ToString() << "\n" << text;

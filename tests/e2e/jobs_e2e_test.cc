@@ -1128,6 +1128,44 @@ TEST_F(VerifyTest, DeadlineEndsACheckThatOutlivesItAndTimesTheJobOut) {
   EXPECT_TRUE(BranchExists(id)) << "the agent's commit is kept";
 }
 
+// `grants = ["cache:npm"]` on a check never set npm_config_cache: the credential filter took
+// it for an npm credential. The grant's own variable now reaches the check, pointing at the
+// cache directory; npm credentials the policy passes still do not (the agent gets them).
+TEST_F(VerifyTest, GrantVariableIsNeverACredentialRegression) {
+  constexpr char kChecks[] = R"([env]
+pass = ["NPM_TOKEN", "npm_config__authToken"]
+[[verify]]
+name = "npm-cache"
+grants = ["cache:npm"]
+argv = ["sh", "-c", "test -n \"$npm_config_cache\" && test -d \"$npm_config_cache\""]
+[[verify]]
+name = "no-npm-credential"
+grants = ["cache:npm"]
+argv = ["sh", "-c", "env; test -z \"$NPM_TOKEN$npm_config__authToken\""]
+)";
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) + kChecks));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "checks"}).exit_code, 0);
+  RunResult run =
+      Run({"run", "implement", "--", "sh", "-c",
+           "test -n \"$NPM_TOKEN\" && echo agent-has-the-token; echo 'int x;' > src/x.c"},
+          {{"GIT_CONFIG_NOSYSTEM", "1"},
+           {"NPM_TOKEN", "npm_e2e_secret_value"},
+           {"npm_config__authToken", "npm_e2e_auth_value"}});
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  EXPECT_EQ(Get(Check(job, 0), "passed"), true) << Check(job, 0).dump(2);
+  EXPECT_EQ(Get(Check(job, 1), "passed"), true) << Check(job, 1).dump(2);
+  EXPECT_TRUE(Contains(GetStr(Check(job, 1), "output_tail"),
+                       "npm_config_cache=" + state() + "/caches/npm\n"))
+      << Check(job, 1).dump(2);
+  // The control: the agent did receive the passed credential, so its absence in the check is
+  // the filter's doing.
+  EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-has-the-token"))
+      << ReadText(JobDir(id) + "/stdout");
+}
+
 TEST_F(VerifyTest, CheckKilledBySigkillFailsTheJob) {
   ASSERT_NO_FATAL_FAILURE(
       UseChecks("[[verify]]\nname = \"killed\"\nargv = [\"sh\", \"-c\", \"kill -9 $$\"]\n"));
@@ -1224,6 +1262,44 @@ TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
   EXPECT_FALSE(Contains(GetStr(check, "output_tail"), "ghp_e2e_secret_value")) << check.dump(2);
   EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "MY_SETTING=on")) << check.dump(2);
   EXPECT_EQ(GitOut({"show", GetStr(job, "commit") + ":src/agent-saw.txt"}), "ghp_e2e_secret_value");
+}
+
+// berth init's Python starter ran the first python3 on PATH (a pyenv shim under a home, hidden
+// in a job) and ignored the src layout, so its check failed on the unchanged tree. On a small
+// src-layout project with a pytest test, the starter's checks now pass in a real job.
+TEST_F(VerifyTest, InitStarterChecksPassOnAnUnchangedPythonTreeRegression) {
+  RunResult has_pytest = RunProgram({"/usr/bin/python3", "-c", "import pytest"}, {}, ws());
+  REQUIRE_FEATURE(has_pytest.exit_code == 0, "/usr/bin/python3 cannot import pytest");
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/src/greet", 0755));
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/tests", 0755));
+  ASSERT_TRUE(WriteText(ws() + "/pyproject.toml",
+                        "[project]\nname = \"greet\"\nversion = \"1\"\n"
+                        "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"));
+  ASSERT_TRUE(
+      WriteText(ws() + "/src/greet/__init__.py", "def hello(name):\n    return 'hello ' + name\n"));
+  ASSERT_TRUE(WriteText(ws() + "/tests/test_greet.py",
+                        "from greet import hello\n\n\ndef test_hello():\n"
+                        "    assert hello('x') == 'hello x'\n"));
+  ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
+  RunResult init = Berth({"init"});
+  ASSERT_EQ(init.exit_code, 0) << init.Describe();
+  const std::string policy = ReadText(PolicyPath());
+  EXPECT_TRUE(Contains(policy, "PYTHONPATH = \"src\"")) << policy;
+  EXPECT_TRUE(Contains(policy, "argv = [\"/usr/bin/python3\", \"-m\", \"pytest\", \"-q\"]"))
+      << policy;
+  EXPECT_FALSE(Contains(policy, home())) << policy;
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "python project and its starter policy"}).exit_code, 0);
+  // The agent changes no code: only a note beside the tests.
+  RunResult run = Run({"run", "implement", "--", "sh", "-c", "echo note > tests/NOTES.txt"},
+                      {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  json check = Check(job, 0);
+  EXPECT_EQ(GetStr(check, "name"), "pytest") << check.dump(2);
+  EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "1 passed")) << check.dump(2);
 }
 
 TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
