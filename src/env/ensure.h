@@ -33,9 +33,9 @@ struct SetupRun {
 using BuildFn = std::function<Result<SetupRun>(const std::string& build_dir)>;
 
 struct EnsureOutcome {
-  std::optional<Layer> layer;            // set unless setup failed
-  std::optional<SetupFailure> failure;   // setup failed: no layer was left
-  bool built = false;                    // this call built the layer (else it existed)
+  std::optional<Layer> layer;           // set unless setup failed
+  std::optional<SetupFailure> failure;  // setup failed: no layer was left
+  bool built = false;                   // this call built the layer (else it existed)
 };
 
 struct LayerRequest {

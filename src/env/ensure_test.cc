@@ -101,9 +101,8 @@ TEST(RemoveLayer, RefusesALayerALiveJobUsesAndRemovesItOtherwise) {
   TempDir temp("env-ensure");
   std::atomic<int> builds = 0;
   ASSERT_TRUE(EnsureLayer(Request(temp.path(), "live1"), Producing(&builds)));
-  Status refused = RemoveLayer(temp.path(), kKey, [](const std::string& job) {
-    return job == "live1";
-  });
+  Status refused =
+      RemoveLayer(temp.path(), kKey, [](const std::string& job) { return job == "live1"; });
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message().find("live job live1"), std::string::npos);
   EXPECT_TRUE(sys::Exists(LayerDir(temp.path(), kKey)));
@@ -112,10 +111,9 @@ TEST(RemoveLayer, RefusesALayerALiveJobUsesAndRemovesItOtherwise) {
   Result<LayerListing> listing = ListLayers(temp.path());
   ASSERT_TRUE(listing);
   EXPECT_TRUE(listing->layers.empty());
-  EXPECT_EQ(RemoveLayer(temp.path(), kKey, [](const std::string&) { return false; })
-                .error()
-                .cause(),
-            Cause::kNotFound);
+  EXPECT_EQ(
+      RemoveLayer(temp.path(), kKey, [](const std::string&) { return false; }).error().cause(),
+      Cause::kNotFound);
 }
 
 TEST(LayerMeta, AMetaFileOfTheWrongShapeIsAnErrorNamingTheField) {

@@ -1,8 +1,8 @@
 #include "env/key.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
+
 #include "policy/glob.h"
 #include "policy/sha256.h"
 

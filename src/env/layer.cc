@@ -31,19 +31,18 @@ Result<LayerMeta> LayerMeta::FromJson(const nlohmann::json& json, const std::str
   TRY(r.Read("built_at_ms", &meta.built_at_ms));
   TRY(r.Read("duration_ms", &meta.duration_ms));
   TRY(r.Read("size_bytes", &meta.size_bytes));
-  TRY(r.ReadList("setup", &meta.setup,
-                 [](const nlohmann::json& argv,
-                    const std::string& at) -> Result<std::vector<std::string>> {
-                   if (!argv.is_array()) return JsonTypeError(at, "a list", argv);
-                   std::vector<std::string> words;
-                   for (size_t i = 0; i < argv.size(); ++i) {
-                     if (!argv[i].is_string())
-                       return JsonTypeError(at + "[" + std::to_string(i) + "]", "a string",
-                                            argv[i]);
-                     words.push_back(argv[i].get<std::string>());
-                   }
-                   return words;
-                 }));
+  TRY(r.ReadList(
+      "setup", &meta.setup,
+      [](const nlohmann::json& argv, const std::string& at) -> Result<std::vector<std::string>> {
+        if (!argv.is_array()) return JsonTypeError(at, "a list", argv);
+        std::vector<std::string> words;
+        for (size_t i = 0; i < argv.size(); ++i) {
+          if (!argv[i].is_string())
+            return JsonTypeError(at + "[" + std::to_string(i) + "]", "a string", argv[i]);
+          words.push_back(argv[i].get<std::string>());
+        }
+        return words;
+      }));
   TRY(r.Read("paths", &meta.paths));
   TRY(r.Read("output_tail", &meta.output_tail));
   return meta;

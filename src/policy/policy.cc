@@ -732,10 +732,12 @@ Status ParseEnvironment(const Reader& reader, const toml::node& node, Environmen
       TRY(reader.Each(value, key_path, "an array of commands, e.g. setup = [[\"npm\", \"ci\"]]",
                       [&](const toml::node& item, const std::string& item_path, size_t) -> Status {
                         if (!item.is_array())
-                          return reader.Fail(item, item_path,
-                                             "expected a command as a list, e.g. [\"npm\", \"ci\"]");
+                          return reader.Fail(
+                              item, item_path,
+                              "expected a command as a list, e.g. [\"npm\", \"ci\"]");
                         std::vector<std::string> argv = TRY(reader.Strings(item, item_path));
-                        if (argv.empty()) return reader.Fail(item, item_path, "must name a program");
+                        if (argv.empty())
+                          return reader.Fail(item, item_path, "must name a program");
                         out->setup.push_back(std::move(argv));
                         return {};
                       }));
@@ -791,8 +793,9 @@ Status ParseEnvironment(const Reader& reader, const toml::node& node, Environmen
                        "missing or empty; an environment is built by at least one command, e.g. "
                        "setup = [[\"npm\", \"ci\"]]");
   if (out->paths.empty())
-    return reader.Fail(node, "environment.paths",
-                       "missing or empty; name what setup produces, e.g. paths = [\"node_modules\"]");
+    return reader.Fail(
+        node, "environment.paths",
+        "missing or empty; name what setup produces, e.g. paths = [\"node_modules\"]");
   return {};
 }
 
@@ -888,10 +891,9 @@ Result<Policy> ParsePolicy(const std::string& text, const std::string& source_na
     } else if (key == "approvals") {
       policy.approvals = TRY(ParseApprovals(reader, value, "approvals"));
     } else {
-      return reader.Unknown(
-          value, std::string(key.str()),
-          {"version", "defaults", "agents", "verify", "environment", "env", "include", "landing",
-           "approvals"});
+      return reader.Unknown(value, std::string(key.str()),
+                            {"version", "defaults", "agents", "verify", "environment", "env",
+                             "include", "landing", "approvals"});
     }
   }
   policy.sha256 = Sha256Hex(text);

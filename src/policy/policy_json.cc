@@ -56,12 +56,12 @@ nlohmann::json PolicyToJson(const Policy& p) {
           {"agents", agents},
           {"verify", checks},
           {"environment", p.environment ? nlohmann::json{{"key", p.environment->key},
-                                                          {"setup", p.environment->setup},
-                                                          {"paths", p.environment->paths},
-                                                          {"hosts", p.environment->hosts},
-                                                          {"grants", p.environment->grants},
-                                                          {"pass", p.environment->pass},
-                                                          {"timeout_ms", p.environment->timeout_ms}}
+                                                         {"setup", p.environment->setup},
+                                                         {"paths", p.environment->paths},
+                                                         {"hosts", p.environment->hosts},
+                                                         {"grants", p.environment->grants},
+                                                         {"pass", p.environment->pass},
+                                                         {"timeout_ms", p.environment->timeout_ms}}
                                         : nlohmann::json(nullptr)},
           {"env", {{"pass", p.env.pass}, {"set", p.env.set}}},
           {"include", {{"paths", p.include.paths}, {"secrets", p.include.secrets}}},

@@ -783,7 +783,6 @@ TEST(ExplainPolicy, SaysWhatAnAppServerAgentMayRun) {
   EXPECT_EQ(exec.find("approvals"), std::string::npos) << exec;
 }
 
-
 // [environment] (docs/environments.md).
 constexpr const char* kEnvironment = R"(version = 1
 [environment]
@@ -829,8 +828,8 @@ TEST(ParsePolicy, EnvironmentErrorsNameTheKey) {
               ".git/");
   ExpectFails(head + "setup = [[\"true\"]]\npaths = [\".berth\"]\n", 4, "environment.paths[0]",
               ".berth/");
-  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\"a\", \"a/b\"]\n", 4,
-              "environment.paths[1]", "overlaps");
+  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\"a\", \"a/b\"]\n", 4, "environment.paths[1]",
+              "overlaps");
   ExpectFails(head + ok + "grants = [\"write:/tmp\"]\n", 5, "environment.grants[0]",
               "cache: and read:");
   ExpectFails(head + ok + "grants = [\"net:example.com\"]\n", 5, "environment.grants[0]",
