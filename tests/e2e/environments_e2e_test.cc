@@ -1,0 +1,114 @@
+// Environments (docs/environments.md): a dependency layer built once per key in the sandbox,
+// seen by the agent copy-on-write and by the checks read-only, keyed at the job commit for
+// the checks, and a failed setup failing the job before its agent.
+#include "tests/e2e/jobs_fixture.h"
+
+namespace berth::e2e {
+namespace {
+
+// Setup "installs" node_modules/dep/index.js naming the version in deps.lock, after a pause
+// that makes concurrent jobs overlap. The check proves the layer matches the commit's lock.
+constexpr char kEnvPolicy[] = R"(version = 1
+[defaults]
+max_concurrent_jobs = 5
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**", "deps.lock"]
+[environment]
+key = ["deps.lock"]
+setup = [["sh", "-c", "sleep 1; mkdir -p node_modules/dep && echo \"module.exports = '$(cat deps.lock)';\" > node_modules/dep/index.js && echo installed"]]
+paths = ["node_modules"]
+[[verify]]
+name = "deps"
+argv = ["sh", "-c", "grep -q \"'$(cat deps.lock)'\" node_modules/dep/index.js"]
+)";
+
+class EnvironmentsTest : public JobsTest {
+ protected:
+  std::string InitialPolicy() const override { return kEnvPolicy; }
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    ASSERT_TRUE(WriteText(ws() + "/deps.lock", "v1\n"));
+    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "lock"}).exit_code, 0);
+  }
+  std::vector<std::string> Layers() const {
+    std::vector<std::string> keys;
+    for (const std::string& name : sys::ListDir(state() + "/envs").value_or({}))
+      if (name.size() == 64) keys.push_back(name);
+    return keys;
+  }
+  std::string Logs(const std::string& id) const {
+    RunResult r = Berth({"logs", id});
+    return r.out + r.err;
+  }
+};
+
+TEST_F(EnvironmentsTest, LayerIsBuiltOnceForFiveConcurrentJobsSeenByAgentAndChecks) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    // The agent records what it sees, then writes to the layer's file.
+    const std::string script = "cat node_modules/dep/index.js > src/seen" + std::to_string(i) +
+                               ".txt && echo hacked > node_modules/dep/index.js";
+    RunResult r = Berth({"run", "--detach", "--json", "implement", "--", "sh", "-c", script});
+    ASSERT_EQ(r.exit_code, 0) << r.Describe();
+    ids.push_back(GetStr(ParseJson(r.out), "id"));
+  }
+  int built = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    json job = WaitForEnd(ids[i]);
+    EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2) << Logs(ids[i]);
+    const std::string logs = Logs(ids[i]);
+    if (Contains(logs, "built layer")) ++built;
+    EXPECT_TRUE(Contains(logs, "using layer")) << logs;
+    // The agent saw the layer's file; its write to it is not a change of the job.
+    EXPECT_EQ(GitOut({"show", "berth/" + ids[i] + ":src/seen" + std::to_string(i) + ".txt"}),
+              "module.exports = 'v1';");
+    EXPECT_NE(Git({"cat-file", "-e", "berth/" + ids[i] + ":node_modules/dep/index.js"}).exit_code,
+              0);
+  }
+  EXPECT_EQ(built, 1);
+  ASSERT_EQ(Layers().size(), 1u);
+  const std::string layer = state() + "/envs/" + Layers()[0];
+  EXPECT_EQ(ReadText(layer + "/tree/node_modules/dep/index.js"), "module.exports = 'v1';\n");
+  json meta = ParseJson(ReadText(layer + "/meta.json"));
+  EXPECT_TRUE(Contains(GetStr(meta, "output_tail"), "installed")) << meta.dump(2);
+}
+
+TEST_F(EnvironmentsTest, AJobThatChangesTheKeyFileGetsItsChecksRunOnANewLayer) {
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo v2 > deps.lock"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  const std::string id = NewestJobId();
+  // The check greps for v2: it passes only on a layer built from the job commit's lock.
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed");
+  EXPECT_EQ(Layers().size(), 2u);
+  const std::string logs = Logs(id);
+  EXPECT_TRUE(Contains(logs, "building layer")) << logs;
+}
+
+TEST_F(EnvironmentsTest, AFailedSetupFailsTheJobWith73AndTheAgentNeverRuns) {
+  std::string policy = kEnvPolicy;
+  const std::string setup_line = policy.substr(policy.find("setup = "));
+  policy.replace(policy.find("setup = "), setup_line.find('\n'),
+                 "setup = [[\"sh\", \"-c\", \"echo boom; exit 3\"]]");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "failing setup"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo agent-ran; touch src/ran.c"});
+  EXPECT_EQ(r.exit_code, 73) << r.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "failed");
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "`sh -c echo boom; exit 3` exited 3"))
+      << job.dump(2);
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GetStr(receipt, "error.cause"), "environment") << receipt.dump(2);
+  EXPECT_TRUE(Contains(GetStr(receipt, "error.evidence"), "boom")) << receipt.dump(2);
+  EXPECT_FALSE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-ran"));
+  EXPECT_FALSE(BranchExists(id));
+  EXPECT_TRUE(Layers().empty());
+}
+
+}  // namespace
+}  // namespace berth::e2e
