@@ -110,5 +110,27 @@ TEST_F(EnvironmentsTest, AFailedSetupFailsTheJobWith73AndTheAgentNeverRuns) {
   EXPECT_TRUE(Layers().empty());
 }
 
+TEST_F(EnvironmentsTest, EnvLsListsLayersAndRmRefusesOneALiveJobUses) {
+  const std::string id = StartSleepingJob(Token());
+  RunResult ls = Berth({"env", "ls", "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.Describe();
+  json layers = ParseJson(ls.out);
+  ASSERT_TRUE(layers.is_array() && layers.size() == 1u) << ls.Describe();
+  ASSERT_TRUE(Get(layers[0], "in_use_by").is_array());
+  EXPECT_EQ(Get(layers[0], "in_use_by")[0], id) << ls.Describe();
+  ASSERT_TRUE(Get(layers[0], "size_bytes").is_number_unsigned()) << ls.Describe();
+  EXPECT_GT(Get(layers[0], "size_bytes").get<uint64_t>(), 0u);
+  RunResult refused = Berth({"env", "rm", "--all"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_TRUE(Contains(refused.err, "in use by live job " + id)) << refused.Describe();
+  EXPECT_EQ(Layers().size(), 1u);
+  ASSERT_EQ(Berth({"cancel", id}).exit_code, 0);
+  WaitForEnd(id);
+  RunResult removed = Berth({"env", "rm", GetStr(layers[0], "key").substr(0, 10)});
+  EXPECT_EQ(removed.exit_code, 0) << removed.Describe();
+  EXPECT_TRUE(Layers().empty());
+  EXPECT_EQ(Berth({"env", "rm", "--all"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace berth::e2e
