@@ -776,6 +776,7 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
                     ReceiptError{reason, "environment", "see the output tail",
                                  layer ? Mask(layer->failure->output_tail) : ""});
     }
+    if (receipt_.environment) receipt_.environment->checks_key = layer->layer->key;
   }
   Result<Verification> v = launcher_.RunChecks(
       ctx_, request_, job_, *job_.commit, *repo_,
@@ -860,6 +861,10 @@ store::JobRecord JobRun::Run() {
                   "key tries again",
                   Mask(layer->failure->output_tail));
     workspace_->lower.push_back(layer->layer->tree);
+    const env::LayerMeta& meta = layer->layer->meta;
+    receipt_.environment = EnvironmentRecord{
+        meta.key,     meta.commit, IsoTime(meta.built_at_ms), meta.duration_ms, meta.size_bytes,
+        layer->built, ""};
   }
   CompactInBackground();
   // Room for the job's end on a disk the agent may fill: released when the job ends.

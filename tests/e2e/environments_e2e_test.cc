@@ -70,6 +70,17 @@ TEST_F(EnvironmentsTest, LayerIsBuiltOnceForFiveConcurrentJobsSeenByAgentAndChec
               0);
   }
   EXPECT_EQ(built, 1);
+  // The receipt names the layer the agent and the checks used; one job built it.
+  int built_by_job = 0;
+  for (const std::string& id : ids) {
+    json receipt = ReadReceiptFile(id);
+    EXPECT_EQ(GetStr(receipt, "environment.key").size(), 64u) << receipt.dump(2);
+    EXPECT_EQ(GetStr(receipt, "environment.checks_key"), GetStr(receipt, "environment.key"));
+    if (Get(receipt, "environment.built_by_job") == true) ++built_by_job;
+  }
+  EXPECT_EQ(built_by_job, 1);
+  RunResult show = Berth({"show", ids[0]});
+  EXPECT_TRUE(Contains(show.out, "environment  layer")) << show.Describe();
   ASSERT_EQ(Layers().size(), 1u);
   const std::string layer = state() + "/envs/" + Layers()[0];
   EXPECT_EQ(ReadText(layer + "/tree/node_modules/dep/index.js"), "module.exports = 'v1';\n");
@@ -86,6 +97,9 @@ TEST_F(EnvironmentsTest, AJobThatChangesTheKeyFileGetsItsChecksRunOnANewLayer) {
   EXPECT_EQ(Layers().size(), 2u);
   const std::string logs = Logs(id);
   EXPECT_TRUE(Contains(logs, "building layer")) << logs;
+  json receipt = ReadReceiptFile(id);
+  EXPECT_NE(GetStr(receipt, "environment.checks_key"), GetStr(receipt, "environment.key"))
+      << receipt.dump(2);
 }
 
 TEST_F(EnvironmentsTest, AFailedSetupFailsTheJobWith73AndTheAgentNeverRuns) {
