@@ -146,5 +146,18 @@ TEST_F(EnvironmentsTest, EnvLsListsLayersAndRmRefusesOneALiveJobUses) {
   EXPECT_EQ(Berth({"env", "rm", "--all"}).exit_code, 0);
 }
 
+TEST_F(EnvironmentsTest, TheCopyBackendRefusesAnEnvironmentWith73) {
+  std::string policy = kEnvPolicy;
+  policy.replace(policy.find("[defaults]\n"), 11, "[defaults]\nworkspace = \"copy\"\n");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "copy backend"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo agent-ran"});
+  EXPECT_EQ(r.exit_code, 73) << r.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "environments need the overlay backend"))
+      << job.dump(2);
+  EXPECT_TRUE(Layers().empty());
+}
+
 }  // namespace
 }  // namespace berth::e2e
