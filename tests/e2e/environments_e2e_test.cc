@@ -159,5 +159,21 @@ TEST_F(EnvironmentsTest, TheCopyBackendRefusesAnEnvironmentWith73) {
   EXPECT_TRUE(Layers().empty());
 }
 
+TEST_F(EnvironmentsTest, GcKeepsALayerWhileAJobKeepsItsWorkspaceAndRemovesItAfter) {
+  RunResult r = Berth({"run", "implement", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  const std::string id = NewestJobId();
+  ASSERT_EQ(Layers().size(), 1u);
+  RunResult kept = Berth({"gc"});
+  EXPECT_EQ(kept.exit_code, 0) << kept.Describe();
+  EXPECT_EQ(Layers().size(), 1u) << kept.Describe();
+  RunResult gc = Berth({"gc", "--discard", id, "--json"});
+  EXPECT_EQ(gc.exit_code, 0) << gc.Describe();
+  json report = ParseJson(gc.out);
+  ASSERT_TRUE(Get(report, "removed_layers").is_array()) << gc.Describe();
+  EXPECT_EQ(Get(report, "removed_layers").size(), 1u) << gc.Describe();
+  EXPECT_TRUE(Layers().empty());
+}
+
 }  // namespace
 }  // namespace berth::e2e
