@@ -5,9 +5,14 @@
 #include "base/strings.h"
 #include "cli/output.h"
 #include "env/layer.h"
+#include "git/repository.h"
+#include "job/env_setup.h"
 #include "job/job_json.h"
+#include "job/job_limits.h"
 #include "job/outcome.h"
+#include "policy/policy.h"
 #include "store/open_store.h"
+#include "sys/fs.h"
 
 namespace berth::cli {
 
@@ -84,6 +89,54 @@ int Remove(store::Store& store, const std::string& state_dir, const EnvCommandOp
   return status;
 }
 
+// Builds (or finds) the layer of HEAD's key, as the next job on HEAD would.
+int Build(const job::JobContext& ctx, bool json) {
+  const Format format = FormatOf(json);
+  git::InitLibgit2();
+  Result<std::string> cwd = sys::CurrentDir();
+  if (!cwd) return Fail(cwd.error(), format);
+  Result<git::Repository> repo = git::Repository::Discover(*cwd);
+  if (!repo) return Fail(repo.error(), format, job::kExitUsage);
+  Result<policy::Policy> policy = policy::LoadPolicy(repo->workdir());
+  if (!policy) return Fail(policy.error(), format, job::kExitPolicy);
+  if (!policy->environment)
+    return Fail(Error(Cause::kPolicyDenied, "the policy has no [environment]"), format,
+                job::kExitPolicy);
+  Result<std::string> head = repo->ResolveCommit("HEAD");
+  if (!head) return Fail(head.error(), format);
+  job::RunRequest request;
+  request.state_dir = ctx.state_dir;
+  request.extra_hidden = ctx.user.hidden_paths;
+  request.environment = policy->environment;
+  request.output_limit = policy->defaults.output_limit_bytes;
+  request.limits =
+      job::ResolveLimits(policy::Limits{}, policy->defaults.limits, job::PhysicalMemoryBytes());
+  Result<env::EnsureOutcome> outcome =
+      job::EnsureEnvironment(ctx, request, repo->workdir(), *repo, *head, "",
+                             [](const std::string& step, const std::string& detail) {
+                               fmt::print(stderr, "berth: {}: {}\n", step, detail);
+                             });
+  if (!outcome) return Fail(outcome.error(), format, job::kExitWorkspace);
+  if (outcome->failure)
+    return Fail(Error(Cause::kSystem, job::SetupFailureText(*outcome->failure), 0,
+                      "setup's output tail:\n" + outcome->failure->output_tail),
+                format, job::kExitWorkspace);
+  const env::Layer& layer = *outcome->layer;
+  if (json) {
+    fmt::print("{}\n", job::DumpJson({{"key", layer.key},
+                                      {"dir", layer.dir},
+                                      {"built", outcome->built},
+                                      {"commit", layer.meta.commit},
+                                      {"duration_ms", layer.meta.duration_ms},
+                                      {"size_bytes", layer.meta.size_bytes}},
+                                     2));
+  } else {
+    fmt::print("{} layer {} ({}) for {}\n", outcome->built ? "built" : "already built",
+               layer.key.substr(0, 12), FormatBytes(layer.meta.size_bytes), head->substr(0, 12));
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AddEnvCommand(CLI::App& app, EnvCommandOptions* o) {
@@ -91,6 +144,8 @@ void AddEnvCommand(CLI::App& app, EnvCommandOptions* o) {
   env->require_subcommand(1);
   CLI::App* ls = env->add_subcommand("ls", "List the built layers: key, size, built when, in use");
   ls->add_flag("--json", o->json, "as JSON");
+  CLI::App* build = env->add_subcommand("build", "Build the layer of HEAD's key now");
+  build->add_flag("--json", o->json, "as JSON");
   CLI::App* rm = env->add_subcommand("rm", "Remove a layer no live job uses");
   rm->add_option("KEY", o->key, "a layer key, or a unique prefix of one");
   rm->add_flag("--all", o->all, "every layer no live job uses");
@@ -104,6 +159,7 @@ int RunEnvCommand(const GlobalOptions& global, CLI::App& app, const EnvCommandOp
   if (!store) return Fail(store.error(), format);
   CLI::App* env = app.get_subcommand("env");
   if (env->got_subcommand("ls")) return List(**store, ctx->state_dir, o.json);
+  if (env->got_subcommand("build")) return Build(*ctx, o.json);
   if (o.key.empty() == !o.all)
     return Fail(Error(Cause::kInvalidArgument, "berth env rm takes a KEY or --all"), format,
                 job::kExitUsage);

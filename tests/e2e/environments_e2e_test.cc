@@ -175,5 +175,20 @@ TEST_F(EnvironmentsTest, GcKeepsALayerWhileAJobKeepsItsWorkspaceAndRemovesItAfte
   EXPECT_TRUE(Layers().empty());
 }
 
+TEST_F(EnvironmentsTest, EnvBuildPrebuildsTheLayerTheNextJobUses) {
+  RunResult built = Berth({"env", "build", "--json"});
+  ASSERT_EQ(built.exit_code, 0) << built.Describe();
+  EXPECT_TRUE(Contains(built.err, "building layer")) << built.Describe();
+  json layer = ParseJson(built.out);
+  EXPECT_EQ(Get(layer, "built"), true) << built.Describe();
+  RunResult again = Berth({"env", "build", "--json"});
+  EXPECT_EQ(Get(ParseJson(again.out), "built"), false) << again.Describe();
+  RunResult r = Berth({"run", "implement", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  const std::string logs = Logs(NewestJobId());
+  EXPECT_FALSE(Contains(logs, "building layer")) << logs;
+  EXPECT_EQ(GetStr(ReadReceiptFile(NewestJobId()), "environment.key"), GetStr(layer, "key"));
+}
+
 }  // namespace
 }  // namespace berth::e2e
