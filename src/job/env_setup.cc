@@ -37,7 +37,8 @@ std::string Command(const std::vector<std::string>& argv) {
 // Runs one setup command; nullopt when it exited 0.
 Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& spec,
                                                     const std::string& log_path,
-                                                    uint64_t output_limit, const SecretMask& mask) {
+                                                    uint64_t output_limit, const SecretMask& mask,
+                                                    const net::HostMap& hosts) {
   sys::Pipe pipe = TRY(sys::MakePipe());
   sys::UniqueFd null_in = TRY(sys::OpenReadOnly("/dev/null"));
   std::unique_ptr<OutputCapture> capture =
@@ -51,6 +52,7 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
     options.on_proxy_listener = [&](sys::UniqueFd listener) -> Status {
       net::ProxyConfig config;
       config.allow = spec.net_allow;
+      config.hosts = hosts;  // the user's host map, as for the agent's proxy
       proxy = TRY(net::EgressProxy::Start(std::move(listener), std::move(config)));
       return {};
     };
@@ -119,7 +121,7 @@ Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
     sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo_path, std::move(options)));
     spec.overlay = sandbox::OverlayWorkspace{snapshot.Layers(), upper, work, repo_path};
     std::optional<env::SetupFailure> failed =
-        TRY(RunCommand(spec, log, request.output_limit, mask));
+        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts));
     if (failed) return env::SetupRun{std::move(failed), Tail(log)};
   }
   for (const std::string& path : environment.paths) {
