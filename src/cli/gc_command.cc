@@ -33,6 +33,9 @@ void PrintReport(const gc::GcReport& r) {
     fmt::print("kept branch {} in {}: {}\n", b.branch, b.repo, b.why);
   for (const std::string& s : r.removed_snapshots)
     fmt::print("{}snapshot {}: no job uses it\n", r.dry_run ? "would remove " : "removed ", s);
+  for (const std::string& key : r.removed_layers)
+    fmt::print("{}environment layer {}: no job needs it\n",
+               r.dry_run ? "would remove " : "removed ", key.substr(0, 12));
   for (const gc::GcOrphan& o : r.orphans) {
     std::string name = o.kind == "branch" ? o.name + " in " + o.repo : o.name;
     fmt::print(

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/quote.h"
+#include "base/strings.h"
 #include "cli/log_writer.h"
 #include "cli/output.h"
 #include "cli/queue.h"
@@ -193,6 +194,15 @@ int Show(Session& s, const JobsOptions& o) {
           "timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
           "commit {} ms\n",
           t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
+      if (r->environment) {
+        const job::EnvironmentRecord& e = *r->environment;
+        fmt::print("environment  layer {} ({}, built {} in {} ms{}){}\n", e.key.substr(0, 12),
+                   FormatBytes(e.size_bytes), e.built_at, e.duration_ms,
+                   e.built_by_job ? " by this job" : "",
+                   e.checks_key.empty()    ? ""
+                   : e.checks_key == e.key ? "; checks: the same layer"
+                                           : "; checks: layer " + e.checks_key.substr(0, 12));
+      }
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
       std::vector<std::string> approvals = ApprovalLines(*r);

@@ -11,6 +11,7 @@
 #include "cli/compact_command.h"
 #include "cli/context.h"
 #include "cli/doctor_command.h"
+#include "cli/env_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
 #include "cli/hook_command.h"
@@ -48,6 +49,7 @@ std::string NamedSubcommand(const std::vector<std::string>& args) {
                                  "init",
                                  "policy",
                                  "gc",
+                                 "env",
                                  "land",
                                  "doctor",
                                  "supervise",
@@ -143,6 +145,8 @@ int main(int argc, char** argv) {
   if (want({"init", "policy"})) AddPolicyCommands(app, &policy);
   GcCommandOptions gc;
   if (want({"gc"})) AddGcCommand(app, &gc);
+  EnvCommandOptions env;
+  if (want({"env"})) AddEnvCommand(app, &env);
   LandOptions land;
   if (want({"land"})) AddLandCommand(app, &land);
   DoctorOptions doctor;
@@ -208,6 +212,7 @@ int main(int argc, char** argv) {
   if (chosen == "init") return RunInitCommand(global, policy);
   if (chosen == "policy") return RunPolicyCheckCommand(global, policy);
   if (chosen == "gc") return RunGcCommand(global, gc);
+  if (chosen == "env") return RunEnvCommand(global, app, env);
   if (chosen == "land") return RunLandCommand(global, land);
   if (chosen == "doctor") return RunDoctorCommand(global, doctor);
   if (chosen == "integrate") return RunIntegrateCommand(global, integrate);

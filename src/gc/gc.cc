@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "env/layer.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/job_json.h"
@@ -94,6 +95,7 @@ class Collector {
     CollectAttempts();
     CollectOrphans();
     CollectSnapshots();
+    CollectLayers();
     return {};
   }
 
@@ -654,6 +656,35 @@ class Collector {
     return true;
   }
 
+  // Environment layers no job needs: none of its users is live or still has its job
+  // directory (a kept workspace may run again: `berth verify`). Removed under the layer's
+  // lock, which a job holds while it registers, so no job starts using one being removed.
+  void CollectLayers() {
+    Result<env::LayerListing> listing = env::ListLayers(state_dir_);
+    if (!listing) return Warn("environment layers: " + listing.error().ToString());
+    std::set<std::string> live;
+    if (Result<std::vector<JobRecord>> jobs = store_.ListJobs("", /*live_only=*/true, 0))
+      for (const JobRecord& job : *jobs) live.insert(job.id);
+    else
+      return Warn("environment layers kept: the live jobs could not be listed");
+    auto needed = [&](const std::string& id) {
+      return live.count(id) != 0 || sys::Exists(jobs_dir_ + "/" + id);
+    };
+    for (const env::Layer& layer : listing->layers) {
+      std::vector<std::string> users = env::LayerUsers(layer);
+      if (std::any_of(users.begin(), users.end(), needed)) continue;
+      const uint64_t bytes = sys::DiskUsage(layer.dir);
+      if (!dry_) {
+        if (Status removed = env::RemoveLayer(state_dir_, layer.key, needed); !removed) {
+          Warn("environment layer " + layer.key + ": " + removed.error().ToString());
+          continue;
+        }
+      }
+      report_.removed_layers.push_back(layer.key);
+      report_.freed_bytes += bytes;
+    }
+  }
+
   store::Store& store_;
   const std::string state_dir_;
   const std::string jobs_dir_;
@@ -721,6 +752,7 @@ nlohmann::json GcReportToJson(const GcReport& report) {
     out["kept_branches"].push_back(
         {{"repo", b.repo}, {"branch", b.branch}, {"commit", b.commit}, {"why", b.why}});
   out["removed_snapshots"] = report.removed_snapshots;
+  out["removed_layers"] = report.removed_layers;
   out["orphans"] = nlohmann::json::array();
   for (const GcOrphan& o : report.orphans) {
     nlohmann::json entry = {{"kind", o.kind},

@@ -85,6 +85,7 @@ struct GcReport {
   std::vector<GcJob> kept;                     // jobs with something on disk that stays, and why
   std::vector<GcBranch> kept_branches;         // job branches that moved since the job committed
   std::vector<std::string> removed_snapshots;  // commits
+  std::vector<std::string> removed_layers;     // environment layer keys (docs/environments.md)
   std::vector<GcOrphan> orphans;
   std::vector<std::string> warnings;  // things that could not be checked or removed
   uint64_t freed_bytes = 0;

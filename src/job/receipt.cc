@@ -307,12 +307,37 @@ Status ApprovalsFromJson(const JsonReader& receipt, std::vector<ApprovalRecord>*
       });
 }
 
+nlohmann::json EnvironmentToJson(const EnvironmentRecord& e) {
+  return {{"key", e.key},
+          {"commit", e.commit},
+          {"built_at", e.built_at},
+          {"duration_ms", e.duration_ms},
+          {"size_bytes", e.size_bytes},
+          {"built_by_job", e.built_by_job},
+          {"checks_key", e.checks_key}};
+}
+
+Result<std::optional<EnvironmentRecord>> EnvironmentFromJson(const JsonReader& receipt) {
+  if (receipt.At("environment").is_null()) return std::optional<EnvironmentRecord>();
+  JsonReader r = TRY(receipt.Object("environment"));
+  EnvironmentRecord e;
+  TRY(r.Read("key", &e.key));
+  TRY(r.Read("commit", &e.commit));
+  TRY(r.Read("built_at", &e.built_at));
+  TRY(r.Read("duration_ms", &e.duration_ms));
+  TRY(r.Read("size_bytes", &e.size_bytes));
+  TRY(r.Read("built_by_job", &e.built_by_job));
+  TRY(r.Read("checks_key", &e.checks_key));
+  return std::optional<EnvironmentRecord>(std::move(e));
+}
+
 // Every top-level member Receipt::ToJson writes; the others are kept in Receipt::extra.
 constexpr std::string_view kReceiptKeys[] = {
-    "schema",   "job",     "repository", "agent",        "access",
-    "provider", "sandbox", "network",    "workspace",    "child",
-    "changes",  "output",  "timings",    "verification", "verification_history",
-    "owner",    "error",   "times",      "landing",      "approvals"};
+    "schema",     "job",     "repository", "agent",        "access",
+    "provider",   "sandbox", "network",    "workspace",    "child",
+    "changes",    "output",  "timings",    "verification", "verification_history",
+    "owner",      "error",   "times",      "landing",      "approvals",
+    "environment"};
 
 // The fields of a JobRecord that a receipt carries (and so reads back).
 bool ReceiptJobEqual(const store::JobRecord& a, const store::JobRecord& b) {
@@ -437,6 +462,7 @@ nlohmann::json Receipt::ToJson() const {
                 {"ended_at", time_or_null(job.ended_at_ms)}};
   if (landing) j["landing"] = LandingToJson(*landing);
   if (!approvals.empty()) j["approvals"] = ApprovalsToJson(approvals);
+  if (environment) j["environment"] = EnvironmentToJson(*environment);
   MergeUnknownMembers(extra, &j);
   return j;
 }
@@ -559,6 +585,7 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
 
   out.landing = TRY(LandingFromJson(r));
   TRY(ApprovalsFromJson(r, &out.approvals));
+  out.environment = TRY(EnvironmentFromJson(r));
   out.extra = UnknownMembers(json, kReceiptKeys);
   return out;
 }
@@ -573,7 +600,7 @@ bool Receipt::operator==(const Receipt& o) const {
     return std::tie(r.argv, r.write, r.backend, r.skipped_includes, r.sandbox, r.child_exit,
                     r.child_signal, r.changes, r.refusals, r.ignored, r.output, r.timings,
                     r.verify_ms, r.verification, r.verification_history, r.error, r.provider,
-                    r.network, r.access, r.landing, r.approvals, r.extra);
+                    r.network, r.access, r.landing, r.approvals, r.environment, r.extra);
   };
   return ReceiptJobEqual(job, o.job) && tie(*this) == tie(o);
 }

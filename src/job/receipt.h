@@ -224,6 +224,19 @@ struct ApprovalRecord {
   bool operator==(const ApprovalRecord&) const = default;
 };
 
+// The environment's layers a job used (docs/environments.md): the agent's, keyed at the base,
+// and the checks', keyed at the job commit ("" until verification took one).
+struct EnvironmentRecord {
+  std::string key;     // the agent's layer
+  std::string commit;  // the commit it was built from
+  std::string built_at;
+  int64_t duration_ms = 0;
+  uint64_t size_bytes = 0;
+  bool built_by_job = false;  // this job built it (else an earlier job had)
+  std::string checks_key;
+  bool operator==(const EnvironmentRecord&) const = default;
+};
+
 struct Receipt {
   // State, ids, owner and times as recorded; only the fields the receipt carries are read back
   // (ReceiptJobEqual).
@@ -254,6 +267,8 @@ struct Receipt {
   std::optional<LandingRecord> landing;
   // Every approval request and its answer, in order; empty for agents that make none.
   std::vector<ApprovalRecord> approvals;
+  // null for a job whose policy has no [environment] (and in receipts of an older berth).
+  std::optional<EnvironmentRecord> environment;
   // The top-level members this berth does not know (a newer berth's parts), written back by
   // ToJson: a receipt read and re-written (a verification, a land) keeps them. null if none.
   nlohmann::json extra;

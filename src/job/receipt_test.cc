@@ -402,6 +402,31 @@ constexpr char kOlderReceipt[] = R"json({
   }
 })json";
 
+TEST(ReceiptCodec, TheEnvironmentRoundTripsAndAReceiptWithoutOneDecodes) {
+  Receipt r = FullReceipt();
+  r.environment = EnvironmentRecord{
+      std::string(64, 'a'), std::string(40, 'c'), "2026-12-05T18:00:00.000Z", 1200, 4096, true,
+      std::string(64, 'b')};
+  nlohmann::json j = r.ToJson();
+  Result<Receipt> back = Receipt::FromJson(j);
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  EXPECT_EQ(back->environment, r.environment);
+  EXPECT_TRUE(back->extra.is_null());
+  // A receipt of a berth before environments (or of a job without one): none.
+  j.erase("environment");
+  back = Receipt::FromJson(j);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_FALSE(back->environment.has_value());
+  EXPECT_FALSE(FullReceipt().ToJson().contains("environment"));
+  // Of the wrong shape: an error naming the field.
+  j["environment"] = r.ToJson()["environment"];
+  j["environment"]["size_bytes"] = "big";
+  Result<Receipt> bad = Receipt::FromJson(j);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("environment.size_bytes"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ReceiptCodec, OlderReceiptDecodes) {
   Result<Receipt> r = Receipt::FromText(kOlderReceipt);
   ASSERT_TRUE(r) << r.error().ToString();

@@ -54,6 +54,43 @@ Result<CheckSpec> CheckFromJson(const nlohmann::json& j, const std::string& wher
   return spec;
 }
 
+nlohmann::json EnvironmentToJson(const std::optional<policy::Environment>& e) {
+  if (!e) return nullptr;
+  return {
+      {"key", e->key},       {"setup", e->setup}, {"paths", e->paths},          {"hosts", e->hosts},
+      {"grants", e->grants}, {"pass", e->pass},   {"timeout_ms", e->timeout_ms}};
+}
+
+Result<std::vector<std::string>> ArgvFromJson(const nlohmann::json& argv,
+                                              const std::string& where) {
+  if (!argv.is_array()) return JsonTypeError(where, "a list", argv);
+  std::vector<std::string> words;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (!argv[i].is_string())
+      return JsonTypeError(where + "[" + std::to_string(i) + "]", "a string", argv[i]);
+    words.push_back(argv[i].get<std::string>());
+  }
+  return words;
+}
+
+// Requests of a berth before environments have none (absent or null).
+Status EnvironmentFromJson(const JsonReader& r, std::optional<policy::Environment>* out) {
+  if (r.At("environment").is_null()) return {};
+  JsonReader e = TRY(r.Object("environment"));
+  policy::Environment env;
+  TRY(e.Read("key", &env.key));
+  TRY(e.ReadList("setup", &env.setup, ArgvFromJson));
+  TRY(e.Read("paths", &env.paths));
+  TRY(e.Read("hosts", &env.hosts));
+  TRY(e.Read("grants", &env.grants));
+  TRY(e.Read("pass", &env.pass));
+  TRY(e.Read("timeout_ms", &env.timeout_ms));
+  if (env.setup.empty() || env.paths.empty())
+    return Error(Cause::kInvalidArgument, "request.environment names no setup command or no path");
+  *out = std::move(env);
+  return {};
+}
+
 std::optional<workspace::Backend> ParseBackend(const std::string& name) {
   for (workspace::Backend b :
        {workspace::Backend::kAuto, workspace::Backend::kOverlay, workspace::Backend::kCopy})
@@ -143,6 +180,7 @@ constexpr std::string_view kRequestKeys[] = {"agent",
                                              "state_dir",
                                              "extra_hidden",
                                              "checks",
+                                             "environment",
                                              "auto_land",
                                              "provider_def",
                                              "provider_cli",
@@ -193,6 +231,7 @@ nlohmann::json RunRequest::ToJson() const {
       {"state_dir", state_dir},
       {"extra_hidden", extra_hidden},
       {"checks", ChecksToJson(checks)},
+      {"environment", EnvironmentToJson(environment)},
       {"auto_land", auto_land},
   };
   j["provider_def"] = provider_def ? provider::ToJson(*provider_def) : nlohmann::json(nullptr);
@@ -263,6 +302,7 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   TRY(r.Read("extra_hidden", &out.extra_hidden));
   if (r.Has("checks")) TRY(r.ReadList("checks", &out.checks, CheckFromJson));
   TRY(r.ReadOrNull("auto_land", &out.auto_land));
+  TRY(EnvironmentFromJson(r, &out.environment));
   // Fields added since: absent (or null) in requests queued by an older berth.
   out.provider_def = TRY(ProviderFromJson(r));
   TRY(r.ReadOrNull("provider_cli", &out.provider_cli));

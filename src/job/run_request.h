@@ -82,6 +82,9 @@ struct RunRequest {
   std::string state_dir;
   std::vector<std::string> extra_hidden;  // from the user's config
   std::vector<CheckSpec> checks;          // the policy's [[verify]], in order
+  // The policy's [environment] (docs/environments.md): its layer is keyed at the base for the
+  // agent and at the job commit for the checks. Absent in requests of an older berth.
+  std::optional<policy::Environment> environment;
   JobLimits limits;
   bool auto_land = false;  // [landing] auto
   // Full access (job/full_access.h), decided at submission: who asked, and as which user.

@@ -45,6 +45,36 @@ TEST(RunRequestJsonTest, TypedFieldsRoundTripAsTheirNames) {
   EXPECT_EQ(provider::ToJson(*back.provider_def), provider::ToJson(*r.provider_def));
 }
 
+TEST(RunRequestJsonTest, TheEnvironmentTravelsAndOlderRequestsHaveNone) {
+  RunRequest r = ProviderRequest();
+  policy::Environment e;
+  e.key = {"package-lock.json"};
+  e.setup = {{"npm", "ci"}, {"npm", "run", "build"}};
+  e.paths = {"node_modules"};
+  e.hosts = {"registry.npmjs.org"};
+  e.grants = {"cache:npm"};
+  e.pass = {"NPM_TOKEN"};
+  e.timeout_ms = 60000;
+  r.environment = e;
+  nlohmann::json j = r.ToJson();
+  RunRequest back = RunRequest::FromJson(j.dump()).value();
+  ASSERT_TRUE(back.environment.has_value());
+  EXPECT_EQ(*back.environment, e);
+  EXPECT_TRUE(back.extra.is_null());  // a known key, not kept as a newer berth's
+  // A request of a berth before environments: none.
+  j.erase("environment");
+  EXPECT_FALSE(RunRequest::FromJson(j.dump()).value().environment.has_value());
+  // Of the wrong shape: an error naming the field, never an abort.
+  j["environment"] = r.ToJson()["environment"];
+  j["environment"]["setup"] = nlohmann::json::array({"npm"});
+  Result<RunRequest> bad = RunRequest::FromJson(j.dump());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("environment.setup"), std::string::npos)
+      << bad.error().message();
+  j["environment"]["setup"] = nlohmann::json::array();
+  EXPECT_FALSE(RunRequest::FromJson(j.dump()).has_value());
+}
+
 TEST(RunRequestJsonTest, AppServerAndItsApprovalRulesRoundTrip) {
   RunRequest r = ProviderRequest();
   r.app_server = true;

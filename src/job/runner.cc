@@ -11,6 +11,7 @@
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/disk_watch.h"
+#include "job/env_setup.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/job_limits.h"
@@ -682,6 +683,17 @@ store::JobRecord JobRun::CollectAndCommit() {
                     [&](const workspace::Refusal& r) { return artifact(r.path); });
     }
   }
+  // The environment's paths are its layer's, never the job's changes, ignored or not: an
+  // agent's write to a layer file stays in its workspace.
+  if (request_.environment) {
+    auto in_layer = [&](const std::string& path) {
+      for (const std::string& p : request_.environment->paths)
+        if (path == p || path.rfind(p + "/", 0) == 0) return true;
+      return false;
+    };
+    std::erase_if(changes->changes, [&](const git::Change& c) { return in_layer(c.path); });
+    std::erase_if(changes->refusals, [&](const workspace::Refusal& r) { return in_layer(r.path); });
+  }
   receipt_.ignored = changes->ignored.size();
   for (const workspace::Refusal& r : changes->refusals)
     receipt_.refusals.push_back({r.path, r.reason});
@@ -750,6 +762,22 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
   const int64_t start = clock_.SteadyMillis();
   Step("verify", "running " + std::to_string(request_.checks.size()) + " check(s) on " +
                      job_.commit->substr(0, 12));
+  // The checks see the layer of the job commit's key: a changed lockfile gets its own.
+  if (request_.environment) {
+    Result<env::EnsureOutcome> layer = EnsureEnvironment(
+        ctx_, request_, job_.repo, *repo_, *job_.commit, job_.id,
+        [&](const std::string& step, const std::string& detail) { Step(step, detail); });
+    if (!layer || layer->failure) {
+      const std::string reason =
+          layer ? SetupFailureText(*layer->failure) + " for the job commit"
+                : "the environment could not be prepared: " + layer.error().ToString();
+      return Finish(JobState::kVerificationFailed,
+                    reason + "; no check ran; the commit stays on " + job_.branch,
+                    ReceiptError{reason, "environment", "see the output tail",
+                                 layer ? Mask(layer->failure->output_tail) : ""});
+    }
+    if (receipt_.environment) receipt_.environment->checks_key = layer->layer->key;
+  }
   Result<Verification> v = launcher_.RunChecks(
       ctx_, request_, job_, *job_.commit, *repo_,
       [&](const std::string& step, const std::string& detail) { Step(step, detail); },
@@ -809,6 +837,35 @@ store::JobRecord JobRun::Run() {
                   ReceiptError{e.ToString(), "workspace", e.hint(), ""}, kExitWorkspace);
   }
   receipt_.timings.workspace_ms = clock_.SteadyMillis() - t;
+  // The environment's layer (docs/environments.md): the lowest lower layer of the workspace.
+  // A failed setup fails the job here, before the agent: never a run without dependencies.
+  if (request_.environment) {
+    auto fail = [&](const std::string& reason, const std::string& hint, const std::string& tail) {
+      return Finish(JobState::kFailed, reason + "; the agent never started",
+                    ReceiptError{reason, "environment", hint, tail}, kExitWorkspace);
+    };
+    if (workspace_->backend != workspace::Backend::kOverlay)
+      return fail("environments need the overlay backend; this job's workspace is a copy",
+                  "set [defaults] workspace = \"overlay\" on a host with overlayfs, or remove "
+                  "[environment]",
+                  "");
+    Result<env::EnsureOutcome> layer = EnsureEnvironment(
+        ctx_, request_, job_.repo, *repo_, job_.base, job_.id,
+        [&](const std::string& step, const std::string& detail) { Step(step, detail); });
+    if (!layer)
+      return fail("the environment could not be prepared: " + layer.error().ToString(),
+                  layer.error().hint(), "");
+    if (layer->failure)
+      return fail(SetupFailureText(*layer->failure),
+                  "the setup's output tail is the receipt's error.evidence; the next job on this "
+                  "key tries again",
+                  Mask(layer->failure->output_tail));
+    workspace_->lower.push_back(layer->layer->tree);
+    const env::LayerMeta& meta = layer->layer->meta;
+    receipt_.environment = EnvironmentRecord{
+        meta.key,     meta.commit, IsoTime(meta.built_at_ms), meta.duration_ms, meta.size_bytes,
+        layer->built, ""};
+  }
   CompactInBackground();
   // Room for the job's end on a disk the agent may fill: released when the job ends.
   if (Status reserved = ReserveEndSpace(); !reserved) {

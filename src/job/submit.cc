@@ -121,6 +121,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
     r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms, check.expect_exit,
                         check.grants});
   r.include_secrets = pol.include.secrets;
+  r.environment = pol.environment;
   // The passed variables' values are not taken here: the supervisor reads them from its own
   // environment when the agent starts (runner.cc), so that none is ever stored.
   return r;

@@ -6,6 +6,7 @@
 
 #include "confine/caches.h"
 #include "confine/spec_builder.h"
+#include "job/env_setup.h"
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
 #include "job/json_read.h"
@@ -224,6 +225,16 @@ Result<Verification> RunChecks(
                                      "materialising the job commit for verification");
   // Kept by garbage collection until the job ends, like the job's own base.
   TRY(workspace::RegisterUser(tree, job.id));
+  // The environment's layer of the commit's key, below the tree (docs/environments.md).
+  std::vector<std::string> layers = tree.Layers();
+  if (request.environment) {
+    env::EnsureOutcome layer =
+        TRY(EnsureEnvironment(ctx, request, job.repo, repo, commit, job.id, on_event));
+    if (layer.failure)
+      return Error(Cause::kUnavailable, SetupFailureText(*layer.failure) + " for " +
+                                            commit.substr(0, 12) + "; no check ran");
+    layers.push_back(layer.layer->tree);
+  }
   std::string dir = TRY(sys::MakeTempDir(job.job_dir, "verify-"));
   // The scratch directory (the overlay's upper and work, the checks' logs) goes with the
   // verification, however it ends: the receipt keeps each check's output tail.
@@ -282,8 +293,7 @@ Result<Verification> RunChecks(
       result.reason = "could not start: " + built.error().ToString();
     } else {
       sandbox::SandboxSpec spec = std::move(*built);
-      spec.overlay =
-          sandbox::OverlayWorkspace{tree.Layers(), dir + "/upper", dir + "/work", job.repo};
+      spec.overlay = sandbox::OverlayWorkspace{layers, dir + "/upper", dir + "/work", job.repo};
       DropCredentialShaped(&spec);
       spec.network = sandbox::Network::kNone;
       result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",

@@ -185,6 +185,20 @@ std::string ExplainPolicy(const Policy& policy) {
     Line(&out, 2, check.name, detail + "]");
   }
 
+  out += "\ndependency environment (built once per key, read-only in every job and check)\n";
+  if (!policy.environment) {
+    out += "  (none: jobs and checks see only the committed tree)\n";
+  } else {
+    const Environment& e = *policy.environment;
+    Line(&out, 2, "key", List(e.key));
+    for (const std::vector<std::string>& argv : e.setup) Line(&out, 2, "setup", Argv(argv));
+    Line(&out, 2, "paths", List(e.paths));
+    Line(&out, 2, "hosts", e.hosts.empty() ? "(no network)" : List(e.hosts));
+    Line(&out, 2, "grants", List(e.grants));
+    Line(&out, 2, "pass", List(e.pass));
+    Line(&out, 2, "timeout", FormatDuration(e.timeout_ms));
+  }
+
   out += "\nenvironment\n";
   Line(&out, 2, "pass", List(policy.env.pass));
   std::vector<std::string> set;

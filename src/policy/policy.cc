@@ -705,6 +705,100 @@ Status ParseEnv(const Reader& reader, const toml::node& node, EnvPolicy* out) {
   return {};
 }
 
+// A path [environment] produces: relative, plain segments, nothing of git's or berth's.
+std::string EnvironmentPathProblem(const std::string& path) {
+  if (path[0] == '/') return "must be relative to the repository root, got " + Quote(path);
+  if (path.back() == '/') return "must not end with '/', got " + Quote(path);
+  for (const std::string& part : Split(path, '/')) {
+    if (part.empty() || part == "." || part == "..")
+      return "must be a plain relative path (no empty, \".\" or \"..\" segments), got " +
+             Quote(path);
+    if (part.find_first_of("*?[\\") != std::string::npos)
+      return "is a path, not a glob, got " + Quote(path);
+  }
+  const std::string first = path.substr(0, path.find('/'));
+  if (first == ".git" || first == ".berth")
+    return "nothing under .git/ or .berth/ is ever part of an environment, got " + Quote(path);
+  return {};
+}
+
+Status ParseEnvironment(const Reader& reader, const toml::node& node, Environment* out) {
+  const toml::table* table = TRY(reader.Table(node, "environment"));
+  for (const auto& [key, value] : *table) {
+    std::string key_path = Join("environment", key.str());
+    if (key == "key") {
+      out->key = TRY(Globs(reader, value, key_path)).patterns();
+    } else if (key == "setup") {
+      TRY(reader.Each(value, key_path, "an array of commands, e.g. setup = [[\"npm\", \"ci\"]]",
+                      [&](const toml::node& item, const std::string& item_path, size_t) -> Status {
+                        if (!item.is_array())
+                          return reader.Fail(
+                              item, item_path,
+                              "expected a command as a list, e.g. [\"npm\", \"ci\"]");
+                        std::vector<std::string> argv = TRY(reader.Strings(item, item_path));
+                        if (argv.empty())
+                          return reader.Fail(item, item_path, "must name a program");
+                        out->setup.push_back(std::move(argv));
+                        return {};
+                      }));
+    } else if (key == "paths") {
+      out->paths = TRY(reader.Strings(value, key_path));
+      for (size_t i = 0; i < out->paths.size(); ++i) {
+        const toml::node& item = *value.as_array()->get(i);
+        if (std::string problem = EnvironmentPathProblem(out->paths[i]); !problem.empty())
+          return reader.Fail(item, Index(key_path, i), problem);
+        for (size_t j = 0; j < i; ++j) {
+          const std::string& a = out->paths[j];
+          const std::string& b = out->paths[i];
+          if (a == b || StartsWith(b, a + "/") || StartsWith(a, b + "/"))
+            return reader.Fail(item, Index(key_path, i),
+                               Quote(b) + " overlaps " + Quote(a) + " (" + Index(key_path, j) +
+                                   "); list each produced tree once");
+        }
+      }
+    } else if (key == "hosts") {
+      out->hosts = TRY(reader.Strings(value, key_path));
+      for (size_t i = 0; i < out->hosts.size(); ++i) {
+        std::string problem = GrantProblem("net:" + out->hosts[i]);
+        if (!problem.empty())
+          return reader.Fail(*value.as_array()->get(i), Index(key_path, i), problem);
+      }
+    } else if (key == "grants") {
+      out->grants = TRY(Grants(reader, value, key_path, /*for_checks=*/false));
+      for (size_t i = 0; i < out->grants.size(); ++i) {
+        if (!StartsWith(out->grants[i], "cache:") && !StartsWith(out->grants[i], "read:"))
+          return reader.Fail(*value.as_array()->get(i), Index(key_path, i),
+                             "setup takes cache: and read: grants only (its network is "
+                             "environment.hosts), got " +
+                                 Quote(out->grants[i]));
+      }
+    } else if (key == "pass") {
+      out->pass = TRY(reader.Strings(value, key_path));
+      std::set<std::string> seen;
+      for (size_t i = 0; i < out->pass.size(); ++i) {
+        const toml::node& item = *value.as_array()->get(i);
+        TRY(EnvName(reader, item, Index(key_path, i), out->pass[i]));
+        if (!seen.insert(out->pass[i]).second)
+          return reader.Fail(item, Index(key_path, i), Quote(out->pass[i]) + " is listed twice");
+      }
+    } else if (key == "timeout") {
+      out->timeout_ms = TRY(reader.Duration(value, key_path));
+    } else {
+      return reader.Unknown(value, key_path,
+                            {"key", "setup", "paths", "hosts", "grants", "pass", "timeout"});
+    }
+  }
+  if (out->setup.empty())
+    return reader.Fail(node, "environment.setup",
+                       "missing or empty; an environment is built by at least one command, e.g. "
+                       "setup = [[\"npm\", \"ci\"]]");
+  if (out->paths.empty())
+    return reader.Fail(
+        node, "environment.paths",
+        "missing or empty; name what setup produces, e.g. paths = [\"node_modules\"]");
+  return {};
+}
+
 Status ParseInclude(const Reader& reader, const toml::node& node, Include* out) {
   const toml::table* table = TRY(reader.Table(node, "include"));
   for (const auto& [key, value] : *table) {
@@ -785,6 +879,9 @@ Result<Policy> ParsePolicy(const std::string& text, const std::string& source_na
       TRY(ParseAgents(reader, value, &policy));
     } else if (key == "verify") {
       TRY(ParseVerify(reader, value, &policy));
+    } else if (key == "environment") {
+      policy.environment.emplace();
+      TRY(ParseEnvironment(reader, value, &*policy.environment));
     } else if (key == "env") {
       TRY(ParseEnv(reader, value, &policy.env));
     } else if (key == "include") {
@@ -794,9 +891,9 @@ Result<Policy> ParsePolicy(const std::string& text, const std::string& source_na
     } else if (key == "approvals") {
       policy.approvals = TRY(ParseApprovals(reader, value, "approvals"));
     } else {
-      return reader.Unknown(
-          value, std::string(key.str()),
-          {"version", "defaults", "agents", "verify", "env", "include", "landing", "approvals"});
+      return reader.Unknown(value, std::string(key.str()),
+                            {"version", "defaults", "agents", "verify", "environment", "env",
+                             "include", "landing", "approvals"});
     }
   }
   policy.sha256 = Sha256Hex(text);

@@ -94,6 +94,20 @@ struct Check {
   std::vector<std::string> grants;  // e.g. cache:npm, applied while verifying
 };
 
+// [environment] (docs/environments.md): the project's ignored dependency tree, built once per
+// key by setup commands in the sandbox and shared read-only by every job and check with that
+// key. Services (a later [environment.services.NAME]) are not read yet.
+struct Environment {
+  std::vector<std::string> key;                 // globs of files whose content decides the layer
+  std::vector<std::vector<std::string>> setup;  // argv lists, run in order at the repo root
+  std::vector<std::string> paths;               // what setup produces, repository-relative
+  std::vector<std::string> hosts;               // HOST[:PORT] or *.DOMAIN[:PORT], setup only
+  std::vector<std::string> grants;              // cache: and read: grants, setup only
+  std::vector<std::string> pass;                // variables setup reads from berth's environment
+  int64_t timeout_ms = 20 * 60 * 1000;          // for all of setup
+  bool operator==(const Environment&) const = default;
+};
+
 struct EnvPolicy {
   std::vector<std::string> pass;           // names passed from berth's environment
   std::map<std::string, std::string> set;  // NAME = VALUE
@@ -115,6 +129,7 @@ struct Policy {
   Defaults defaults;
   std::map<std::string, Agent> agents;
   std::vector<Check> verify;
+  std::optional<Environment> environment;
   EnvPolicy env;
   Include include;
   Landing landing;

@@ -783,5 +783,70 @@ TEST(ExplainPolicy, SaysWhatAnAppServerAgentMayRun) {
   EXPECT_EQ(exec.find("approvals"), std::string::npos) << exec;
 }
 
+// [environment] (docs/environments.md).
+constexpr const char* kEnvironment = R"(version = 1
+[environment]
+key = ["package-lock.json", "**/.nvmrc"]
+setup = [["npm", "ci"], ["npm", "run", "prepare"]]
+paths = ["node_modules", "packages/a/node_modules"]
+hosts = ["registry.npmjs.org", "*.example.com:8443"]
+grants = ["cache:npm"]
+pass = ["NPM_TOKEN"]
+timeout = "5m"
+)";
+
+TEST(ParsePolicy, EnvironmentReadsEveryKey) {
+  Result<Policy> policy = Parse(kEnvironment);
+  ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
+  ASSERT_TRUE(policy->environment.has_value());
+  const Environment& e = *policy->environment;
+  EXPECT_EQ(e.key, (std::vector<std::string>{"package-lock.json", "**/.nvmrc"}));
+  ASSERT_EQ(e.setup.size(), 2u);
+  EXPECT_EQ(e.setup[1], (std::vector<std::string>{"npm", "run", "prepare"}));
+  EXPECT_EQ(e.paths, (std::vector<std::string>{"node_modules", "packages/a/node_modules"}));
+  EXPECT_EQ(e.hosts.size(), 2u);
+  EXPECT_EQ(e.grants, (std::vector<std::string>{"cache:npm"}));
+  EXPECT_EQ(e.pass, (std::vector<std::string>{"NPM_TOKEN"}));
+  EXPECT_EQ(e.timeout_ms, 5 * 60 * 1000);
+  EXPECT_FALSE(Parse(kExample)->environment.has_value());
+}
+
+TEST(ParsePolicy, EnvironmentErrorsNameTheKey) {
+  const std::string head = "version = 1\n[environment]\n";
+  const std::string ok = "setup = [[\"true\"]]\npaths = [\"node_modules\"]\n";
+  ExpectFails(head + "paths = [\"node_modules\"]\n", 2, "environment.setup", "at least one");
+  ExpectFails(head + "setup = [[\"true\"]]\n", 2, "environment.paths", "missing");
+  ExpectFails(head + "setup = [\"npm\", \"ci\"]\npaths = [\"n\"]\n", 3, "environment.setup[0]",
+              "a command as a list");
+  ExpectFails(head + "setup = [[]]\npaths = [\"n\"]\n", 3, "environment.setup[0]",
+              "must name a program");
+  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\"../x\"]\n", 4, "environment.paths[0]",
+              "plain relative path");
+  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\"/abs\"]\n", 4, "environment.paths[0]",
+              "relative");
+  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\".git/x\"]\n", 4, "environment.paths[0]",
+              ".git/");
+  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\".berth\"]\n", 4, "environment.paths[0]",
+              ".berth/");
+  ExpectFails(head + "setup = [[\"true\"]]\npaths = [\"a\", \"a/b\"]\n", 4, "environment.paths[1]",
+              "overlaps");
+  ExpectFails(head + ok + "grants = [\"write:/tmp\"]\n", 5, "environment.grants[0]",
+              "cache: and read:");
+  ExpectFails(head + ok + "grants = [\"net:example.com\"]\n", 5, "environment.grants[0]",
+              "cache: and read:");
+  ExpectFails(head + ok + "hosts = [\"exa mple\"]\n", 5, "environment.hosts[0]", "");
+  ExpectFails(head + ok + "pass = [\"1X\"]\n", 5, "environment.pass[0]", "not a variable name");
+  ExpectFails(head + ok + "key = [\"../lock\"]\n", 5, "environment.key[0]", "");
+  ExpectFails(head + ok + "timeout = \"0s\"\n", 5, "environment.timeout", "longer than zero");
+  ExpectFails(head + ok + "services = 1\n", 5, "environment.services", "unknown key");
+}
+
+TEST(ParsePolicy, EnvironmentChangesThePolicyHash) {
+  Result<Policy> with = Parse(kEnvironment);
+  Result<Policy> without = Parse(kExample);
+  ASSERT_TRUE(with && without);
+  EXPECT_NE(with->sha256, without->sha256);
+}
+
 }  // namespace
 }  // namespace berth::policy

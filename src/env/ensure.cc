@@ -1,0 +1,81 @@
+#include "env/ensure.h"
+
+#include "base/strings.h"
+#include "sys/atomic_file.h"
+#include "sys/dir.h"
+#include "sys/disk.h"
+#include "sys/file_lock.h"
+#include "sys/fs.h"
+#include "sys/process.h"
+
+namespace berth::env {
+
+namespace {
+
+// Builds of a builder that died (or a layer removed half-way): only removed under the lock.
+Status RemoveAbandonedBuilds(const std::string& envs_dir, const std::string& key) {
+  const std::string prefix = key + ".tmp-";
+  for (const std::string& name : TRY(sys::ListDir(envs_dir)))
+    if (StartsWith(name, prefix)) TRY(sys::RemoveTreeForcibly(envs_dir + "/" + name));
+  return {};
+}
+
+Result<EnsureOutcome> Found(const LayerRequest& request, Layer layer) {
+  if (!request.job_id.empty()) TRY(RegisterLayerUser(layer, request.job_id));
+  EnsureOutcome outcome;
+  outcome.layer = std::move(layer);
+  return outcome;
+}
+
+}  // namespace
+
+Result<EnsureOutcome> EnsureLayer(const LayerRequest& request, const BuildFn& build) {
+  const std::string envs_dir = EnvsDir(request.state_dir);
+  TRY(sys::MakeDirs(envs_dir, 0700));
+  const std::string dir = LayerDir(request.state_dir, request.key);
+  sys::FileLock lock = TRY(sys::FileLock::Acquire(dir + ".lock"));
+  // Built before this call or while it waited for the lock: the directory appears by rename
+  // only once complete.
+  if (std::optional<Layer> found = TRY(FindLayer(request.state_dir, request.key)))
+    return Found(request, std::move(*found));
+
+  TRY(RemoveAbandonedBuilds(envs_dir, request.key));
+  const std::string build_dir = TRY(sys::MakeTempDir(envs_dir, request.key + ".tmp-"));
+  struct Cleanup {
+    std::string dir;
+    bool keep = false;
+    ~Cleanup() {
+      if (!keep)
+        IgnoreError(sys::RemoveTreeForcibly(dir),
+                    "the next build of this key removes an abandoned build under the lock");
+    }
+  } cleanup{build_dir};
+  const int64_t started = sys::MonotonicMillis();
+  const int64_t started_wall = sys::WallMillis();
+  TRY(sys::MakeDirs(build_dir + "/tree", 0755));
+  SetupRun run = TRY(build(build_dir));
+  if (run.failure) {
+    EnsureOutcome outcome;
+    outcome.failure = std::move(run.failure);
+    return outcome;
+  }
+  LayerMeta meta;
+  meta.key = request.key;
+  meta.commit = request.commit;
+  meta.built_at_ms = started_wall;
+  meta.duration_ms = sys::MonotonicMillis() - started;
+  meta.size_bytes = sys::DiskUsage(build_dir + "/tree");
+  meta.setup = request.setup;
+  meta.paths = request.paths;
+  meta.output_tail = run.output_tail;
+  TRY(sys::WriteFileAtomic(build_dir + "/meta.json", meta.ToJson().dump(2) + "\n", 0644));
+  TRY(sys::MakeDirs(build_dir + "/users", 0700));
+  TRY(sys::Rename(build_dir, dir));
+  cleanup.keep = true;
+  Layer layer{request.key, dir, dir + "/tree", std::move(meta)};
+  Result<EnsureOutcome> outcome = Found(request, std::move(layer));
+  if (outcome) outcome->built = true;
+  return outcome;
+}
+
+}  // namespace berth::env

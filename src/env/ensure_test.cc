@@ -1,0 +1,129 @@
+#include "env/ensure.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "git/testing.h"
+#include "sys/fs.h"
+
+namespace berth::env {
+namespace {
+
+using git::testing::ReadFileOrDie;
+using git::testing::TempDir;
+using git::testing::WriteFile;
+
+const std::string kKey(64, 'a');
+
+LayerRequest Request(const std::string& state, const std::string& job) {
+  LayerRequest r;
+  r.state_dir = state;
+  r.key = kKey;
+  r.commit = std::string(40, 'c');
+  r.setup = {{"true"}};
+  r.paths = {"node_modules"};
+  r.job_id = job;
+  return r;
+}
+
+// A build that "produces" node_modules/dep/index.js, counting its runs.
+BuildFn Producing(std::atomic<int>* builds) {
+  return [builds](const std::string& dir) -> Result<SetupRun> {
+    ++*builds;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    WriteFile(dir + "/tree", "node_modules/dep/index.js", "module.exports = 1;\n");
+    return SetupRun{std::nullopt, "added 1 package\n"};
+  };
+}
+
+TEST(EnsureLayer, FiveConcurrentCallersOnOneKeyBuildItOnce) {
+  TempDir temp("env-ensure");
+  std::atomic<int> builds = 0;
+  std::atomic<int> built_here = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 5; ++i) {
+    threads.emplace_back([&, i] {
+      Result<EnsureOutcome> outcome =
+          EnsureLayer(Request(temp.path(), "job" + std::to_string(i)), Producing(&builds));
+      ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
+      ASSERT_TRUE(outcome->layer.has_value());
+      if (outcome->built) ++built_here;
+      EXPECT_EQ(ReadFileOrDie(outcome->layer->tree + "/node_modules/dep/index.js"),
+                "module.exports = 1;\n");
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(built_here, 1);
+  Result<std::optional<Layer>> found = FindLayer(temp.path(), kKey);
+  ASSERT_TRUE(found && *found);
+  EXPECT_EQ((*found)->meta.key, kKey);
+  EXPECT_EQ((*found)->meta.output_tail, "added 1 package\n");
+  EXPECT_GT((*found)->meta.size_bytes, 0u);
+  EXPECT_EQ(LayerUsers(**found).size(), 5u);
+  // Nothing but the layer and its lock is left in envs/.
+  Result<std::vector<std::string>> names = sys::ListDir(EnvsDir(temp.path()));
+  ASSERT_TRUE(names);
+  EXPECT_EQ(names->size(), 2u);
+}
+
+TEST(EnsureLayer, AFailedSetupLeavesNoLayerAndTheNextCallBuildsAgain) {
+  TempDir temp("env-ensure");
+  int calls = 0;
+  Result<EnsureOutcome> failed =
+      EnsureLayer(Request(temp.path(), "job1"), [&](const std::string& dir) -> Result<SetupRun> {
+        ++calls;
+        WriteFile(dir + "/tree", "node_modules/half", "x");
+        SetupFailure failure;
+        failure.argv = {"npm", "ci"};
+        failure.exit_code = 1;
+        failure.reason = "`npm ci` exited 1";
+        failure.output_tail = "npm ERR! 404\n";
+        return SetupRun{failure, failure.output_tail};
+      });
+  ASSERT_TRUE(failed.has_value()) << failed.error().ToString();
+  EXPECT_FALSE(failed->layer.has_value());
+  ASSERT_TRUE(failed->failure.has_value());
+  EXPECT_EQ(failed->failure->exit_code, 1);
+  EXPECT_EQ(failed->failure->output_tail, "npm ERR! 404\n");
+  Result<std::vector<std::string>> names = sys::ListDir(EnvsDir(temp.path()));
+  ASSERT_TRUE(names);
+  EXPECT_EQ(*names, std::vector<std::string>{kKey + ".lock"});
+  std::atomic<int> builds = 0;
+  Result<EnsureOutcome> again = EnsureLayer(Request(temp.path(), "job2"), Producing(&builds));
+  ASSERT_TRUE(again && again->layer);
+  EXPECT_EQ(builds, 1);
+}
+
+TEST(RemoveLayer, RefusesALayerALiveJobUsesAndRemovesItOtherwise) {
+  TempDir temp("env-ensure");
+  std::atomic<int> builds = 0;
+  ASSERT_TRUE(EnsureLayer(Request(temp.path(), "live1"), Producing(&builds)));
+  Status refused =
+      RemoveLayer(temp.path(), kKey, [](const std::string& job) { return job == "live1"; });
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("live job live1"), std::string::npos);
+  EXPECT_TRUE(sys::Exists(LayerDir(temp.path(), kKey)));
+  ASSERT_TRUE(RemoveLayer(temp.path(), kKey, [](const std::string&) { return false; }));
+  EXPECT_FALSE(sys::Exists(LayerDir(temp.path(), kKey)));
+  Result<LayerListing> listing = ListLayers(temp.path());
+  ASSERT_TRUE(listing);
+  EXPECT_TRUE(listing->layers.empty());
+  EXPECT_EQ(
+      RemoveLayer(temp.path(), kKey, [](const std::string&) { return false; }).error().cause(),
+      Cause::kNotFound);
+}
+
+TEST(LayerMeta, AMetaFileOfTheWrongShapeIsAnErrorNamingTheField) {
+  nlohmann::json json = LayerMeta{}.ToJson();
+  ASSERT_TRUE(LayerMeta::FromJson(json, "meta.json"));
+  json["size_bytes"] = "big";
+  Result<LayerMeta> bad = LayerMeta::FromJson(json, "meta.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("size_bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::env

@@ -1,0 +1,74 @@
+#include "env/key.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "policy/glob.h"
+#include "policy/sha256.h"
+
+namespace berth::env {
+
+namespace {
+
+// Bumped whenever the text below changes meaning, so that no old layer is taken for a new key.
+constexpr const char* kKeyVersion = "berth-environment-key 1";
+
+// A glob with none of * ? [ names one path: looked up directly, without listing the tree.
+bool IsLiteral(const std::string& pattern) {
+  return pattern[0] != '!' && pattern.find_first_of("*?[") == std::string::npos;
+}
+
+// Each list as one JSON line: unambiguous whatever the strings hold (newlines, quotes).
+std::string Line(const char* name, const nlohmann::json& value) {
+  return std::string(name) + " " + value.dump() + "\n";
+}
+
+}  // namespace
+
+Result<std::string> KeyText(git::Repository& repo, const std::string& commit,
+                            const policy::Environment& environment) {
+  std::string text = std::string(kKeyVersion) + "\n";
+  text += Line("setup", environment.setup);
+  text += Line("paths", environment.paths);
+  text += Line("hosts", environment.hosts);
+  text += Line("grants", environment.grants);
+  text += Line("pass", environment.pass);
+  // Key files: the entries of the commit's tree the key globs match, by path.
+  std::vector<git::TreeEntry> files;
+  if (!environment.key.empty()) {
+    const bool literal = std::all_of(environment.key.begin(), environment.key.end(), IsLiteral);
+    if (literal) {
+      for (const std::string& path : environment.key) {
+        std::optional<git::TreeEntry> entry = TRY(repo.FindEntry(commit, path));
+        if (entry && entry->mode != 040000) files.push_back(*entry);
+      }
+      std::sort(files.begin(), files.end(),
+                [](const git::TreeEntry& a, const git::TreeEntry& b) { return a.path < b.path; });
+      files.erase(std::unique(files.begin(), files.end(),
+                              [](const git::TreeEntry& a, const git::TreeEntry& b) {
+                                return a.path == b.path;
+                              }),
+                  files.end());
+    } else {
+      policy::GlobSet globs = TRY(policy::GlobSet::Create(environment.key));
+      for (git::TreeEntry& entry : TRY(repo.ListTree(commit)))
+        if (globs.Matches(entry.path)) files.push_back(std::move(entry));
+    }
+  }
+  for (const git::TreeEntry& file : files)
+    text += Line("file", nlohmann::json::array({file.path, file.oid}));
+  return text;
+}
+
+Result<std::string> LayerKey(git::Repository& repo, const std::string& commit,
+                             const policy::Environment& environment) {
+  return policy::Sha256Hex(TRY(KeyText(repo, commit, environment)));
+}
+
+bool IsLayerKey(const std::string& text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace berth::env

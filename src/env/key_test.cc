@@ -1,0 +1,95 @@
+#include "env/key.h"
+
+#include <gtest/gtest.h>
+
+#include "git/testing.h"
+
+namespace berth::env {
+namespace {
+
+using git::testing::CommitAll;
+using git::testing::InitRepo;
+using git::testing::TempDir;
+using git::testing::WriteFile;
+
+[[maybe_unused]] ::testing::Environment* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new git::testing::HermeticGitEnvironment);
+
+class KeyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    work_ = temp_.path() + "/repo";
+    InitRepo(work_);
+    WriteFile(work_, "package-lock.json", "{\"v\": 1}\n");
+    WriteFile(work_, "src/a.js", "1\n");
+    first_ = CommitAll(work_, "first");
+    git::InitLibgit2();
+  }
+  std::string Key(const std::string& commit, const policy::Environment& e) {
+    Result<git::Repository> repo = git::Repository::Discover(work_);
+    EXPECT_TRUE(repo.has_value());
+    Result<std::string> key = LayerKey(*repo, commit, e);
+    EXPECT_TRUE(key.has_value()) << key.error().ToString();
+    return key.value_or("");
+  }
+  TempDir temp_{"env-key"};
+  std::string work_;
+  std::string first_;
+};
+
+policy::Environment Npm() {
+  policy::Environment e;
+  e.key = {"package-lock.json"};
+  e.setup = {{"npm", "ci"}};
+  e.paths = {"node_modules"};
+  return e;
+}
+
+TEST_F(KeyTest, KeyFileChangeGivesANewKeyOtherFilesDoNot) {
+  const std::string base = Key(first_, Npm());
+  EXPECT_TRUE(IsLayerKey(base));
+  WriteFile(work_, "src/a.js", "2\n");
+  const std::string source_change = CommitAll(work_, "source");
+  EXPECT_EQ(Key(source_change, Npm()), base);
+  WriteFile(work_, "package-lock.json", "{\"v\": 2}\n");
+  const std::string lock_change = CommitAll(work_, "lock");
+  EXPECT_NE(Key(lock_change, Npm()), base);
+  // A glob finds the same file: the same key as the literal path.
+  policy::Environment glob = Npm();
+  glob.key = {"*-lock.json"};
+  EXPECT_EQ(Key(lock_change, glob), Key(lock_change, Npm()));
+}
+
+TEST_F(KeyTest, SetupPathsHostsGrantsAndPassedNamesAreInTheKey) {
+  const std::string base = Key(first_, Npm());
+  policy::Environment e = Npm();
+  e.setup = {{"npm", "install"}};
+  EXPECT_NE(Key(first_, e), base);
+  e = Npm();
+  e.paths = {"node_modules", "vendor"};
+  EXPECT_NE(Key(first_, e), base);
+  e = Npm();
+  e.hosts = {"registry.npmjs.org"};
+  EXPECT_NE(Key(first_, e), base);
+  e = Npm();
+  e.grants = {"cache:npm"};
+  EXPECT_NE(Key(first_, e), base);
+  e = Npm();
+  e.pass = {"NPM_TOKEN"};
+  EXPECT_NE(Key(first_, e), base);
+  // The timeout decides nothing about what is built.
+  e = Npm();
+  e.timeout_ms = 1000;
+  EXPECT_EQ(Key(first_, e), base);
+}
+
+TEST_F(KeyTest, AMissingKeyFileIsPartOfTheKeyByItsAbsence) {
+  policy::Environment e = Npm();
+  e.key = {"yarn.lock"};
+  const std::string without = Key(first_, e);
+  WriteFile(work_, "yarn.lock", "x\n");
+  EXPECT_NE(Key(CommitAll(work_, "yarn"), e), without);
+}
+
+}  // namespace
+}  // namespace berth::env

@@ -1,0 +1,180 @@
+#include "job/env_setup.h"
+
+#include <algorithm>
+
+#include "confine/spec_builder.h"
+#include "env/key.h"
+#include "job/job_sandbox.h"
+#include "job/output_capture.h"
+#include "job/secret_mask.h"
+#include "net/proxy.h"
+#include "provider/preflight.h"
+#include "sandbox/launcher.h"
+#include "sys/dir.h"
+#include "sys/disk.h"
+#include "sys/fs.h"
+#include "sys/overlay.h"
+#include "sys/process.h"
+#include "workspace/workspace.h"
+
+namespace berth::job {
+
+namespace {
+
+constexpr size_t kOutputTailBytes = 4096;
+
+std::string Tail(const std::string& path) {
+  std::string data = sys::ReadFile(path).value_or("");
+  return data.size() <= kOutputTailBytes ? data : data.substr(data.size() - kOutputTailBytes);
+}
+
+std::string Command(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const std::string& word : argv) text += (text.empty() ? "" : " ") + word;
+  return "`" + text + "`";
+}
+
+// Runs one setup command; nullopt when it exited 0.
+Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& spec,
+                                                    const std::string& log_path,
+                                                    uint64_t output_limit, const SecretMask& mask,
+                                                    const net::HostMap& hosts) {
+  sys::Pipe pipe = TRY(sys::MakePipe());
+  sys::UniqueFd null_in = TRY(sys::OpenReadOnly("/dev/null"));
+  std::unique_ptr<OutputCapture> capture =
+      TRY(OutputCapture::Start(std::move(pipe.read), log_path, output_limit, &mask));
+  sandbox::LaunchOptions options;
+  options.stdio[0] = null_in.get();
+  options.stdio[1] = pipe.write.get();
+  options.stdio[2] = pipe.write.get();
+  std::unique_ptr<net::EgressProxy> proxy;
+  if (spec.network == sandbox::Network::kProxy) {
+    options.on_proxy_listener = [&](sys::UniqueFd listener) -> Status {
+      net::ProxyConfig config;
+      config.allow = spec.net_allow;
+      config.hosts = hosts;  // the user's host map, as for the agent's proxy
+      proxy = TRY(net::EgressProxy::Start(std::move(listener), std::move(config)));
+      return {};
+    };
+  }
+  Result<sandbox::LaunchResult> launched =
+      sandbox::LaunchAllowingFallback(spec, "environment", options);
+  if (proxy) proxy->Stop();
+  pipe.write.Reset();
+  capture->Finish();
+  env::SetupFailure failure;
+  failure.argv = spec.argv;
+  failure.output_tail = Tail(log_path);
+  if (!launched) {
+    failure.reason = Command(spec.argv) + " could not start: " + launched.error().ToString();
+    return std::optional(failure);
+  }
+  if (launched->timed_out) {
+    failure.reason = Command(spec.argv) + " ran past the environment's timeout";
+  } else if (launched->status.signaled) {
+    failure.signal = launched->status.signal;
+    failure.reason =
+        Command(spec.argv) + " was killed by signal " + std::to_string(launched->status.signal);
+  } else if (launched->status.code != 0) {
+    failure.exit_code = launched->status.code;
+    failure.reason = Command(spec.argv) + " exited " + std::to_string(launched->status.code);
+  } else {
+    return std::optional<env::SetupFailure>();
+  }
+  return std::optional(failure);
+}
+
+// Runs every setup command on the commit's snapshot with `build_dir`/upper as the overlay's
+// upper layer, then moves the declared paths into `build_dir`/tree.
+Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
+                            const std::string& repo_path, const workspace::Snapshot& snapshot,
+                            const std::string& build_dir) {
+  const policy::Environment& environment = *request.environment;
+  const std::string upper = build_dir + "/upper";
+  const std::string work = build_dir + "/work";
+  TRY(sys::MakeDirs(upper, 0700));
+  TRY(sys::MakeDirs(work, 0700));
+  // Setup sees no repository, like a check: the snapshot's empty .git is hidden.
+  TRY(sys::MakeWhiteout(TRY(sys::Dir::Open(upper)), ".git"));
+  SecretMask mask = KnownSecrets(ctx, request.credential_names);
+  std::vector<sandbox::EnvVar> passed;
+  for (const std::string& name : environment.pass) {
+    if (std::optional<std::string> value = provider::EnvValue(ctx.environ, name)) {
+      mask.Add(*value);
+      passed.push_back({name, *value, "--setenv"});
+    }
+  }
+  const std::string log = build_dir + "/setup.log";
+  const int64_t start = sys::MonotonicMillis();
+  for (const std::vector<std::string>& argv : environment.setup) {
+    confine::SpecOptions options;
+    options.workspace = repo_path;
+    options.argv = argv;
+    options.grants = TRY(confine::ParseGrants(environment.grants));
+    for (const std::string& host : environment.hosts)
+      options.net_allow.push_back(TRY(net::ParseHostPattern(host)));
+    options.network =
+        environment.hosts.empty() ? sandbox::Network::kNone : sandbox::Network::kProxy;
+    options.env = passed;
+    options.timeout_ms =
+        std::max<int64_t>(environment.timeout_ms - (sys::MonotonicMillis() - start), 1);
+    sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo_path, std::move(options)));
+    spec.overlay = sandbox::OverlayWorkspace{snapshot.Layers(), upper, work, repo_path};
+    std::optional<env::SetupFailure> failed =
+        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts));
+    if (failed) return env::SetupRun{std::move(failed), Tail(log)};
+  }
+  for (const std::string& path : environment.paths) {
+    if (!sys::Exists(upper + "/" + path)) {
+      env::SetupFailure failure;
+      failure.reason = "setup did not produce " + path + " (environment.paths)";
+      failure.output_tail = Tail(log);
+      return env::SetupRun{std::move(failure), Tail(log)};
+    }
+    TRY(sys::MakeDirs(sys::Dirname(build_dir + "/tree/" + path), 0755));
+    TRY(sys::Rename(upper + "/" + path, build_dir + "/tree/" + path));
+  }
+  IgnoreError(sys::MakeOverlayWorkRemovable(work), "the build directory is removed forcibly");
+  TRY(sys::RemoveTreeForcibly(upper));
+  TRY(sys::RemoveTreeForcibly(work));
+  return env::SetupRun{std::nullopt, Tail(log)};
+}
+
+}  // namespace
+
+std::string SetupFailureText(const env::SetupFailure& failure) {
+  return "environment setup failed: " + failure.reason;
+}
+
+Result<env::EnsureOutcome> EnsureEnvironment(
+    const JobContext& ctx, const RunRequest& request, const std::string& repo_path,
+    git::Repository& repo, const std::string& commit, const std::string& job_id,
+    const std::function<void(const std::string&, const std::string&)>& on_event) {
+  const policy::Environment& environment = *request.environment;
+  env::LayerRequest layer;
+  layer.state_dir = request.state_dir;
+  layer.key = TRY_CTX(env::LayerKey(repo, commit, environment), "computing the environment key");
+  layer.commit = commit;
+  layer.setup = environment.setup;
+  layer.paths = environment.paths;
+  layer.job_id = job_id;
+  bool building = false;
+  env::EnsureOutcome outcome =
+      TRY(env::EnsureLayer(layer, [&](const std::string& build_dir) -> Result<env::SetupRun> {
+        building = true;
+        on_event("environment",
+                 "building layer " + layer.key.substr(0, 12) + " for " + commit.substr(0, 12));
+        workspace::Snapshot snapshot =
+            TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
+                    "materialising the commit for the environment's setup");
+        return Build(ctx, request, repo_path, snapshot, build_dir);
+      }));
+  if (outcome.failure)
+    on_event("environment", SetupFailureText(*outcome.failure));
+  else
+    on_event("environment",
+             std::string(building ? "built" : "using") + " layer " + layer.key.substr(0, 12));
+  return outcome;
+}
+
+}  // namespace berth::job

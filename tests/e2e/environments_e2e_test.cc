@@ -1,0 +1,194 @@
+// Environments (docs/environments.md): a dependency layer built once per key in the sandbox,
+// seen by the agent copy-on-write and by the checks read-only, keyed at the job commit for
+// the checks, and a failed setup failing the job before its agent.
+#include "tests/e2e/jobs_fixture.h"
+
+namespace berth::e2e {
+namespace {
+
+// Setup "installs" node_modules/dep/index.js naming the version in deps.lock, after a pause
+// that makes concurrent jobs overlap. The check proves the layer matches the commit's lock.
+constexpr char kEnvPolicy[] = R"(version = 1
+[defaults]
+max_concurrent_jobs = 5
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**", "deps.lock"]
+[environment]
+key = ["deps.lock"]
+setup = [["sh", "-c", "sleep 1; mkdir -p node_modules/dep && echo \"module.exports = '$(cat deps.lock)';\" > node_modules/dep/index.js && echo installed"]]
+paths = ["node_modules"]
+[[verify]]
+name = "deps"
+argv = ["sh", "-c", "grep -q \"'$(cat deps.lock)'\" node_modules/dep/index.js"]
+)";
+
+class EnvironmentsTest : public JobsTest {
+ protected:
+  std::string InitialPolicy() const override { return kEnvPolicy; }
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    ASSERT_TRUE(WriteText(ws() + "/deps.lock", "v1\n"));
+    ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "lock"}).exit_code, 0);
+  }
+  std::vector<std::string> Layers() const {
+    std::vector<std::string> keys;
+    for (const std::string& name : sys::ListDir(state() + "/envs").value_or({}))
+      if (name.size() == 64) keys.push_back(name);
+    return keys;
+  }
+  std::string Logs(const std::string& id) const {
+    RunResult r = Berth({"logs", id});
+    return r.out + r.err;
+  }
+};
+
+TEST_F(EnvironmentsTest, LayerIsBuiltOnceForFiveConcurrentJobsSeenByAgentAndChecks) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    // The agent records what it sees, then writes to the layer's file.
+    const std::string script = "cat node_modules/dep/index.js > src/seen" + std::to_string(i) +
+                               ".txt && echo hacked > node_modules/dep/index.js";
+    RunResult r = Berth({"run", "--detach", "--json", "implement", "--", "sh", "-c", script});
+    ASSERT_EQ(r.exit_code, 0) << r.Describe();
+    ids.push_back(GetStr(ParseJson(r.out), "id"));
+  }
+  int built = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    json job = WaitForEnd(ids[i]);
+    EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2) << Logs(ids[i]);
+    const std::string logs = Logs(ids[i]);
+    if (Contains(logs, "built layer")) ++built;
+    EXPECT_TRUE(Contains(logs, "using layer")) << logs;
+    // The agent saw the layer's file; its write to it is not a change of the job.
+    EXPECT_EQ(GitOut({"show", "berth/" + ids[i] + ":src/seen" + std::to_string(i) + ".txt"}),
+              "module.exports = 'v1';");
+    EXPECT_NE(Git({"cat-file", "-e", "berth/" + ids[i] + ":node_modules/dep/index.js"}).exit_code,
+              0);
+  }
+  EXPECT_EQ(built, 1);
+  // The receipt names the layer the agent and the checks used; one job built it.
+  int built_by_job = 0;
+  for (const std::string& id : ids) {
+    json receipt = ReadReceiptFile(id);
+    EXPECT_EQ(GetStr(receipt, "environment.key").size(), 64u) << receipt.dump(2);
+    EXPECT_EQ(GetStr(receipt, "environment.checks_key"), GetStr(receipt, "environment.key"));
+    if (Get(receipt, "environment.built_by_job") == true) ++built_by_job;
+  }
+  EXPECT_EQ(built_by_job, 1);
+  RunResult show = Berth({"show", ids[0]});
+  EXPECT_TRUE(Contains(show.out, "environment  layer")) << show.Describe();
+  ASSERT_EQ(Layers().size(), 1u);
+  const std::string layer = state() + "/envs/" + Layers()[0];
+  EXPECT_EQ(ReadText(layer + "/tree/node_modules/dep/index.js"), "module.exports = 'v1';\n");
+  json meta = ParseJson(ReadText(layer + "/meta.json"));
+  EXPECT_TRUE(Contains(GetStr(meta, "output_tail"), "installed")) << meta.dump(2);
+}
+
+TEST_F(EnvironmentsTest, AJobThatChangesTheKeyFileGetsItsChecksRunOnANewLayer) {
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo v2 > deps.lock"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  const std::string id = NewestJobId();
+  // The check greps for v2: it passes only on a layer built from the job commit's lock.
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed");
+  EXPECT_EQ(Layers().size(), 2u);
+  const std::string logs = Logs(id);
+  EXPECT_TRUE(Contains(logs, "building layer")) << logs;
+  json receipt = ReadReceiptFile(id);
+  EXPECT_NE(GetStr(receipt, "environment.checks_key"), GetStr(receipt, "environment.key"))
+      << receipt.dump(2);
+}
+
+TEST_F(EnvironmentsTest, AFailedSetupFailsTheJobWith73AndTheAgentNeverRuns) {
+  std::string policy = kEnvPolicy;
+  const std::string setup_line = policy.substr(policy.find("setup = "));
+  policy.replace(policy.find("setup = "), setup_line.find('\n'),
+                 "setup = [[\"sh\", \"-c\", \"echo boom; exit 3\"]]");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "failing setup"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo agent-ran; touch src/ran.c"});
+  EXPECT_EQ(r.exit_code, 73) << r.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "failed");
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "`sh -c echo boom; exit 3` exited 3"))
+      << job.dump(2);
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GetStr(receipt, "error.cause"), "environment") << receipt.dump(2);
+  EXPECT_TRUE(Contains(GetStr(receipt, "error.evidence"), "boom")) << receipt.dump(2);
+  EXPECT_FALSE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-ran"));
+  EXPECT_FALSE(BranchExists(id));
+  EXPECT_TRUE(Layers().empty());
+}
+
+TEST_F(EnvironmentsTest, EnvLsListsLayersAndRmRefusesOneALiveJobUses) {
+  const std::string id = StartSleepingJob(Token());
+  RunResult ls = Berth({"env", "ls", "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.Describe();
+  json layers = ParseJson(ls.out);
+  ASSERT_TRUE(layers.is_array() && layers.size() == 1u) << ls.Describe();
+  ASSERT_TRUE(Get(layers[0], "in_use_by").is_array());
+  EXPECT_EQ(Get(layers[0], "in_use_by")[0], id) << ls.Describe();
+  ASSERT_TRUE(Get(layers[0], "size_bytes").is_number_unsigned()) << ls.Describe();
+  EXPECT_GT(Get(layers[0], "size_bytes").get<uint64_t>(), 0u);
+  RunResult refused = Berth({"env", "rm", "--all"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_TRUE(Contains(refused.err, "in use by live job " + id)) << refused.Describe();
+  EXPECT_EQ(Layers().size(), 1u);
+  ASSERT_EQ(Berth({"cancel", id}).exit_code, 0);
+  WaitForEnd(id);
+  RunResult removed = Berth({"env", "rm", GetStr(layers[0], "key").substr(0, 10)});
+  EXPECT_EQ(removed.exit_code, 0) << removed.Describe();
+  EXPECT_TRUE(Layers().empty());
+  EXPECT_EQ(Berth({"env", "rm", "--all"}).exit_code, 0);
+}
+
+TEST_F(EnvironmentsTest, TheCopyBackendRefusesAnEnvironmentWith73) {
+  std::string policy = kEnvPolicy;
+  policy.replace(policy.find("[defaults]\n"), 11, "[defaults]\nworkspace = \"copy\"\n");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "copy backend"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo agent-ran"});
+  EXPECT_EQ(r.exit_code, 73) << r.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "environments need the overlay backend"))
+      << job.dump(2);
+  EXPECT_TRUE(Layers().empty());
+}
+
+TEST_F(EnvironmentsTest, GcKeepsALayerWhileAJobKeepsItsWorkspaceAndRemovesItAfter) {
+  RunResult r = Berth({"run", "implement", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  const std::string id = NewestJobId();
+  ASSERT_EQ(Layers().size(), 1u);
+  RunResult kept = Berth({"gc"});
+  EXPECT_EQ(kept.exit_code, 0) << kept.Describe();
+  EXPECT_EQ(Layers().size(), 1u) << kept.Describe();
+  RunResult gc = Berth({"gc", "--discard", id, "--json"});
+  EXPECT_EQ(gc.exit_code, 0) << gc.Describe();
+  json report = ParseJson(gc.out);
+  ASSERT_TRUE(Get(report, "removed_layers").is_array()) << gc.Describe();
+  EXPECT_EQ(Get(report, "removed_layers").size(), 1u) << gc.Describe();
+  EXPECT_TRUE(Layers().empty());
+}
+
+TEST_F(EnvironmentsTest, EnvBuildPrebuildsTheLayerTheNextJobUses) {
+  RunResult built = Berth({"env", "build", "--json"});
+  ASSERT_EQ(built.exit_code, 0) << built.Describe();
+  EXPECT_TRUE(Contains(built.err, "building layer")) << built.Describe();
+  json layer = ParseJson(built.out);
+  EXPECT_EQ(Get(layer, "built"), true) << built.Describe();
+  RunResult again = Berth({"env", "build", "--json"});
+  EXPECT_EQ(Get(ParseJson(again.out), "built"), false) << again.Describe();
+  RunResult r = Berth({"run", "implement", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  const std::string logs = Logs(NewestJobId());
+  EXPECT_FALSE(Contains(logs, "building layer")) << logs;
+  EXPECT_EQ(GetStr(ReadReceiptFile(NewestJobId()), "environment.key"), GetStr(layer, "key"));
+}
+
+}  // namespace
+}  // namespace berth::e2e
