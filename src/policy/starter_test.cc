@@ -57,7 +57,7 @@ std::vector<std::string> Names(const Policy& policy) {
 }
 
 TEST_F(StarterTest, EmptyRepository) {
-  RepoFacts facts = DetectRepo(root_);
+  RepoFacts facts = DetectRepo(root_, options_);
   EXPECT_TRUE(facts.build_systems.empty());
   EXPECT_TRUE(facts.source_globs.empty());
   EXPECT_TRUE(facts.test_globs.empty());
@@ -90,7 +90,7 @@ TEST_F(StarterTest, CMakeWithSourcesAndTests) {
   Dir("include");
   Dir("tests");
   File("lib");  // a file, not a directory: ignored
-  RepoFacts facts = DetectRepo(root_);
+  RepoFacts facts = DetectRepo(root_, options_);
   EXPECT_EQ(facts.build_systems, (std::vector<std::string>{"cmake"}));
   EXPECT_EQ(facts.source_globs, (std::vector<std::string>{"src/**", "include/**"}));
   EXPECT_EQ(facts.test_globs, (std::vector<std::string>{"tests/**"}));
@@ -103,10 +103,10 @@ TEST_F(StarterTest, CMakeWithSourcesAndTests) {
 
 TEST_F(StarterTest, MakefileWithAndWithoutTestTarget) {
   File("Makefile", "all:\n\tcc x.c\nTESTS := a\n.PHONY: test\n");
-  EXPECT_FALSE(DetectRepo(root_).make_has_test_target);
+  EXPECT_FALSE(DetectRepo(root_, options_).make_has_test_target);
   EXPECT_EQ(Starter().verify.at(0).argv, (std::vector<std::string>{"make"}));
   File("Makefile", "all:\n\tcc x.c\ncheck test: all\n\t./run\n");
-  EXPECT_TRUE(DetectRepo(root_).make_has_test_target);
+  EXPECT_TRUE(DetectRepo(root_, options_).make_has_test_target);
   Policy policy = Starter();
   EXPECT_EQ(Names(policy), (std::vector<std::string>{"make-test"}));
   EXPECT_EQ(policy.verify.at(0).argv, (std::vector<std::string>{"make", "test"}));
@@ -115,7 +115,7 @@ TEST_F(StarterTest, MakefileWithAndWithoutTestTarget) {
 TEST_F(StarterTest, MakefileNextToCMakeIsOfferedCommentedOut) {
   File("CMakeLists.txt");
   File("Makefile", "test:\n\tctest\n");
-  RepoFacts facts = DetectRepo(root_);
+  RepoFacts facts = DetectRepo(root_, options_);
   EXPECT_EQ(facts.build_systems, (std::vector<std::string>{"cmake", "make"}));
   EXPECT_EQ(Names(Starter()),
             (std::vector<std::string>{"cmake-configure", "cmake-build", "ctest"}));
@@ -124,15 +124,15 @@ TEST_F(StarterTest, MakefileNextToCMakeIsOfferedCommentedOut) {
 
 TEST_F(StarterTest, JavaScriptPackageManagerByLockfile) {
   File("package.json", "{}");
-  EXPECT_EQ(DetectRepo(root_).build_systems, (std::vector<std::string>{"npm"}));
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems, (std::vector<std::string>{"npm"}));
   Policy npm = Starter();
   EXPECT_EQ(npm.verify.at(0).argv, (std::vector<std::string>{"npm", "test"}));
   EXPECT_EQ(npm.verify.at(0).grants, (std::vector<std::string>{"cache:npm"}));
   File("yarn.lock");
-  EXPECT_EQ(DetectRepo(root_).build_systems, (std::vector<std::string>{"yarn"}));
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems, (std::vector<std::string>{"yarn"}));
   EXPECT_EQ(Starter().verify.at(0).argv, (std::vector<std::string>{"yarn", "test"}));
   File("pnpm-lock.yaml");
-  EXPECT_EQ(DetectRepo(root_).build_systems, (std::vector<std::string>{"pnpm"}));
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems, (std::vector<std::string>{"pnpm"}));
   EXPECT_EQ(Starter().verify.at(0).argv, (std::vector<std::string>{"pnpm", "test"}));
 }
 
@@ -144,7 +144,7 @@ TEST_F(StarterTest, CargoGoAndPytest) {
   Dir("internal");
   Dir("test");
   Dir("__tests__");
-  RepoFacts facts = DetectRepo(root_);
+  RepoFacts facts = DetectRepo(root_, options_);
   EXPECT_EQ(facts.build_systems, (std::vector<std::string>{"cargo", "go", "pytest"}));
   EXPECT_EQ(facts.source_globs, (std::vector<std::string>{"cmd/**", "internal/**"}));
   EXPECT_EQ(facts.test_globs, (std::vector<std::string>{"test/**", "__tests__/**"}));
@@ -319,9 +319,9 @@ TEST_F(StarterTest, MavenGradleAndUvWhereTheToolIsInstalled) {
 
 TEST_F(StarterTest, PytestMarkers) {
   File("pyproject.toml", "[project]\nname = \"x\"\n");
-  EXPECT_TRUE(DetectRepo(root_).build_systems.empty());
+  EXPECT_TRUE(DetectRepo(root_, options_).build_systems.empty());
   File("conftest.py");
-  EXPECT_EQ(DetectRepo(root_).build_systems, (std::vector<std::string>{"pytest"}));
+  EXPECT_EQ(DetectRepo(root_, options_).build_systems, (std::vector<std::string>{"pytest"}));
 }
 
 TEST(StarterPolicy, EveryShapeParses) {
