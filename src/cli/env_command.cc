@@ -117,10 +117,22 @@ int Build(const job::JobContext& ctx, bool json) {
                                fmt::print(stderr, "berth: {}: {}\n", step, detail);
                              });
   if (!outcome) return Fail(outcome.error(), format, job::kExitWorkspace);
-  if (outcome->failure)
+  if (outcome->failure) {
+    // The tail is many lines, which a hint (one line, control characters escaped) cannot
+    // carry: it goes to stderr first, as the setup wrote it (masked).
+    if (!json) {
+      fmt::print(stderr, "berth: the setup's output tail:\n{}", outcome->failure->output_tail);
+      if (!outcome->failure->output_tail.empty() && outcome->failure->output_tail.back() != '\n')
+        fmt::print(stderr, "\n");
+    }
+    const std::string next =
+        "fix the setup, or the hosts it needs in [environment] hosts, then run `berth env "
+        "build` again";
     return Fail(Error(Cause::kSystem, job::SetupFailureText(*outcome->failure), 0,
-                      "setup's output tail:\n" + outcome->failure->output_tail),
+                      json ? next + "; setup's output tail:\n" + outcome->failure->output_tail
+                           : next),
                 format, job::kExitWorkspace);
+  }
   const env::Layer& layer = *outcome->layer;
   if (json) {
     fmt::print("{}\n", job::DumpJson({{"key", layer.key},
