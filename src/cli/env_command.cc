@@ -128,10 +128,10 @@ int Build(const job::JobContext& ctx, bool json) {
     const std::string next =
         "fix the setup, or the hosts it needs in [environment] hosts, then run `berth env "
         "build` again";
-    return Fail(Error(Cause::kSystem, job::SetupFailureText(*outcome->failure), 0,
-                      json ? next + "; setup's output tail:\n" + outcome->failure->output_tail
-                           : next),
-                format, job::kExitWorkspace);
+    return Fail(
+        Error(Cause::kSystem, job::SetupFailureText(*outcome->failure), 0,
+              json ? next + "; setup's output tail:\n" + outcome->failure->output_tail : next),
+        format, job::kExitWorkspace);
   }
   const env::Layer& layer = *outcome->layer;
   if (json) {
