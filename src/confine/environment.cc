@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/strings.h"
+#include "sys/fs.h"
 
 namespace berth::confine {
 
@@ -49,6 +50,47 @@ void BuildEnvironment(const std::vector<std::string>& pass, const std::vector<En
   spec->env.clear();
   for (size_t i = 0; i < env.size(); ++i)
     if (last[env[i].name] == i) spec->env.push_back(env[i]);
+}
+
+namespace {
+
+// Whether the host's `dir` is out of the sandbox's sight: inside a hidden home or a hidden
+// path, and not shown again by one of the spec's paths.
+bool Unreachable(const std::string& dir, const sandbox::SandboxSpec& spec) {
+  Result<std::string> real = sys::RealPath(dir);
+  if (!real) return false;  // missing on the host too: "not found" either way
+  auto within_any = [&](const std::vector<std::string>& roots) {
+    return std::any_of(roots.begin(), roots.end(),
+                       [&](const std::string& root) { return sys::IsWithin(*real, root); });
+  };
+  if (!within_any(spec.hidden_homes) && !within_any(spec.hidden_paths)) return false;
+  return std::none_of(spec.paths.begin(), spec.paths.end(), [&](const sandbox::PathGrant& p) {
+    return p.access != sandbox::PathGrant::Access::kSocket && sys::IsWithin(*real, p.path);
+  });
+}
+
+}  // namespace
+
+void DropUnreachableSearchPath(sandbox::SandboxSpec* spec) {
+  for (EnvVar& var : spec->env) {
+    if (var.name != "PATH") continue;
+    std::vector<std::string> kept;
+    std::vector<std::string> dropped;
+    for (std::string& dir : Split(var.value, ':')) {
+      if (StartsWith(dir, "/") && Unreachable(dir, *spec))
+        dropped.push_back(std::move(dir));
+      else
+        kept.push_back(std::move(dir));
+    }
+    if (dropped.empty()) continue;
+    std::string value;
+    for (size_t i = 0; i < kept.size(); ++i) value += (i ? ":" : "") + kept[i];
+    var.value = value.empty() ? "/usr/local/bin:/usr/bin:/bin" : value;
+    std::string list;
+    for (size_t i = 0; i < dropped.size(); ++i) list += (i ? ", " : "") + dropped[i];
+    spec->warnings.push_back("PATH: left out " + list +
+                             ": hidden in the sandbox (another account's home or a secret path)");
+  }
 }
 
 }  // namespace berth::confine

@@ -17,4 +17,10 @@ namespace berth::confine {
 void BuildEnvironment(const std::vector<std::string>& pass, const std::vector<sandbox::EnvVar>& set,
                       const HostContext& host, sandbox::SandboxSpec* spec);
 
+// Leaves out of PATH every directory the sandbox hides (inside a hidden home or a hidden path,
+// not shown again by a grant), with a warning: a command found there would fail with "Permission
+// denied" where the user expects "not found", or where a later PATH entry would have worked.
+// Needs spec->env, hidden_homes, hidden_paths and paths set.
+void DropUnreachableSearchPath(sandbox::SandboxSpec* spec);
+
 }  // namespace berth::confine

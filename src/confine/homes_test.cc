@@ -161,6 +161,40 @@ TEST_F(HomesTest, HidingHomeNamesTheHomeThatHidesAPath) {
   EXPECT_EQ(HidingHome("/usr/bin/claude", host_), "");
 }
 
+// hiredis on a lived-in host: PATH held /root/.cargo/bin, in a home the sandbox hides, and the
+// shell said "redis-server: Permission denied" where the tool was simply not installed.
+TEST_F(HomesTest, PathEntriesInHiddenHomesAreLeftOutRegression) {
+  for (const char* dir : {"alice/.cargo/bin", "alice/tools/bin", "me/bin"})
+    ASSERT_TRUE(sys::MakeDirs(root_ + "/" + dir, 0755).has_value());
+  options_.grants = ParseGrants({"read:" + root_ + "/alice/tools"}).value();
+  host_.environ = {{"PATH", root_ + "/alice-link/.cargo/bin:/usr/bin:" + root_ +
+                                "/alice/tools/bin:" + root_ + "/bob/nowhere:" + root_ +
+                                "/me/bin:relative:/bin"}};
+  sandbox::SandboxSpec spec = Build();
+  const sandbox::EnvVar* path = nullptr;
+  for (const sandbox::EnvVar& var : spec.env)
+    if (var.name == "PATH") path = &var;
+  ASSERT_NE(path, nullptr);
+  EXPECT_EQ(path->value, "/usr/bin:" + root_ + "/alice/tools/bin:" + root_ + "/bob/nowhere:" +
+                             root_ + "/me/bin:relative:/bin")
+      << "a hidden home's directory goes (through a link too); one a read: grant shows, one "
+         "missing on the host, the caller's own and relative ones stay";
+  ASSERT_FALSE(spec.warnings.empty());
+  EXPECT_NE(spec.warnings.back().find(root_ + "/alice-link/.cargo/bin"), std::string::npos);
+}
+
+// When every entry is hidden the sandbox still has a PATH to run anything with.
+TEST_F(HomesTest, APathOfHiddenEntriesOnlyFallsBackToTheSystemOnes) {
+  ASSERT_TRUE(sys::MakeDirs(root_ + "/bob/bin", 0755).has_value());
+  host_.environ = {{"PATH", root_ + "/bob/bin"}};
+  sandbox::SandboxSpec spec = Build();
+  for (const sandbox::EnvVar& var : spec.env) {
+    if (var.name == "PATH") {
+      EXPECT_EQ(var.value, "/usr/local/bin:/usr/bin:/bin");
+    }
+  }
+}
+
 TEST_F(HomesTest, TheFullProfileHidesNoHome) {
   options_.profile = sandbox::Profile::kFull;
   options_.full_access = true;

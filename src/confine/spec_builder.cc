@@ -55,6 +55,7 @@ Result<sandbox::SandboxSpec> BuildSandboxSpec(const SpecOptions& options, const 
     if (var.name.empty() || var.name.find('=') != std::string::npos)
       return Invalid("the variable name '" + var.name + "' is empty or holds '='");
   BuildEnvironment(options.env_pass, options.env, host, &spec);
+  DropUnreachableSearchPath(&spec);
   spec.limits = options.limits;
   spec.timeout_ms = options.timeout_ms;
 
