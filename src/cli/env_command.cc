@@ -116,7 +116,10 @@ int Build(const job::JobContext& ctx, bool json) {
                              [](const std::string& step, const std::string& detail) {
                                fmt::print(stderr, "berth: {}: {}\n", step, detail);
                              });
-  if (!outcome) return Fail(outcome.error(), format, job::kExitWorkspace);
+  if (!outcome)
+    return Fail(outcome.error(), format,
+                outcome.error().cause() == Cause::kPolicyDenied ? job::kExitPolicy
+                                                                 : job::kExitWorkspace);
   if (outcome->failure) {
     // The tail is many lines, which a hint (one line, control characters escaped) cannot
     // carry: it goes to stderr first, as the setup wrote it (masked).

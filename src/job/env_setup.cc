@@ -151,6 +151,18 @@ Result<env::EnsureOutcome> EnsureEnvironment(
     git::Repository& repo, const std::string& commit, const std::string& job_id,
     const std::function<void(const std::string&, const std::string&)>& on_event) {
   const policy::Environment& environment = *request.environment;
+  // A tracked path under the environment's would be shadowed by nothing (the snapshot wins)
+  // but every change the agent made to it would be dropped by collection: refuse it.
+  for (const std::string& path : environment.paths) {
+    if (TRY(repo.FindEntry(commit, path)))
+      return Error(Cause::kPolicyDenied,
+                   "environment.paths names " + path + ", which commit " + commit.substr(0, 12) +
+                       " tracks: setup would produce it beside the tracked one and the job's "
+                       "changes to it would be dropped",
+                   0,
+                   "remove " + path + " from [environment] paths, or stop tracking it (git rm "
+                   "-r --cached " + path + " and add it to .gitignore)");
+  }
   env::LayerRequest layer;
   layer.state_dir = request.state_dir;
   layer.key = TRY_CTX(env::LayerKey(repo, commit, environment), "computing the environment key");

@@ -840,9 +840,10 @@ store::JobRecord JobRun::Run() {
   // The environment's layer (docs/environments.md): the lowest lower layer of the workspace.
   // A failed setup fails the job here, before the agent: never a run without dependencies.
   if (request_.environment) {
-    auto fail = [&](const std::string& reason, const std::string& hint, const std::string& tail) {
+    auto fail = [&](const std::string& reason, const std::string& hint, const std::string& tail,
+                    int exit_code = kExitWorkspace) {
       return Finish(JobState::kFailed, reason + "; the agent never started",
-                    ReceiptError{reason, "environment", hint, tail}, kExitWorkspace);
+                    ReceiptError{reason, "environment", hint, tail}, exit_code);
     };
     if (workspace_->backend != workspace::Backend::kOverlay)
       return fail("environments need the overlay backend; this job's workspace is a copy",
@@ -854,7 +855,8 @@ store::JobRecord JobRun::Run() {
         [&](const std::string& step, const std::string& detail) { Step(step, detail); });
     if (!layer)
       return fail("the environment could not be prepared: " + layer.error().ToString(),
-                  layer.error().hint(), "");
+                  layer.error().hint(), "",
+                  layer.error().cause() == Cause::kPolicyDenied ? kExitPolicy : kExitWorkspace);
     if (layer->failure)
       return fail(SetupFailureText(*layer->failure),
                   "the setup's output tail is the receipt's error.evidence; the next job on this "

@@ -124,6 +124,27 @@ TEST_F(EnvironmentsTest, AFailedSetupFailsTheJobWith73AndTheAgentNeverRuns) {
   EXPECT_TRUE(Layers().empty());
 }
 
+// A tracked node_modules under the environment's paths: collection drops every change there,
+// so the agent's fix to a vendored file would vanish. The job is refused before its agent.
+TEST_F(EnvironmentsTest, AnEnvironmentPathTheCommitTracksIsRefusedWith78Regression) {
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/node_modules/dep", 0755));
+  ASSERT_TRUE(WriteText(ws() + "/node_modules/dep/index.js", "vendored\n"));
+  ASSERT_EQ(Git({"add", "-f", "node_modules"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "vendor"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo agent-ran"});
+  EXPECT_EQ(r.exit_code, 78) << r.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "names node_modules, which commit"))
+      << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(ReadReceiptFile(id), "error.hint"), "git rm -r --cached"));
+  EXPECT_FALSE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-ran"));
+  EXPECT_TRUE(Layers().empty());
+  RunResult build = Berth({"env", "build"});
+  EXPECT_EQ(build.exit_code, 78) << build.Describe();
+  EXPECT_TRUE(Contains(build.err, "node_modules")) << build.Describe();
+}
+
 TEST_F(EnvironmentsTest, EnvLsListsLayersAndRmRefusesOneALiveJobUses) {
   const std::string id = StartSleepingJob(Token());
   RunResult ls = Berth({"env", "ls", "--json"});
