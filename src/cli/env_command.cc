@@ -117,9 +117,9 @@ int Build(const job::JobContext& ctx, bool json) {
                                fmt::print(stderr, "berth: {}: {}\n", step, detail);
                              });
   if (!outcome)
-    return Fail(outcome.error(), format,
-                outcome.error().cause() == Cause::kPolicyDenied ? job::kExitPolicy
-                                                                 : job::kExitWorkspace);
+    return Fail(
+        outcome.error(), format,
+        outcome.error().cause() == Cause::kPolicyDenied ? job::kExitPolicy : job::kExitWorkspace);
   if (outcome->failure) {
     // The tail is many lines, which a hint (one line, control characters escaped) cannot
     // carry: it goes to stderr first, as the setup wrote it (masked).

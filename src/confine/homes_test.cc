@@ -175,8 +175,8 @@ TEST_F(HomesTest, PathEntriesInHiddenHomesAreLeftOutRegression) {
   for (const sandbox::EnvVar& var : spec.env)
     if (var.name == "PATH") path = &var;
   ASSERT_NE(path, nullptr);
-  EXPECT_EQ(path->value, "/usr/bin:" + root_ + "/alice/tools/bin:" + root_ + "/bob/nowhere:" +
-                             root_ + "/me/bin:relative:/bin")
+  EXPECT_EQ(path->value, "/usr/bin:" + root_ + "/alice/tools/bin:" + root_ +
+                             "/bob/nowhere:" + root_ + "/me/bin:relative:/bin")
       << "a hidden home's directory goes (through a link too); one a read: grant shows, one "
          "missing on the host, the caller's own and relative ones stay";
   ASSERT_FALSE(spec.warnings.empty());

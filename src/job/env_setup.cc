@@ -160,8 +160,10 @@ Result<env::EnsureOutcome> EnsureEnvironment(
                        " tracks: setup would produce it beside the tracked one and the job's "
                        "changes to it would be dropped",
                    0,
-                   "remove " + path + " from [environment] paths, or stop tracking it (git rm "
-                   "-r --cached " + path + " and add it to .gitignore)");
+                   "remove " + path +
+                       " from [environment] paths, or stop tracking it (git rm "
+                       "-r --cached " +
+                       path + " and add it to .gitignore)");
   }
   env::LayerRequest layer;
   layer.state_dir = request.state_dir;
