@@ -1,5 +1,8 @@
 #include "env/ensure.h"
 
+#include <chrono>
+#include <thread>
+
 #include "base/strings.h"
 #include "sys/atomic_file.h"
 #include "sys/dir.h"
@@ -33,7 +36,18 @@ Result<EnsureOutcome> EnsureLayer(const LayerRequest& request, const BuildFn& bu
   const std::string envs_dir = EnvsDir(request.state_dir);
   TRY(sys::MakeDirs(envs_dir, 0700));
   const std::string dir = LayerDir(request.state_dir, request.key);
-  sys::FileLock lock = TRY(sys::FileLock::Acquire(dir + ".lock"));
+  std::optional<sys::FileLock> held;
+  if (!request.should_stop) held = TRY(sys::FileLock::Acquire(dir + ".lock"));
+  while (!held) {
+    held = TRY(sys::FileLock::TryAcquire(dir + ".lock"));
+    if (held) break;
+    if (std::optional<std::string> why = request.should_stop()) {
+      EnsureOutcome outcome;
+      outcome.stopped = std::move(why);
+      return outcome;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   // Built before this call or while it waited for the lock: the directory appears by rename
   // only once complete.
   if (std::optional<Layer> found = TRY(FindLayer(request.state_dir, request.key)))

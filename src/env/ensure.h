@@ -21,6 +21,8 @@ struct SetupFailure {
   std::optional<int> signal;
   std::string reason;       // "`npm ci` exited 1", "did not produce node_modules", ...
   std::string output_tail;  // the last few KiB of setup's output, secrets masked
+  bool timed_out = false;   // ran past its timeout (the environment's or the job's)
+  bool stopped = false;     // ended by a signal to berth (a cancel)
 };
 
 // What the build function reports. On success the declared paths are in `<build_dir>/tree/`.
@@ -36,6 +38,7 @@ struct EnsureOutcome {
   std::optional<Layer> layer;           // set unless setup failed
   std::optional<SetupFailure> failure;  // setup failed: no layer was left
   bool built = false;                   // this call built the layer (else it existed)
+  std::optional<std::string> stopped;   // should_stop's reason: no layer, nothing built
 };
 
 struct LayerRequest {
@@ -47,6 +50,9 @@ struct LayerRequest {
   // Registered as a user of the layer under its lock (so `berth env rm` never removes a
   // layer between a job's finding it and its registration); "" registers nobody.
   std::string job_id;
+  // Asked every 100 ms while another caller builds the key: a reason ("the job was cancelled")
+  // ends the wait, reported in EnsureOutcome::stopped. Unset: wait as long as the build takes.
+  std::function<std::optional<std::string>()> should_stop;
 };
 
 // Returns the layer of `request.key`, building it with `build` when it does not exist yet.

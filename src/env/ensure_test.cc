@@ -38,6 +38,41 @@ BuildFn Producing(std::atomic<int>* builds) {
   };
 }
 
+// A caller that must stop (its job was cancelled) while another builds the key returns at
+// once with the reason, builds nothing and is no user of the layer.
+TEST(EnsureLayer, AWaitingCallerStopsWhenAskedWithoutBuilding) {
+  TempDir temp("env-ensure");
+  std::atomic<bool> building = false;
+  std::atomic<bool> release = false;
+  std::thread builder([&] {
+    Result<EnsureOutcome> outcome = EnsureLayer(
+        Request(temp.path(), "builder"), [&](const std::string& dir) -> Result<SetupRun> {
+          building = true;
+          while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          WriteFile(dir + "/tree", "node_modules/x", "x");
+          return SetupRun{std::nullopt, ""};
+        });
+    EXPECT_TRUE(outcome.has_value() && outcome->built);
+  });
+  while (!building) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  LayerRequest waiting = Request(temp.path(), "waiter");
+  int asked = 0;
+  waiting.should_stop = [&]() -> std::optional<std::string> {
+    return ++asked >= 3 ? std::optional<std::string>("cancelled") : std::nullopt;
+  };
+  std::atomic<int> builds = 0;
+  Result<EnsureOutcome> outcome = EnsureLayer(waiting, Producing(&builds));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
+  EXPECT_EQ(outcome->stopped, std::optional<std::string>("cancelled"));
+  EXPECT_FALSE(outcome->layer.has_value());
+  EXPECT_EQ(builds, 0);
+  release = true;
+  builder.join();
+  Result<std::optional<Layer>> found = FindLayer(temp.path(), kKey);
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  EXPECT_EQ(LayerUsers(**found), std::vector<std::string>{"builder"});
+}
+
 TEST(EnsureLayer, FiveConcurrentCallersOnOneKeyBuildItOnce) {
   TempDir temp("env-ensure");
   std::atomic<int> builds = 0;

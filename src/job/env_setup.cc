@@ -38,7 +38,8 @@ std::string Command(const std::vector<std::string>& argv) {
 Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& spec,
                                                     const std::string& log_path,
                                                     uint64_t output_limit, const SecretMask& mask,
-                                                    const net::HostMap& hosts) {
+                                                    const net::HostMap& hosts,
+                                                    const std::string& timeout_text) {
   sys::Pipe pipe = TRY(sys::MakePipe());
   sys::UniqueFd null_in = TRY(sys::OpenReadOnly("/dev/null"));
   std::unique_ptr<OutputCapture> capture =
@@ -69,8 +70,12 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
     failure.reason = Command(spec.argv) + " could not start: " + launched.error().ToString();
     return std::optional(failure);
   }
-  if (launched->timed_out) {
-    failure.reason = Command(spec.argv) + " ran past the environment's timeout";
+  if (launched->stopped) {
+    failure.stopped = true;
+    failure.reason = Command(spec.argv) + " was stopped by a signal to berth (a cancel, Ctrl-C)";
+  } else if (launched->timed_out) {
+    failure.timed_out = true;
+    failure.reason = Command(spec.argv) + " ran past " + timeout_text;
   } else if (launched->status.signaled) {
     failure.signal = launched->status.signal;
     failure.reason =
@@ -88,7 +93,7 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
 // upper layer, then moves the declared paths into `build_dir`/tree.
 Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
                             const std::string& repo_path, const workspace::Snapshot& snapshot,
-                            const std::string& build_dir) {
+                            const std::string& build_dir, std::optional<int64_t> deadline_at) {
   const policy::Environment& environment = *request.environment;
   const std::string upper = build_dir + "/upper";
   const std::string work = build_dir + "/work";
@@ -116,12 +121,19 @@ Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
     options.network =
         environment.hosts.empty() ? sandbox::Network::kNone : sandbox::Network::kProxy;
     options.env = passed;
-    options.timeout_ms =
-        std::max<int64_t>(environment.timeout_ms - (sys::MonotonicMillis() - start), 1);
+    // The environment's timeout, or the job's deadline when that comes first.
+    const int64_t now = sys::MonotonicMillis();
+    int64_t budget = environment.timeout_ms - (now - start);
+    std::string timeout_text = "the environment's timeout";
+    if (deadline_at && *deadline_at - now < budget) {
+      budget = *deadline_at - now;
+      timeout_text = "the job's deadline";
+    }
+    options.timeout_ms = std::max<int64_t>(budget, 1);
     sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo_path, std::move(options)));
     spec.overlay = sandbox::OverlayWorkspace{snapshot.Layers(), upper, work, repo_path};
     std::optional<env::SetupFailure> failed =
-        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts));
+        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts, timeout_text));
     if (failed) return env::SetupRun{std::move(failed), Tail(log)};
   }
   for (const std::string& path : environment.paths) {
@@ -149,7 +161,8 @@ std::string SetupFailureText(const env::SetupFailure& failure) {
 Result<env::EnsureOutcome> EnsureEnvironment(
     const JobContext& ctx, const RunRequest& request, const std::string& repo_path,
     git::Repository& repo, const std::string& commit, const std::string& job_id,
-    const std::function<void(const std::string&, const std::string&)>& on_event) {
+    const std::function<void(const std::string&, const std::string&)>& on_event,
+    const EnvironmentBounds& bounds) {
   const policy::Environment& environment = *request.environment;
   // A tracked path under the environment's would be shadowed by nothing (the snapshot wins)
   // but every change the agent made to it would be dropped by collection: refuse it.
@@ -172,6 +185,9 @@ Result<env::EnsureOutcome> EnsureEnvironment(
   layer.setup = environment.setup;
   layer.paths = environment.paths;
   layer.job_id = job_id;
+  layer.should_stop = bounds.should_stop;
+  std::optional<int64_t> deadline_at;
+  if (bounds.time_left_ms) deadline_at = sys::MonotonicMillis() + *bounds.time_left_ms;
   bool building = false;
   env::EnsureOutcome outcome =
       TRY(env::EnsureLayer(layer, [&](const std::string& build_dir) -> Result<env::SetupRun> {
@@ -181,9 +197,12 @@ Result<env::EnsureOutcome> EnsureEnvironment(
         workspace::Snapshot snapshot =
             TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
                     "materialising the commit for the environment's setup");
-        return Build(ctx, request, repo_path, snapshot, build_dir);
+        return Build(ctx, request, repo_path, snapshot, build_dir, deadline_at);
       }));
-  if (outcome.failure)
+  if (outcome.stopped)
+    on_event("environment",
+             "stopped waiting for layer " + layer.key.substr(0, 12) + ": " + *outcome.stopped);
+  else if (outcome.failure)
     on_event("environment", SetupFailureText(*outcome.failure));
   else
     on_event("environment",

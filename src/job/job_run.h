@@ -17,6 +17,7 @@
 #include "job/clock.h"
 #include "job/context.h"
 #include "job/disk_watch.h"
+#include "job/env_setup.h"
 #include "job/full_access.h"
 #include "job/kept_write.h"
 #include "job/masking_store.h"
@@ -134,6 +135,13 @@ class JobRun {
   std::optional<int64_t> TimeLeftMs() const;
   // "the deadline of 45m0s": the deadline as the policy or --timeout gave it.
   std::string DeadlineText() const;
+  // The job's deadline and cancellation, bounding the making of its environment's layer.
+  EnvironmentBounds EnvironmentLimits();
+  // The job's end when making its layer was cut short by its deadline, a cancel or a signal;
+  // nullopt when the outcome is the environment's own (a failed setup, a layer). `when` says
+  // where the job was ("while the environment was prepared").
+  std::optional<store::JobRecord> EndedWhilePreparing(const env::EnsureOutcome& outcome,
+                                                      const std::string& when);
   Status PrepareWorkspace();
   void CompactInBackground();
   Result<sandbox::SandboxSpec> BuildSpec();

@@ -269,6 +269,49 @@ std::string JobRun::DeadlineText() const {
          (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms");
 }
 
+EnvironmentBounds JobRun::EnvironmentLimits() {
+  EnvironmentBounds bounds;
+  bounds.time_left_ms = TimeLeftMs();
+  // A cancel from this host signals the supervisor (the signal stays pending, blocked); one
+  // from another host is only in the store, read once a second.
+  bounds.should_stop = [this,
+                        last_read = clock_.SteadyMillis()]() mutable -> std::optional<std::string> {
+    if (sys::StopSignalPending()) return std::string("a signal to its supervisor");
+    if (TimeLeftMs() == 0) return DeadlineText() + " passed";
+    if (clock_.SteadyMillis() - last_read >= 1000) {
+      last_read = clock_.SteadyMillis();
+      Reload();
+      if (IsTerminal(job_.state)) return "the job ended: " + job_.state_reason;
+    }
+    return std::nullopt;
+  };
+  return bounds;
+}
+
+std::optional<store::JobRecord> JobRun::EndedWhilePreparing(const env::EnsureOutcome& outcome,
+                                                            const std::string& when) {
+  const bool signalled = (outcome.failure && outcome.failure->stopped) ||
+                         (outcome.stopped && sys::StopSignalPending());
+  const bool cut = outcome.stopped ||
+                   (outcome.failure && (outcome.failure->stopped || outcome.failure->timed_out));
+  if (!cut) return std::nullopt;
+  Reload();
+  if (IsTerminal(job_.state)) return Finish(job_.state, job_.state_reason);  // a cancel
+  if (TimeLeftMs() == 0)
+    return Finish(JobState::kTimedOut,
+                  DeadlineText() + " passed " + when + "; the agent never started; workspace kept",
+                  ReceiptError{DeadlineText() + " passed " + when, "environment",
+                               "raise the deadline (--timeout) or prebuild the layer with "
+                               "`berth env build`",
+                               outcome.failure ? Mask(outcome.failure->output_tail) : ""});
+  if (signalled)
+    return Finish(JobState::kCancelled,
+                  "stopped by a signal to its supervisor (Ctrl-C, SIGTERM "
+                  "or SIGHUP) " +
+                      when + "; workspace kept");
+  return std::nullopt;  // the environment's own timeout: a failed setup
+}
+
 Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   confine::SpecOptions options;
   options.profile = request_.write ? sandbox::Profile::kIsolatedWrite : sandbox::Profile::kReadOnly;
@@ -766,15 +809,22 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
   if (request_.environment) {
     Result<env::EnsureOutcome> layer = EnsureEnvironment(
         ctx_, request_, job_.repo, *repo_, *job_.commit, job_.id,
-        [&](const std::string& step, const std::string& detail) { Step(step, detail); });
-    if (!layer || layer->failure) {
+        [&](const std::string& step, const std::string& detail) { Step(step, detail); },
+        EnvironmentLimits());
+    if (layer) {
+      if (std::optional<store::JobRecord> ended =
+              EndedWhilePreparing(*layer, "while the job commit's environment was prepared"))
+        return *ended;
+    }
+    if (!layer || layer->failure || layer->stopped) {
       const std::string reason =
-          layer ? SetupFailureText(*layer->failure) + " for the job commit"
-                : "the environment could not be prepared: " + layer.error().ToString();
+          !layer           ? "the environment could not be prepared: " + layer.error().ToString()
+          : layer->failure ? SetupFailureText(*layer->failure) + " for the job commit"
+                           : "stopped waiting for the environment: " + *layer->stopped;
       return Finish(JobState::kVerificationFailed,
                     reason + "; no check ran; the commit stays on " + job_.branch,
                     ReceiptError{reason, "environment", "see the output tail",
-                                 layer ? Mask(layer->failure->output_tail) : ""});
+                                 layer && layer->failure ? Mask(layer->failure->output_tail) : ""});
     }
     if (receipt_.environment) receipt_.environment->checks_key = layer->layer->key;
   }
@@ -852,7 +902,15 @@ store::JobRecord JobRun::Run() {
                   "");
     Result<env::EnsureOutcome> layer = EnsureEnvironment(
         ctx_, request_, job_.repo, *repo_, job_.base, job_.id,
-        [&](const std::string& step, const std::string& detail) { Step(step, detail); });
+        [&](const std::string& step, const std::string& detail) { Step(step, detail); },
+        EnvironmentLimits());
+    if (layer) {
+      if (std::optional<store::JobRecord> ended =
+              EndedWhilePreparing(*layer, "while the environment was prepared"))
+        return *ended;
+      if (layer->stopped)
+        return fail("stopped waiting for the environment: " + *layer->stopped, "", "");
+    }
     if (!layer)
       return fail("the environment could not be prepared: " + layer.error().ToString(),
                   layer.error().hint(), "",

@@ -5,6 +5,7 @@
 // Move-only; not thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -16,6 +17,8 @@ class FileLock {
  public:
   // Creates `path` if needed (mode 0600) and blocks until the exclusive lock is ours.
   static Result<FileLock> Acquire(const std::string& path);
+  // The same without waiting: nullopt while another holder has it.
+  static Result<std::optional<FileLock>> TryAcquire(const std::string& path);
 
   FileLock(FileLock&&) noexcept = default;
   FileLock& operator=(FileLock&&) noexcept = default;

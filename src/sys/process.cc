@@ -218,6 +218,13 @@ void BlockStopSignals() {
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+bool StopSignalPending() {
+  sigset_t pending;
+  if (::sigpending(&pending) != 0) return false;
+  return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
+         sigismember(&pending, SIGHUP) == 1;
+}
+
 void BlockBrokenPipeInThisThread() {
   sigset_t set;
   kernel::MakeSignalSet({SIGPIPE}, &set);

@@ -104,6 +104,9 @@ Result<UniqueFd> BlockIntoSignalFd(std::initializer_list<int> signals);
 // stay pending for the launcher's signalfd instead of taking their default action (ending
 // berth) on whichever thread the kernel picks. Threads started later inherit the mask.
 void BlockStopSignals();
+// Whether a signal that stops a job (SIGINT, SIGTERM, SIGHUP) is pending, blocked, for this
+// thread or the process: it stays pending for the launcher's signalfd.
+bool StopSignalPending();
 // Blocks SIGPIPE in the calling thread only, so that its writes to a pipe whose reader is
 // gone fail with EPIPE instead of ending berth (the signal is thread-directed). The process's
 // disposition stays the default, which the commands berth starts inherit.

@@ -1,6 +1,10 @@
 // Environments (docs/environments.md): a dependency layer built once per key in the sandbox,
 // seen by the agent copy-on-write and by the checks read-only, keyed at the job commit for
 // the checks, and a failed setup failing the job before its agent.
+#include <chrono>
+#include <thread>
+
+#include "sys/process.h"
 #include "tests/e2e/jobs_fixture.h"
 
 namespace berth::e2e {
@@ -43,6 +47,13 @@ class EnvironmentsTest : public JobsTest {
   std::string Logs(const std::string& id) const {
     RunResult r = Berth({"logs", id});
     return r.out + r.err;
+  }
+  bool WaitForLog(const std::string& id, const std::string& text) const {
+    for (int i = 0; i < 300; ++i) {
+      if (Contains(Logs(id), text)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
   }
 };
 
@@ -143,6 +154,64 @@ TEST_F(EnvironmentsTest, AnEnvironmentPathTheCommitTracksIsRefusedWith78Regressi
   RunResult build = Berth({"env", "build"});
   EXPECT_EQ(build.exit_code, 78) << build.Describe();
   EXPECT_TRUE(Contains(build.err, "node_modules")) << build.Describe();
+}
+
+// A policy whose setup takes `seconds` and writes a pid file, so a test can see it run.
+std::string SlowSetupPolicy(int seconds) {
+  std::string policy = kEnvPolicy;
+  const size_t at = policy.find("setup = ");
+  policy.replace(at, policy.find('\n', at) - at,
+                 "setup = [[\"sh\", \"-c\", \"mkdir -p node_modules; sleep " +
+                     std::to_string(seconds) + "\"]]");
+  return policy;
+}
+
+// A job waiting for another job's build of its layer could not be cancelled until that build
+// ended (ten minutes for a big npm ci): the cancel now ends its wait within a second or two,
+// and a cancel of the builder stops its setup and leaves no layer.
+TEST_F(EnvironmentsTest, CancellingAJobThatWaitsOnALayerBuildEndsItNowRegression) {
+  ASSERT_TRUE(WriteText(PolicyPath(), SlowSetupPolicy(60)));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "slow setup"}).exit_code, 0);
+  RunResult a = Berth({"run", "--detach", "--json", "implement", "--", "true"});
+  ASSERT_EQ(a.exit_code, 0) << a.Describe();
+  const std::string builder = GetStr(ParseJson(a.out), "id");
+  ASSERT_TRUE(WaitForLog(builder, "building layer")) << Logs(builder);
+  RunResult b = Berth({"run", "--detach", "--json", "implement", "--", "true"});
+  ASSERT_EQ(b.exit_code, 0) << b.Describe();
+  const std::string waiter = GetStr(ParseJson(b.out), "id");
+  WaitForState(waiter, "preparing");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int64_t cancelled_at = sys::MonotonicMillis();
+  ASSERT_EQ(Berth({"cancel", waiter}).exit_code, 0);
+  json ended = WaitForEnd(waiter);
+  EXPECT_LT(sys::MonotonicMillis() - cancelled_at, 10000) << "the wait ended with the cancel";
+  EXPECT_EQ(GetStr(ended, "state"), "cancelled") << ended.dump(2);
+  EXPECT_TRUE(Contains(Logs(waiter), "stopped waiting for layer")) << Logs(waiter);
+  EXPECT_FALSE(IsTerminal(ShowJson(builder))) << "the builder goes on";
+  ASSERT_EQ(Berth({"cancel", builder}).exit_code, 0);
+  json built = WaitForEnd(builder);
+  EXPECT_LT(sys::MonotonicMillis() - cancelled_at, 20000) << "setup was stopped, not waited for";
+  EXPECT_EQ(GetStr(built, "state"), "cancelled") << built.dump(2);
+  EXPECT_TRUE(Layers().empty());
+}
+
+// The job's deadline bounds its environment's setup, as it bounds the agent: a 2 s job whose
+// setup sleeps a minute ends timed-out (124) in seconds, naming the environment.
+TEST_F(EnvironmentsTest, TheJobsDeadlineBoundsItsSetupRegression) {
+  ASSERT_TRUE(WriteText(PolicyPath(), SlowSetupPolicy(60)));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "slow setup"}).exit_code, 0);
+  const int64_t start = sys::MonotonicMillis();
+  RunResult r = Berth({"run", "--timeout", "2s", "implement", "--", "sh", "-c", "echo agent-ran"});
+  EXPECT_LT(sys::MonotonicMillis() - start, 20000);
+  EXPECT_EQ(r.exit_code, 124) << r.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "timed-out") << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "while the environment was prepared"))
+      << job.dump(2);
+  EXPECT_EQ(GetStr(ReadReceiptFile(id), "error.cause"), "environment");
+  EXPECT_FALSE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-ran"));
+  EXPECT_TRUE(Layers().empty());
 }
 
 TEST_F(EnvironmentsTest, EnvLsListsLayersAndRmRefusesOneALiveJobUses) {
