@@ -12,6 +12,7 @@
 #include "cli/output.h"
 #include "doctor/doctor.h"
 #include "doctor/host_session.h"
+#include "env/key.h"
 #include "git/repository.h"
 #include "policy/policy.h"
 #include "store/open_store.h"
@@ -36,6 +37,31 @@ std::vector<std::string> PolicyProviders(const std::string& cwd) {
   if (!pol) return names;
   for (const auto& [name, agent] : pol->agents) names.push_back(agent.provider);
   return names;
+}
+
+// The current repository's environment: HEAD's layer key (docs/doctor.md, "layers").
+doctor::EnvironmentProbe ProbeEnvironment(const std::string& cwd) {
+  doctor::EnvironmentProbe probe;
+  git::InitLibgit2();
+  Result<git::Repository> repo = git::Repository::Discover(cwd);
+  if (!repo) return probe;
+  Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir());
+  if (!pol) return probe;
+  probe.in_repository = true;
+  if (!pol->environment) return probe;
+  probe.has_environment = true;
+  Result<std::string> head = repo->ResolveCommit("HEAD");
+  if (!head) {
+    probe.problem = head.error().ToString();
+    return probe;
+  }
+  probe.head = *head;
+  Result<std::string> key = env::LayerKey(*repo, *head, *pol->environment);
+  if (key)
+    probe.key = *key;
+  else
+    probe.problem = key.error().ToString();
+  return probe;
 }
 
 // The closest directory above `path` that exists: where opening the store would create it.
@@ -146,6 +172,7 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
   }
   in.policy_providers = PolicyProviders(ctx->cwd);
   in.store = ProbeStore(ctx->store_location, in.network_timeout_ms);
+  in.environment = ProbeEnvironment(ctx->cwd);
   for (const auto& [name, address] : ctx->user.net_hosts.entries())
     in.host_map.emplace_back(name, address.ToString());
   doctor::Report report = doctor::RunDoctor(in);

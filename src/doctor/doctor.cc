@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "doctor/checks.h"
+#include "doctor/layers_check.h"
 #include "provider/preflight.h"
 #include "provider/registry.h"
 
@@ -61,6 +62,7 @@ Report RunDoctor(const Inputs& in) {
   CheckEnvironment(in, &report.items);
   CheckHome(in, &report.items, &report.home_visible);
   report.store = CheckStore(in, &report.items);
+  CheckLayers(in, &report.items);
 
   Result<std::vector<provider::Provider>> all = provider::All(in.user);
   if (!all) {

@@ -70,6 +70,16 @@ struct StoreProbe {
   std::optional<std::string> newest_job;  // "ID (STATE)" of the newest job, if any
 };
 
+// The current repository's environment, as the caller found it (doctor does not read
+// policies): the key of HEAD's layer, or why it has none.
+struct EnvironmentProbe {
+  bool in_repository = false;  // the working directory is in a repository with a policy
+  bool has_environment = false;
+  std::string head;     // HEAD's commit
+  std::string key;      // HEAD's key; "" when it could not be computed
+  std::string problem;  // why the key could not be computed
+};
+
 struct Inputs {
   sys::Identity identity;
   std::vector<std::pair<std::string, std::string>> environ;
@@ -82,6 +92,7 @@ struct Inputs {
   // [net.hosts]: names the proxy maps to an address instead of asking DNS; probed the same way.
   std::vector<std::pair<std::string, std::string>> host_map;
   int network_timeout_ms = 3000;
+  EnvironmentProbe environment;
 };
 
 Report RunDoctor(const Inputs& inputs);

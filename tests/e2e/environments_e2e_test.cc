@@ -280,5 +280,36 @@ TEST_F(EnvironmentsTest, EnvBuildPrebuildsTheLayerTheNextJobUses) {
   EXPECT_EQ(GetStr(ReadReceiptFile(NewestJobId()), "environment.key"), GetStr(layer, "key"));
 }
 
+// `berth doctor` names the layers (key, built when, how long, size) and whether HEAD's key
+// has its layer yet.
+TEST_F(EnvironmentsTest, DoctorNamesTheLayersAndWhetherHeadHasOne) {
+  auto layer_items = [&]() {
+    RunResult r = Berth({"doctor", "--json"});
+    json report = ParseJson(r.out);
+    std::vector<json> items;
+    if (!Get(report, "items").is_array()) {
+      ADD_FAILURE() << r.Describe();
+      return items;
+    }
+    for (const json& item : Get(report, "items"))
+      if (GetStr(item, "section") == "layers") items.push_back(item);
+    return items;
+  };
+  std::vector<json> before = layer_items();
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(GetStr(before[0], "name"), "this repository");
+  EXPECT_EQ(GetStr(before[0], "status"), "missing");
+  EXPECT_TRUE(Contains(GetStr(before[0], "fix"), "berth env build")) << before[0].dump(2);
+  RunResult built = Berth({"env", "build", "--json"});
+  ASSERT_EQ(built.exit_code, 0) << built.Describe();
+  const std::string key = GetStr(ParseJson(built.out), "key");
+  std::vector<json> after = layer_items();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(GetStr(after[0], "status"), "ok") << after[0].dump(2);
+  EXPECT_EQ(GetStr(after[1], "name"), key.substr(0, 12));
+  EXPECT_TRUE(Contains(GetStr(after[1], "detail"), "built 20")) << after[1].dump(2);
+  EXPECT_TRUE(Contains(GetStr(after[1], "detail"), " in ")) << after[1].dump(2);
+}
+
 }  // namespace
 }  // namespace berth::e2e
