@@ -34,6 +34,28 @@ std::string Command(const std::vector<std::string>& argv) {
   return "`" + text + "`";
 }
 
+// What berth's proxy refused or could not reach while setup ran: a registry client says only
+// "403 Forbidden" or "ECONNRESET", the proxy knows why. "" when nothing was refused or failed.
+std::string ProxyTrouble(const std::vector<net::HostStats>& hosts) {
+  std::string text;
+  for (const net::HostStats& h : hosts) {
+    const std::string where = h.host + ":" + std::to_string(h.port);
+    if (h.denied > 0) {
+      // The proxy speaks to agents ("grant it with net:HOST"); setup's hosts are the
+      // environment's own.
+      std::string why = h.last_denial;
+      if (const size_t grant = why.find("; grant it with "); grant != std::string::npos)
+        why = why.substr(0, grant) + "; add " + h.host + " to [environment] hosts";
+      text += (text.empty() ? "" : "; ") + std::string("berth's proxy refused ") + where +
+              (why.empty() ? "" : " (" + why + ")");
+    }
+    if (h.failed > 0)
+      text += (text.empty() ? "" : "; ") + std::string("berth's proxy could not reach ") + where +
+              (h.last_failure.empty() ? "" : " (" + h.last_failure + ")");
+  }
+  return text;
+}
+
 // Runs one setup command; nullopt when it exited 0.
 Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& spec,
                                                     const std::string& log_path,
@@ -60,7 +82,11 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
   }
   Result<sandbox::LaunchResult> launched =
       sandbox::LaunchAllowingFallback(spec, "environment", options);
-  if (proxy) proxy->Stop();
+  std::string proxy_trouble;
+  if (proxy) {
+    proxy->Stop();
+    proxy_trouble = ProxyTrouble(proxy->Stats());
+  }
   pipe.write.Reset();
   capture->Finish();
   env::SetupFailure failure;
@@ -86,6 +112,7 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
   } else {
     return std::optional<env::SetupFailure>();
   }
+  if (!proxy_trouble.empty()) failure.reason += "; " + proxy_trouble;
   return std::optional(failure);
 }
 

@@ -280,6 +280,28 @@ TEST_F(EnvironmentsTest, EnvBuildPrebuildsTheLayerTheNextJobUses) {
   EXPECT_EQ(GetStr(ReadReceiptFile(NewestJobId()), "environment.key"), GetStr(layer, "key"));
 }
 
+// npm behind berth's proxy said only "403 Forbidden" when the registry resolved to a reserved
+// address: a failed setup's reason now names what the proxy refused, and why.
+TEST_F(EnvironmentsTest, AFailedSetupNamesWhatTheProxyRefusedRegression) {
+  std::string policy = kEnvPolicy;
+  const size_t at = policy.find("setup = ");
+  policy.replace(
+      at, policy.find('\n', at) - at,
+      "setup = [[\"sh\", \"-c\", \"curl -sS -o /dev/null https://registry.denied.test/pkg; "
+      "exit 7\"]]\nhosts = [\"registry.allowed.test\"]");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "a setup that reaches a host not named"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "true"});
+  EXPECT_EQ(r.exit_code, 73) << r.Describe();
+  json job = ShowJson(NewestJobId());
+  const std::string reason = GetStr(job, "state_reason");
+  EXPECT_TRUE(Contains(reason, "exited 7")) << job.dump(2);
+  EXPECT_TRUE(Contains(reason,
+                       "berth's proxy refused registry.denied.test:443 (not in this job's "
+                       "allowlist; add registry.denied.test to [environment] hosts)"))
+      << job.dump(2);
+}
+
 // `berth doctor` names the layers (key, built when, how long, size) and whether HEAD's key
 // has its layer yet.
 TEST_F(EnvironmentsTest, DoctorNamesTheLayersAndWhetherHeadHasOne) {
