@@ -11,7 +11,8 @@ namespace berth::env {
 namespace {
 
 // Bumped whenever the text below changes meaning, so that no old layer is taken for a new key.
-constexpr const char* kKeyVersion = "berth-environment-key 1";
+// 2: the repository's root joined the key.
+constexpr const char* kKeyVersion = "berth-environment-key 2";
 
 // A glob with none of * ? [ names one path: looked up directly, without listing the tree.
 bool IsLiteral(const std::string& pattern) {
@@ -28,6 +29,9 @@ std::string Line(const char* name, const nlohmann::json& value) {
 Result<std::string> KeyText(git::Repository& repo, const std::string& commit,
                             const policy::Environment& environment) {
   std::string text = std::string(kKeyVersion) + "\n";
+  // What setup writes may hold the root it ran at (a venv's scripts start with
+  // #!<root>/.venv/bin/python): a layer is only for the checkout, at the path, it was built in.
+  text += Line("root", repo.workdir());
   text += Line("setup", environment.setup);
   text += Line("paths", environment.paths);
   text += Line("hosts", environment.hosts);

@@ -91,5 +91,23 @@ TEST_F(KeyTest, AMissingKeyFileIsPartOfTheKeyByItsAbsence) {
   EXPECT_NE(Key(CommitAll(work_, "yarn"), e), without);
 }
 
+// A venv's scripts name the root setup ran at (#!<root>/.venv/bin/python): a layer built in
+// one checkout would run the other checkout's paths in a second one with the same lockfile.
+TEST_F(KeyTest, TwoCheckoutsOfOneCommitHaveTheirOwnKeysRegression) {
+  const std::string copy = temp_.path() + "/copy";
+  InitRepo(copy);
+  WriteFile(copy, "package-lock.json", "{\"v\": 1}\n");
+  WriteFile(copy, "src/a.js", "1\n");
+  const std::string same = CommitAll(copy, "first");
+  Result<git::Repository> other = git::Repository::Discover(copy);
+  ASSERT_TRUE(other.has_value());
+  Result<std::string> key = LayerKey(*other, same, Npm());
+  ASSERT_TRUE(key.has_value());
+  EXPECT_NE(*key, Key(first_, Npm()));
+  Result<std::string> text = KeyText(*other, same, Npm());
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("root \"" + other->workdir() + "\"\n"), std::string::npos) << *text;
+}
+
 }  // namespace
 }  // namespace berth::env
