@@ -254,18 +254,18 @@ TEST_F(StarterTest, CargoAndGoVendorIntoTheLayer) {
   Policy policy = Starter();
   ASSERT_TRUE(policy.environment.has_value());
   EXPECT_EQ(policy.environment->setup,
-            (std::vector<std::vector<std::string>>{
-                {"cargo", "vendor", "--locked", "target/vendor"}, {"go", "mod", "vendor"}}));
+            (std::vector<std::vector<std::string>>{{"cargo", "vendor", "--locked", "target/vendor"},
+                                                   {"go", "mod", "vendor"}}));
   EXPECT_EQ(policy.environment->paths, (std::vector<std::string>{"target/vendor", "vendor"}));
   EXPECT_EQ(policy.environment->key,
             (std::vector<std::string>{"**/Cargo.toml", "Cargo.lock", "rust-toolchain.toml",
                                       "go.mod", "go.sum"}));
   EXPECT_EQ(policy.environment->grants, (std::vector<std::string>{"cache:cargo", "cache:go"}));
-  EXPECT_EQ(policy.verify.at(0).argv,
-            (std::vector<std::string>{"cargo", "test", "--offline", "--config",
-                                      "source.crates-io.replace-with=\"vendored-sources\"",
-                                      "--config",
-                                      "source.vendored-sources.directory=\"target/vendor\""}));
+  EXPECT_EQ(
+      policy.verify.at(0).argv,
+      (std::vector<std::string>{"cargo", "test", "--offline", "--config",
+                                "source.crates-io.replace-with=\"vendored-sources\"", "--config",
+                                "source.vendored-sources.directory=\"target/vendor\""}));
   // Without Cargo.lock, vendor resolves (no --locked); a module without go.sum fetches nothing.
   ASSERT_TRUE(sys::RemoveTree(root_ + "/Cargo.lock").has_value());
   ASSERT_TRUE(sys::RemoveTree(root_ + "/go.sum").has_value());
@@ -400,9 +400,8 @@ TEST_F(StarterTest, ClickLikeVenvEnvironmentInstallsTheProject) {
                 {python, "-m", "venv", ".venv"},
                 {".venv/bin/python", "-m", "pip", "install", "--disable-pip-version-check", "-r",
                  "requirements.txt", "-r", "requirements/tests.txt", ".", "pytest"}}));
-  EXPECT_EQ(policy.environment->key,
-            (std::vector<std::string>{"pyproject.toml", "requirements.txt",
-                                      "requirements/tests.txt"}));
+  EXPECT_EQ(policy.environment->key, (std::vector<std::string>{"pyproject.toml", "requirements.txt",
+                                                               "requirements/tests.txt"}));
   EXPECT_EQ(policy.environment->paths, (std::vector<std::string>{".venv"}));
   EXPECT_EQ(policy.environment->hosts,
             (std::vector<std::string>{"pypi.org", "files.pythonhosted.org"}));
@@ -513,12 +512,11 @@ TEST_F(StarterTest, MavenGradleAndUvWhereTheToolIsInstalled) {
             (std::vector<std::string>{"maven", "gradle", "uv", "pytest"}));
   Policy policy = Starter();
   EXPECT_EQ(Names(policy), (std::vector<std::string>{"maven-test", "gradle-test", "pytest"}));
-  EXPECT_EQ(policy.verify[0].argv,
-            (std::vector<std::string>{"mvn", "-o", "-q", "-Dmaven.repo.local=.m2/repository",
-                                      "test"}));
-  EXPECT_EQ(policy.verify[1].argv,
-            (std::vector<std::string>{"gradle", "--offline", "--no-daemon", "-g", ".gradle-home",
-                                      "test"}));
+  EXPECT_EQ(
+      policy.verify[0].argv,
+      (std::vector<std::string>{"mvn", "-o", "-q", "-Dmaven.repo.local=.m2/repository", "test"}));
+  EXPECT_EQ(policy.verify[1].argv, (std::vector<std::string>{"gradle", "--offline", "--no-daemon",
+                                                             "-g", ".gradle-home", "test"}));
   // Their dependencies live in a local repository / Gradle home inside the layer.
   ASSERT_TRUE(policy.environment.has_value());
   EXPECT_EQ(policy.environment->setup,
@@ -551,9 +549,8 @@ TEST_F(StarterTest, PytestMarkers) {
 }
 
 TEST(StarterPolicy, EveryShapeParses) {
-  const std::vector<std::string> systems = {"cmake", "make",   "npm",    "pnpm",
-                                            "yarn",  "cargo",  "go",     "uv",
-                                            "maven", "gradle", "pytest", "poetry"};
+  const std::vector<std::string> systems = {"cmake", "make", "npm",   "pnpm",   "yarn",   "cargo",
+                                            "go",    "uv",   "maven", "gradle", "pytest", "poetry"};
   const std::vector<std::string> all_tools = {"npm", "pnpm",   "yarn", "cargo", "go",
                                               "mvn", "gradle", "uv",   "poetry"};
   // Every subset of build systems, with and without directories, tools and environments.

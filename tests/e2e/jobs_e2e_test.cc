@@ -1335,10 +1335,9 @@ TEST_F(VerifyTest, InitStarterChecksPassOnAnUnchangedPythonTreeRegression) {
   EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "2 passed")) << check.dump(2);
   // A job that changes the package: the check runs the job's code (PYTHONPATH=src), not the
   // copy the layer installed, so the broken greeting fails it.
-  RunResult broken =
-      Run({"run", "implement", "--", "sh", "-c",
-           "sed -i \"s/'hello '/'bye '/\" src/greet/__init__.py"},
-          {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  RunResult broken = Run(
+      {"run", "implement", "--", "sh", "-c", "sed -i \"s/'hello '/'bye '/\" src/greet/__init__.py"},
+      {{"GIT_CONFIG_NOSYSTEM", "1"}});
   EXPECT_NE(broken.exit_code, 0) << broken.Describe();
   job = ShowJson(NewestJobId());
   EXPECT_EQ(GetStr(job, "state"), "verification-failed") << job.dump(2);
