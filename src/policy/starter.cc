@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "base/strings.h"
+#include "base/toml_noexcept.h"
 #include "policy/policy.h"
 #include "sys/fs.h"
 #include "sys/process.h"
@@ -240,6 +241,107 @@ void DetectPython(const std::string& root, const DetectOptions& options, RepoFac
                              !Succeeds({interpreter, "-c", "import " + packages[0]}, root);
 }
 
+// Requirement files pip installs for the tests: the top-level requirements.txt, and those
+// whose name says tests or development (never docs or lint-only files).
+std::vector<std::string> RequirementFiles(const std::string& root) {
+  std::vector<std::string> files;
+  auto wanted = [](const std::string& name) {
+    if (!name.ends_with(".txt")) return false;
+    for (const char* word : {"doc", "lint", "typing", "type", "mypy", "build", "release"})
+      if (name.find(word) != std::string::npos) return false;
+    return true;
+  };
+  Result<std::vector<std::string>> top = sys::ListDir(root);
+  if (top) {
+    std::sort(top->begin(), top->end());
+    for (const std::string& name : *top) {
+      const bool named = name == "requirements.txt" ||
+                         ((name.starts_with("requirements") || name.ends_with("requirements.txt")) &&
+                          (name.find("test") != std::string::npos ||
+                           name.find("dev") != std::string::npos));
+      if (named && wanted(name) && IsFile(root, name)) files.push_back(name);
+    }
+  }
+  Result<std::vector<std::string>> dir = sys::ListDir(root + "/requirements");
+  if (dir) {
+    std::sort(dir->begin(), dir->end());
+    for (const std::string& name : *dir) {
+      const bool named = name.starts_with("test") || name.starts_with("dev") || name == "base.txt";
+      if (named && wanted(name) && IsFile(root, "requirements/" + name))
+        files.push_back("requirements/" + name);
+    }
+  }
+  return files;
+}
+
+// The first name of a table in pyproject.toml (e.g. project.optional-dependencies) that
+// names the tests: "tests", "test" or "testing".
+std::string TestsEntry(const toml::table& pyproject, std::string_view table, std::string_view sub) {
+  const toml::node* node = pyproject.get(table);
+  if (node != nullptr && !sub.empty()) node = node->is_table() ? node->as_table()->get(sub) : nullptr;
+  if (node == nullptr || !node->is_table()) return "";
+  for (const char* name : {"tests", "test", "testing"})
+    if (node->as_table()->contains(name)) return name;
+  return "";
+}
+
+// Whether `candidate` can make a virtual environment with pip (Debian: python3-venv, which
+// also ships ensurepip).
+bool CanMakeVenv(const std::string& candidate) {
+  return Succeeds({candidate, "-c", "import ensurepip"}, "/");
+}
+
+// The Python environment: how setup makes .venv (uv, poetry or venv + pip), from which
+// interpreter, and what it installs. Without one, the pytest check runs `python` as found.
+void DetectPythonEnvironment(const std::string& root, const DetectOptions& options,
+                             RepoFacts* facts) {
+  for (const char* name : {"pyproject.toml", "setup.py", "setup.cfg"})
+    if (IsFile(root, name)) facts->python_key.push_back(name);
+  facts->python_requirements = RequirementFiles(root);
+  facts->python_installable = IsFile(root, "setup.py");
+  if (IsFile(root, "pyproject.toml")) {
+    Result<std::string> text = sys::ReadFile(root + "/pyproject.toml");
+    toml::parse_result parsed = toml::parse(text && text->size() <= kMaxSniffBytes ? *text : "");
+    if (parsed) {
+      const toml::table& pyproject = parsed.table();
+      facts->python_installable = facts->python_installable || pyproject.contains("project") ||
+                                  pyproject.contains("build-system");
+      facts->python_extra = TestsEntry(pyproject, "project", "optional-dependencies");
+      facts->python_group = TestsEntry(pyproject, "dependency-groups", "");
+    }
+  }
+  std::string any_python;
+  for (const std::string& candidate : options.python_candidates) {
+    if (candidate.empty() || candidate[0] != '/' || UnderAHome(candidate, options.homes) ||
+        sys::TypeOfFollowing(candidate) != sys::FileType::kRegular)
+      continue;
+    if (any_python.empty()) any_python = candidate;
+    if (CanMakeVenv(candidate)) {
+      facts->base_python = candidate;
+      break;
+    }
+  }
+  auto has_tool = [&](const char* tool) {
+    return std::find(facts->tools.begin(), facts->tools.end(), tool) != facts->tools.end();
+  };
+  if (IsFile(root, "uv.lock") && has_tool("uv") && !any_python.empty()) {
+    facts->python_env = "uv";
+  } else if (IsFile(root, "poetry.lock") && has_tool("poetry") && !any_python.empty()) {
+    facts->python_env = "poetry";
+  } else if (!facts->base_python.empty()) {
+    facts->python_env = "venv";
+  }
+  if (facts->python_env.empty()) return;
+  if (facts->base_python.empty()) facts->base_python = any_python;
+  facts->python = ".venv/bin/python";
+  facts->python_has_pytest = true;  // setup installs it
+  // The project is installed into the venv, but the tests must import the tree's code, not
+  // that copy: a src layout always gets PYTHONPATH=src (a flat one has the root on sys.path).
+  const bool declared = FileContains(root, "pyproject.toml", "package-dir") &&
+                        FileContains(root, "pyproject.toml", "\"src\"");
+  facts->python_src_layout = declared || !SrcPackages(root).empty();
+}
+
 std::string TomlString(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
@@ -269,6 +371,199 @@ struct StarterCheck {
   bool disabled = false;  // printed commented out
 };
 
+bool HasTool(const RepoFacts& facts, std::string_view tool) {
+  return std::find(facts.tools.begin(), facts.tools.end(), tool) != facts.tools.end();
+}
+
+// One ecosystem's share of [environment]; the starter merges the enabled ones into one table.
+struct EnvPart {
+  std::string comment;  // "# "-prefixed lines describing it
+  std::vector<std::string> key;
+  std::vector<std::vector<std::string>> setup;
+  std::vector<std::string> paths;
+  std::vector<std::string> hosts;
+  std::vector<std::string> grants;
+  bool enabled = true;  // false: the tool is missing; only the comment is written
+};
+
+constexpr const char* kPypiHosts[] = {"pypi.org", "files.pythonhosted.org"};
+
+// The vendored-sources form of every cargo check: crates come from the layer's target/vendor.
+const std::vector<std::string> kCargoVendorConfig = {
+    "--config", "source.crates-io.replace-with=\"vendored-sources\"", "--config",
+    "source.vendored-sources.directory=\"target/vendor\""};
+
+std::string Missing(std::string_view tool) {
+  return std::string(tool) +
+         " is not installed outside a home directory (every home is hidden in a job): install\n"
+         "# it (e.g. from your distribution), then uncomment this check";
+}
+
+std::string JsComment(const char* tool) {
+  return std::string("JavaScript (") + tool +
+         "): checks run without network; node_modules comes from [environment].";
+}
+
+std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
+  std::vector<EnvPart> parts;
+  if (Has(facts, "npm")) {
+    EnvPart part;
+    part.key = {"package.json"};
+    if (!facts.npm_lockfile.empty()) {
+      part.key.push_back(facts.npm_lockfile);
+      part.setup = {{"npm", "ci", "--no-audit", "--no-fund"}};
+      part.comment = "# npm: `npm ci` installs exactly the tree of " + facts.npm_lockfile + ".";
+    } else {
+      part.setup = {{"npm", "install", "--no-audit", "--no-fund"}};
+      part.comment =
+          "# npm: no lockfile, so `npm install` resolves package.json's ranges when the layer is\n"
+          "# built (commit a package-lock.json and use `npm ci` for a reproducible layer).";
+    }
+    part.paths = {"node_modules"};
+    part.hosts = {"registry.npmjs.org"};
+    part.grants = {"cache:npm"};
+    part.enabled = HasTool(facts, "npm");
+    parts.push_back(part);
+  }
+  if (Has(facts, "pnpm")) {
+    parts.push_back({"# pnpm: `pnpm install --frozen-lockfile` installs exactly pnpm-lock.yaml's tree.",
+                     {"package.json", "pnpm-lock.yaml"},
+                     {{"pnpm", "install", "--frozen-lockfile"}},
+                     {"node_modules"},
+                     {"registry.npmjs.org"},
+                     {},
+                     HasTool(facts, "pnpm")});
+  }
+  if (Has(facts, "yarn")) {
+    EnvPart part;
+    part.key = {"package.json", "yarn.lock"};
+    part.paths = {"node_modules"};
+    part.hosts = {"registry.yarnpkg.com", "registry.npmjs.org"};
+    part.enabled = HasTool(facts, "yarn");
+    if (!facts.yarn_berry) {
+      part.setup = {{"yarn", "install", "--frozen-lockfile"}};
+      part.comment = "# yarn (classic): `yarn install --frozen-lockfile` installs yarn.lock's tree.";
+    } else {
+      part.key.push_back(".yarnrc.yml");
+      part.setup = {{"yarn", "install", "--immutable"}};
+      part.comment = "# yarn (2+): `yarn install --immutable` with nodeLinker: node-modules.";
+      if (!facts.yarn_node_modules) {
+        part.enabled = false;
+        part.comment =
+            "# yarn (2+) with Plug'n'Play keeps dependencies in .pnp.cjs and a global cache under\n"
+            "# the home, which a layer cannot hold: set `nodeLinker: node-modules` in .yarnrc.yml\n"
+            "# and add setup [\"yarn\", \"install\", \"--immutable\"] with paths [\"node_modules\"].";
+      }
+    }
+    parts.push_back(part);
+  }
+  if (Has(facts, "cargo") && !facts.vendored) {
+    EnvPart part;
+    part.key = {"**/Cargo.toml", "Cargo.lock", "rust-toolchain.toml"};
+    part.setup = {{"cargo", "vendor"}};
+    if (facts.cargo_lock) part.setup[0].push_back("--locked");
+    part.setup[0].push_back("target/vendor");
+    part.paths = {"target/vendor"};
+    part.hosts = {"index.crates.io", "static.crates.io"};
+    part.grants = {"cache:cargo"};
+    part.enabled = HasTool(facts, "cargo");
+    part.comment =
+        "# cargo: `cargo vendor` puts every crate's source in target/vendor; the check reads them\n"
+        "# there (--config) instead of the registry, offline." +
+        std::string(facts.cargo_lock ? ""
+                                     : "\n# No Cargo.lock: the versions are resolved when the "
+                                       "layer is built.");
+    parts.push_back(part);
+  }
+  if (Has(facts, "go") && facts.go_sum && !facts.vendored) {
+    parts.push_back({"# go: `go mod vendor` puts the modules in vendor/, which `go test` then uses "
+                     "(-mod=vendor),\n# offline.",
+                     {"go.mod", "go.sum"},
+                     {{"go", "mod", "vendor"}},
+                     {"vendor"},
+                     {"proxy.golang.org", "sum.golang.org"},
+                     {"cache:go"},
+                     HasTool(facts, "go")});
+  }
+  if (Has(facts, "maven")) {
+    parts.push_back(
+        {"# Maven: `dependency:go-offline` downloads the artifacts into .m2/repository in the\n"
+         "# repository (the check reads them there with -o). Some plugins resolve more when they\n"
+         "# run (surefire's test providers): if `mvn -o test` misses one, add a setup command.",
+         {"**/pom.xml"},
+         {{"mvn", "-B", "-q", "-Dmaven.repo.local=.m2/repository", "dependency:go-offline"}},
+         {".m2"},
+         {"repo.maven.apache.org"},
+         {},
+         true});
+  }
+  if (Has(facts, "gradle")) {
+    const std::string gradle = facts.gradle_wrapper ? "./gradlew" : "gradle";
+    parts.push_back(
+        {"# Gradle: resolving every configuration (--write-verification-metadata) fills the Gradle\n"
+         "# home .gradle-home in the repository, wrapper distribution included; the check runs\n"
+         "# offline from it.",
+         {"**/*.gradle", "**/*.gradle.kts", "gradle/wrapper/gradle-wrapper.properties",
+          "gradle/libs.versions.toml"},
+         {{gradle, "--no-daemon", "-q", "-g", ".gradle-home", "--write-verification-metadata",
+           "sha256", "help"}},
+         {".gradle-home"},
+         {"services.gradle.org", "downloads.gradle.org", "plugins.gradle.org",
+          "plugins-artifacts.gradle.org", "repo.maven.apache.org"},
+         {},
+         true});
+  }
+  if (Has(facts, "pytest") && !facts.python_env.empty()) {
+    const std::string python = facts.base_python.empty() ? "/usr/bin/python3" : facts.base_python;
+    EnvPart part;
+    part.key = facts.python_key;
+    part.paths = {".venv"};
+    part.hosts = {std::begin(kPypiHosts), std::end(kPypiHosts)};
+    if (facts.python_env == "uv") {
+      part.key.push_back("uv.lock");
+      std::vector<std::string> sync = {"uv", "sync", "--frozen", "--no-editable", "--python",
+                                       python};
+      if (!facts.python_group.empty()) sync.insert(sync.end(), {"--group", facts.python_group});
+      part.setup = {sync};
+      part.grants = {"cache:uv"};
+      part.comment =
+          "# Python (uv): `uv sync` makes .venv from uv.lock with " + python +
+          "; the project is\n# installed, not editable (see docs/policy.md), so the tests import "
+          "the tree's code.";
+    } else if (facts.python_env == "poetry") {
+      part.key.push_back("poetry.lock");
+      part.setup = {{"poetry", "config", "virtualenvs.in-project", "true", "--local"},
+                    {"poetry", "env", "use", python},
+                    {"poetry", "install", "--no-interaction"}};
+      part.comment = "# Python (poetry): `poetry install` makes .venv (in-project) from poetry.lock with\n# " +
+                     python + ".";
+    } else {
+      part.key.insert(part.key.end(), facts.python_requirements.begin(),
+                      facts.python_requirements.end());
+      std::vector<std::string> install = {".venv/bin/python", "-m", "pip", "install",
+                                          "--disable-pip-version-check"};
+      for (const std::string& file : facts.python_requirements)
+        install.insert(install.end(), {"-r", file});
+      if (facts.python_installable)
+        install.push_back(facts.python_extra.empty() ? "." : ".[" + facts.python_extra + "]");
+      install.push_back("pytest");
+      part.setup = {{python, "-m", "venv", ".venv"}, install};
+      part.grants = {"cache:pip"};
+      part.comment = "# Python: a virtual environment in .venv made from " + python +
+                     " (outside every home);\n# pip installs " +
+                     std::string(facts.python_requirements.empty() ? "" : "the requirements, ") +
+                     std::string(facts.python_installable
+                                     ? "the project (not editable: see docs/policy.md), "
+                                     : "") +
+                     "and pytest.";
+    }
+    if (facts.python_src_layout)
+      part.comment += "\n# PYTHONPATH=src ([env]) makes the tests import the tree's code, not the installed copy.";
+    parts.push_back(part);
+  }
+  return parts;
+}
+
 std::vector<StarterCheck> ChecksFor(const RepoFacts& facts) {
   std::vector<StarterCheck> checks;
   bool cmake = Has(facts, "cmake");
@@ -297,48 +592,61 @@ std::vector<StarterCheck> ChecksFor(const RepoFacts& facts) {
                                                                  : " (no test target was found)."),
          cmake});
   }
-  for (std::string_view tool : {"npm", "pnpm", "yarn"}) {
+  for (const char* tool : {"npm", "pnpm", "yarn"}) {
     if (!Has(facts, tool)) continue;
     std::vector<std::string> grants;
-    if (tool == "npm") grants.push_back("cache:npm");
+    if (std::string_view(tool) == "npm") grants.push_back("cache:npm");
+    const bool installed = HasTool(facts, tool);
+    std::string comment = JsComment(tool);
+    if (!installed) comment += "\n# " + Missing(tool) + " and its setup.";
     checks.push_back({std::string(tool) + "-test",
                       {std::string(tool), "test"},
                       "20m",
                       grants,
-                      "JavaScript: checks run without network, so dependencies must already\n"
-                      "# be available (see docs/policy.md).",
-                      false});
+                      comment,
+                      !installed});
   }
-  if (Has(facts, "cargo"))
-    checks.push_back({"cargo-test",
-                      {"cargo", "test"},
-                      "30m",
-                      {"cache:cargo"},
-                      "Rust: crates come from berth's shared cargo cache (no network).",
-                      false});
-  if (Has(facts, "go"))
-    checks.push_back({"go-test",
-                      {"go", "test", "./..."},
-                      "20m",
-                      {"cache:go"},
-                      "Go: modules come from berth's shared Go cache (no network).",
-                      false});
+  if (Has(facts, "cargo")) {
+    std::vector<std::string> argv = {"cargo", "test", "--offline"};
+    if (!facts.vendored) argv.insert(argv.end(), kCargoVendorConfig.begin(), kCargoVendorConfig.end());
+    std::string comment = facts.vendored ? "Rust: the crates are vendored in the tree (vendor/)."
+                                         : "Rust: crates from the layer's target/vendor, offline.";
+    if (!HasTool(facts, "cargo")) comment += "\n# " + Missing("cargo") + " and its setup.";
+    checks.push_back(
+        {"cargo-test", argv, "30m", {"cache:cargo"}, comment, !HasTool(facts, "cargo")});
+  }
+  if (Has(facts, "go")) {
+    std::string comment = !facts.go_sum     ? "Go: the module has no dependencies (no go.sum)."
+                          : facts.vendored ? "Go: the modules are vendored in the tree (vendor/)."
+                                            : "Go: modules from the layer's vendor/, offline.";
+    if (!HasTool(facts, "go")) comment += "\n# " + Missing("go") + " and its setup.";
+    checks.push_back(
+        {"go-test", {"go", "test", "./..."}, "20m", {"cache:go"}, comment, !HasTool(facts, "go")});
+  }
   if (Has(facts, "maven"))
     checks.push_back({"maven-test",
-                      {"mvn", "-o", "-q", "test"},
+                      {"mvn", "-o", "-q", "-Dmaven.repo.local=.m2/repository", "test"},
                       "30m",
-                      {"cache:maven"},
-                      "Maven, offline (-o): artifacts come from berth's shared Maven cache.",
+                      {},
+                      "Maven, offline (-o): artifacts from the layer's .m2/repository.",
                       false});
   if (Has(facts, "gradle"))
     checks.push_back({"gradle-test",
-                      facts.gradle_wrapper
-                          ? std::vector<std::string>{"./gradlew", "test", "--offline"}
-                          : std::vector<std::string>{"gradle", "test", "--offline"},
+                      {facts.gradle_wrapper ? "./gradlew" : "gradle", "--offline", "--no-daemon",
+                       "-g", ".gradle-home", "test"},
                       "30m",
-                      {"cache:gradle"},
-                      "Gradle, offline: dependencies come from berth's shared Gradle home.",
+                      {},
+                      "Gradle, offline: dependencies from the layer's Gradle home (.gradle-home).",
                       false});
+  if (Has(facts, "pytest") && !facts.python_env.empty()) {
+    checks.push_back({"pytest",
+                      {".venv/bin/python", "-m", "pytest", "-q"},
+                      "20m",
+                      {},
+                      "Python: pytest with the environment's .venv (see [environment]).",
+                      false});
+    return checks;
+  }
   const bool uv_runs = Has(facts, "uv") && facts.python.find("venv/") == std::string::npos;
   if (Has(facts, "pytest") && uv_runs) {
     checks.push_back({"pytest",
@@ -504,6 +812,55 @@ std::string Verify(const RepoFacts& facts) {
   return out;
 }
 
+template <typename T>
+void AddUnique(const std::vector<T>& items, std::vector<T>* out) {
+  for (const T& item : items)
+    if (std::find(out->begin(), out->end(), item) == out->end()) out->push_back(item);
+}
+
+// [environment]: the enabled parts merged into one table (setup runs them in order), the
+// others as comments.
+std::string EnvironmentSection(const RepoFacts& facts) {
+  std::vector<EnvPart> parts = EnvironmentParts(facts);
+  if (parts.empty()) return "";
+  std::string out =
+      "\n"
+      "# The environment: the dependency tree the checks (and the agent, which runs the tests\n"
+      "# itself) need and the repository does not hold. berth runs `setup` once per key (the\n"
+      "# content of the `key` files) in the sandbox at the repository root, with network only\n"
+      "# to `hosts`, and keeps `paths` as a read-only layer that every job and check with that\n"
+      "# key sees, copy-on-write: nothing is installed per job. A job that changes a key file\n"
+      "# (a lockfile) gets its checks run on a layer built for its own commit. Build it now\n"
+      "# with `berth env build` (else the first job builds it); `berth env ls` lists layers and\n"
+      "# `berth env rm` removes them (docs/environments.md).\n";
+  EnvPart merged;
+  for (const EnvPart& part : parts) {
+    out += part.comment + "\n";
+    if (!part.enabled) {
+      if (part.comment.find("Plug'n'Play") == std::string::npos)
+        out += "#   (not written: the tool is missing; setup would be " +
+               TomlArray(part.setup.front()) + ")\n";
+      continue;
+    }
+    AddUnique(part.key, &merged.key);
+    merged.setup.insert(merged.setup.end(), part.setup.begin(), part.setup.end());
+    AddUnique(part.paths, &merged.paths);
+    AddUnique(part.hosts, &merged.hosts);
+    AddUnique(part.grants, &merged.grants);
+  }
+  if (merged.setup.empty()) return out;
+  out += "[environment]\n";
+  out += "key = " + TomlArray(merged.key) + "\n";
+  out += "setup = [\n";
+  for (const std::vector<std::string>& argv : merged.setup) out += "  " + TomlArray(argv) + ",\n";
+  out += "]\n";
+  out += "paths = " + TomlArray(merged.paths) + "\n";
+  out += "hosts = " + TomlArray(merged.hosts) + "\n";
+  out += "grants = " + TomlArray(merged.grants) + "\n";
+  out += "timeout = \"30m\"\n";
+  return out;
+}
+
 std::string Optional(const RepoFacts& facts) {
   std::string env =
       "\n"
@@ -540,6 +897,8 @@ std::string Optional(const RepoFacts& facts) {
 
 RepoFacts DetectRepo(const std::string& repo_root, const DetectOptions& options) {
   RepoFacts facts;
+  for (const char* tool : {"npm", "pnpm", "yarn", "cargo", "go", "mvn", "gradle", "uv", "poetry"})
+    if (FindTool(tool, options)) facts.tools.push_back(tool);
   if (IsFile(repo_root, "CMakeLists.txt")) facts.build_systems.push_back("cmake");
   for (const char* makefile : {"GNUmakefile", "makefile", "Makefile"}) {
     if (!IsFile(repo_root, makefile)) continue;
@@ -549,15 +908,27 @@ RepoFacts DetectRepo(const std::string& repo_root, const DetectOptions& options)
     break;  // make reads the first of these that exists
   }
   if (IsFile(repo_root, "package.json")) {
-    if (IsFile(repo_root, "pnpm-lock.yaml"))
+    if (IsFile(repo_root, "pnpm-lock.yaml")) {
       facts.build_systems.push_back("pnpm");
-    else if (IsFile(repo_root, "yarn.lock"))
+    } else if (IsFile(repo_root, "yarn.lock")) {
       facts.build_systems.push_back("yarn");
-    else
+      facts.yarn_berry = FileContains(repo_root, "yarn.lock", "__metadata:");
+      facts.yarn_node_modules = FileContains(repo_root, ".yarnrc.yml", "node-modules");
+    } else {
       facts.build_systems.push_back("npm");
+      for (const char* lock : {"npm-shrinkwrap.json", "package-lock.json"}) {
+        if (IsFile(repo_root, lock)) {
+          facts.npm_lockfile = lock;
+          break;
+        }
+      }
+    }
   }
+  facts.vendored = IsDir(repo_root, "vendor");
   if (IsFile(repo_root, "Cargo.toml")) facts.build_systems.push_back("cargo");
+  facts.cargo_lock = IsFile(repo_root, "Cargo.lock");
   if (IsFile(repo_root, "go.mod")) facts.build_systems.push_back("go");
+  facts.go_sum = IsFile(repo_root, "go.sum");
   // Maven and Gradle only where the tool is installed outside a home (or the wrapper is).
   if (IsFile(repo_root, "pom.xml") && FindTool("mvn", options))
     facts.build_systems.push_back("maven");
@@ -574,14 +945,16 @@ RepoFacts DetectRepo(const std::string& repo_root, const DetectOptions& options)
                             FileContains(repo_root, "tox.ini", "[pytest]");
   if (python_tests) {
     facts.build_systems.push_back("pytest");
-    DetectPython(repo_root, options, &facts);
+    DetectPythonEnvironment(repo_root, options, &facts);
+    if (facts.python_env.empty()) DetectPython(repo_root, options, &facts);
   }
   DetectLayout(repo_root, &facts);
   return facts;
 }
 
 std::string StarterPolicy(const RepoFacts& facts) {
-  return HeaderAndDefaults() + Agents(facts) + Verify(facts) + Optional(facts);
+  return HeaderAndDefaults() + Agents(facts) + EnvironmentSection(facts) + Verify(facts) +
+         Optional(facts);
 }
 
 }  // namespace berth::policy

@@ -19,6 +19,29 @@ struct RepoFacts {
   bool python_has_pytest = true;   // false: no candidate could import pytest
   bool python_src_layout = false;  // src/<pkg>/ not importable without PYTHONPATH=src
   bool gradle_wrapper = false;     // ./gradlew exists
+
+  // --- The environment ([environment]) each ecosystem gets, docs/policy.md "berth init" ---
+  // Tools found in `DetectOptions::tool_dirs` outside every home, by the name a job runs:
+  // "npm", "pnpm", "yarn", "cargo", "go", "mvn", "gradle", "uv", "poetry". A tool that is not
+  // here cannot run in a job: its check and setup are written commented out.
+  std::vector<std::string> tools;
+  std::string npm_lockfile;        // "package-lock.json", "npm-shrinkwrap.json" or empty
+  bool yarn_berry = false;         // yarn.lock of Yarn 2+ (it has a __metadata entry)
+  bool yarn_node_modules = false;  // .yarnrc.yml says nodeLinker: node-modules
+  bool cargo_lock = false;         // Cargo.lock exists
+  bool go_sum = false;             // go.sum exists: the module has dependencies
+  bool vendored = false;           // vendor/ is part of the tree: nothing to fetch (cargo, go)
+  // How the pytest check's dependencies are made: "venv" (python -m venv + pip), "uv" (uv
+  // sync), "poetry" (poetry install) or empty (no environment: `python` as found).
+  std::string python_env;
+  // The interpreter a venv is made from (absolute, outside every home), for "venv" one that
+  // has venv and pip (Debian: python3-venv).
+  std::string base_python;
+  std::vector<std::string> python_key;           // pyproject.toml, setup.py, setup.cfg present
+  std::vector<std::string> python_requirements;  // requirement files setup installs
+  bool python_installable = false;               // pyproject.toml or setup.py: pip install .
+  std::string python_extra;                      // an optional-dependencies extra for tests
+  std::string python_group;                      // a dependency group for tests (uv)
 };
 
 // What detection may look at beyond the tree; tests give fakes.
@@ -28,7 +51,7 @@ struct DetectOptions {
   // Home directories: every home is hidden in a job, so nothing under one is ever written
   // into the policy (a pyenv shim, a venv whose python links into a home).
   std::vector<std::string> homes;
-  // Directories searched for build tools (uv, poetry, mvn, gradle), outside homes.
+  // Directories searched for build tools (npm, cargo, uv, mvn, ...), outside homes.
   std::vector<std::string> tool_dirs = {"/usr/local/bin", "/usr/bin", "/bin"};
 };
 

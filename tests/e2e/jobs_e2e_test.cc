@@ -1265,29 +1265,62 @@ TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
 }
 
 // berth init's Python starter ran the first python3 on PATH (a pyenv shim under a home, hidden
-// in a job) and ignored the src layout, so its check failed on the unchanged tree. On a small
-// src-layout project with a pytest test, the starter's checks now pass in a real job.
+// in a job) and ignored the src layout, so its check failed on the unchanged tree; then it
+// wrote checks only, and a project whose tests call importlib.metadata.version on itself (as
+// pallets/click's do) failed with PYTHONPATH=src alone. Now init writes a venv environment that
+// installs the project. Its setup needs PyPI; offline here, the test makes it the offline form
+// (the system's site packages for pytest and setuptools, `--no-index --no-build-isolation`),
+// then a real job builds the layer in the sandbox and the starter's check passes on the
+// unchanged tree; a second job's change to the package is what its check sees, not the copy
+// installed in the layer.
 TEST_F(VerifyTest, InitStarterChecksPassOnAnUnchangedPythonTreeRegression) {
-  RunResult has_pytest = RunProgram({"/usr/bin/python3", "-c", "import pytest"}, {}, ws());
-  REQUIRE_FEATURE(has_pytest.exit_code == 0, "/usr/bin/python3 cannot import pytest");
+  RunResult has_tools = RunProgram(
+      {"/usr/bin/python3", "-c", "import pytest, ensurepip, setuptools, wheel, venv"}, {}, ws());
+  REQUIRE_FEATURE(has_tools.exit_code == 0,
+                  "/usr/bin/python3 lacks pytest, venv (ensurepip), setuptools or wheel "
+                  "(Debian: python3-pytest python3-venv python3-setuptools python3-wheel)");
   ASSERT_TRUE(sys::MakeDirs(ws() + "/src/greet", 0755));
   ASSERT_TRUE(sys::MakeDirs(ws() + "/tests", 0755));
   ASSERT_TRUE(WriteText(ws() + "/pyproject.toml",
-                        "[project]\nname = \"greet\"\nversion = \"1\"\n"
+                        "[build-system]\nrequires = [\"setuptools\"]\n"
+                        "build-backend = \"setuptools.build_meta\"\n"
+                        "[project]\nname = \"greet\"\nversion = \"1.2.3\"\n"
                         "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"));
   ASSERT_TRUE(
       WriteText(ws() + "/src/greet/__init__.py", "def hello(name):\n    return 'hello ' + name\n"));
   ASSERT_TRUE(WriteText(ws() + "/tests/test_greet.py",
-                        "from greet import hello\n\n\ndef test_hello():\n"
-                        "    assert hello('x') == 'hello x'\n"));
+                        "import os\nfrom importlib.metadata import version\n\nimport greet\n\n\n"
+                        "def test_hello():\n"
+                        "    assert hello_of('x') == 'hello x'\n\n\n"
+                        "def hello_of(name):\n    return greet.hello(name)\n\n\n"
+                        "def test_installed_and_from_the_tree():\n"
+                        "    assert version('greet') == '1.2.3'\n"
+                        "    assert greet.__file__.startswith(os.getcwd() + '/src/'), "
+                        "greet.__file__\n"));
   ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
   RunResult init = Berth({"init"});
   ASSERT_EQ(init.exit_code, 0) << init.Describe();
-  const std::string policy = ReadText(PolicyPath());
+  std::string policy = ReadText(PolicyPath());
   EXPECT_TRUE(Contains(policy, "PYTHONPATH = \"src\"")) << policy;
-  EXPECT_TRUE(Contains(policy, "argv = [\"/usr/bin/python3\", \"-m\", \"pytest\", \"-q\"]"))
+  EXPECT_TRUE(Contains(policy, "argv = [\".venv/bin/python\", \"-m\", \"pytest\", \"-q\"]"))
       << policy;
+  const std::string venv = "[\"/usr/bin/python3\", \"-m\", \"venv\", \".venv\"]";
+  const std::string install =
+      "[\".venv/bin/python\", \"-m\", \"pip\", \"install\", \"--disable-pip-version-check\", "
+      "\".\", \"pytest\"]";
+  ASSERT_TRUE(Contains(policy, venv)) << policy;
+  ASSERT_TRUE(Contains(policy, install)) << policy;
+  EXPECT_TRUE(Contains(policy, "paths = [\".venv\"]")) << policy;
+  EXPECT_TRUE(Contains(policy, "key = [\"pyproject.toml\"]")) << policy;
   EXPECT_FALSE(Contains(policy, home())) << policy;
+  // The offline form of the same setup.
+  policy.replace(policy.find(venv), venv.size(),
+                 "[\"/usr/bin/python3\", \"-m\", \"venv\", \"--system-site-packages\", \".venv\"]");
+  policy.replace(policy.find(install), install.size(),
+                 "[\".venv/bin/python\", \"-m\", \"pip\", \"install\", "
+                 "\"--disable-pip-version-check\", \"--no-index\", \"--no-build-isolation\", "
+                 "\".\"]");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
   ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
   ASSERT_EQ(Git({"commit", "-q", "-m", "python project and its starter policy"}).exit_code, 0);
   // The agent changes no code: only a note beside the tests.
@@ -1299,7 +1332,18 @@ TEST_F(VerifyTest, InitStarterChecksPassOnAnUnchangedPythonTreeRegression) {
   json check = Check(job, 0);
   EXPECT_EQ(GetStr(check, "name"), "pytest") << check.dump(2);
   EXPECT_EQ(Get(check, "passed"), true) << check.dump(2);
-  EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "1 passed")) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "2 passed")) << check.dump(2);
+  // A job that changes the package: the check runs the job's code (PYTHONPATH=src), not the
+  // copy the layer installed, so the broken greeting fails it.
+  RunResult broken = Run(
+      {"run", "implement", "--", "sh", "-c", "sed -i \"s/'hello '/'bye '/\" src/greet/__init__.py"},
+      {{"GIT_CONFIG_NOSYSTEM", "1"}});
+  EXPECT_NE(broken.exit_code, 0) << broken.Describe();
+  job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "verification-failed") << job.dump(2);
+  check = Check(job, 0);
+  EXPECT_EQ(Get(check, "passed"), false) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(check, "output_tail"), "1 failed, 1 passed")) << check.dump(2);
 }
 
 TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
