@@ -24,6 +24,7 @@
 #include "job/output_capture.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
+#include "job/services.h"
 #include "job/stored_records.h"
 #include "job/verify.h"
 #include "net/proxy.h"
@@ -373,6 +374,9 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
     else
       spec.env.push_back({"NODE_OPTIONS", option, "provider"});
   }
+  // The environment's services: the agent's own servers, from the layer's data directories.
+  if (request_.environment && !request_.environment->services.empty())
+    TRY(AddServices(*request_.environment, env_layer_dir_, ServiceScratch(), &spec));
   TRY(spec.Validate());
   return spec;
 }
@@ -861,6 +865,7 @@ store::JobRecord JobRun::Run() {
                   "key tries again",
                   Mask(layer->failure->output_tail));
     workspace_->lower.push_back(layer->layer->tree);
+    env_layer_dir_ = layer->layer->dir;
     const env::LayerMeta& meta = layer->layer->meta;
     receipt_.environment = EnvironmentRecord{
         meta.key,     meta.commit, IsoTime(meta.built_at_ms), meta.duration_ms, meta.size_bytes,
@@ -894,6 +899,9 @@ store::JobRecord JobRun::Run() {
                     (request_.full_access ? " with full access" : " in the sandbox"));
 
   Result<sandbox::LaunchResult> launched = RunAgent(*spec);
+  // The servers ended with the sandbox; their copies of the data go now.
+  if (Status removed = RemoveServiceScratch(ServiceScratch()); !removed)
+    Step("environment", "could not remove the services' data: " + removed.error().ToString());
   if (!launched) {
     const Error& e = launched.error();
     bool unavailable = e.cause() == Cause::kUnavailable;
