@@ -89,6 +89,9 @@ TEST_F(ServicesTest, TwoConcurrentJobsEachGetTheirOwnDatabaseAndTheCheckItsOwn) 
     const std::string name = "job" + std::to_string(i);
     EXPECT_EQ(GitOut({"show", "berth/" + ids[i] + ":src/" + name + ".txt"}), name + "\nseed")
         << Logs(ids[i]);
+    // The server's start and stop are not the agent's output.
+    EXPECT_FALSE(Contains(ReadText(JobDir(ids[i]) + "/stderr"), "database system"))
+        << ReadText(JobDir(ids[i]) + "/stderr");
   }
   ASSERT_EQ(Layers().size(), 1u);
   const std::string layer = state() + "/envs/" + Layers()[0];
