@@ -127,5 +127,28 @@ TEST_F(ServicesTest, AFailedServiceSetupFailsTheJobWith73AndTheAgentNeverRuns) {
   EXPECT_EQ(ServerProcesses(), 0);
 }
 
+TEST_F(ServicesTest, AServerThatCannotStartFailsTheJobNamingItAndTheAgentNeverRuns) {
+  RunResult built = Berth({"run", "implement", "--", "true"});
+  ASSERT_EQ(built.exit_code, 0) << built.Describe();
+  ASSERT_EQ(Layers().size(), 1u);
+  // A damaged data directory: PostgreSQL refuses to start on it.
+  const std::string data = state() + "/envs/" + Layers()[0] + "/services/db/data";
+  ASSERT_TRUE(sys::RemoveFile(data + "/PG_VERSION"));
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo agent-ran"});
+  EXPECT_EQ(r.exit_code, 69) << r.Describe();
+  const std::string id = NewestJobId();
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "unavailable") << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "start the service postgresql db"))
+      << job.dump(2);
+  EXPECT_TRUE(Contains(GetStr(job, "state_reason"), "ended before it was ready")) << job.dump(2);
+  EXPECT_FALSE(Contains(ReadText(JobDir(id) + "/stdout"), "agent-ran"));
+  // The server's own words are in the job's output.
+  EXPECT_TRUE(Contains(ReadText(JobDir(id) + "/stderr"), "PG_VERSION"))
+      << ReadText(JobDir(id) + "/stderr");
+  EXPECT_FALSE(sys::Exists(JobDir(id) + "/services"));
+  EXPECT_EQ(ServerProcesses(), 0);
+}
+
 }  // namespace
 }  // namespace berth::e2e
