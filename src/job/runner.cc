@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "confine/home.h"
 #include "confine/spec_builder.h"
+#include "env/postgres.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/disk_watch.h"
@@ -375,8 +376,15 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
       spec.env.push_back({"NODE_OPTIONS", option, "provider"});
   }
   // The environment's services: the agent's own servers, from the layer's data directories.
-  if (request_.environment && !request_.environment->services.empty())
+  if (request_.environment && !request_.environment->services.empty()) {
     TRY(AddServices(*request_.environment, env_layer_dir_, ServiceScratch(), &spec));
+    for (size_t i = 0; i < request_.environment->services.size(); ++i) {
+      const policy::Service& service = request_.environment->services[i];
+      Step("environment", "service " + service.name + ": " + service.kind +
+                              " of its own for the agent, $" + service.url + "=" +
+                              env::ServiceUrl(i));
+    }
+  }
   TRY(spec.Validate());
   return spec;
 }

@@ -9,7 +9,7 @@
 namespace berth::e2e {
 namespace {
 
-constexpr char kServicePolicy[] = R"(version = 1
+constexpr char kServicePolicy[] = R"policy(version = 1
 [defaults]
 max_concurrent_jobs = 4
 [agents.implement]
@@ -25,9 +25,12 @@ kind = "postgresql"
 key = ["db/schema.sql"]
 setup = [["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", "db/schema.sql"]]
 [[verify]]
+name = "writes"
+argv = ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-c", "insert into items values ('check')"]
+[[verify]]
 name = "schema"
 argv = ["sh", "-c", "test \"$(psql -tAc 'select count(*) from items')\" = 1 && test \"$DATABASE_URL\" = postgresql://postgres@127.0.0.1:5432/postgres"]
-)";
+)policy";
 
 constexpr char kSchema[] =
     "create table items (name text primary key);\n"
@@ -84,10 +87,15 @@ TEST_F(ServicesTest, TwoConcurrentJobsEachGetTheirOwnDatabaseAndTheCheckItsOwn) 
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     json job = WaitForEnd(ids[i]);
-    // The check passed: its own server had the schema and the seed row only.
+    // The checks passed: the second one's server had the schema and the seed row only, not
+    // the agent's row nor the first check's.
     EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2) << Logs(ids[i]);
     const std::string name = "job" + std::to_string(i);
     EXPECT_EQ(GitOut({"show", "berth/" + ids[i] + ":src/" + name + ".txt"}), name + "\nseed")
+        << Logs(ids[i]);
+    EXPECT_TRUE(Contains(Logs(ids[i]),
+                         "service db: postgresql of its own for the agent, "
+                         "$DATABASE_URL=postgresql://postgres@127.0.0.1:5432/"))
         << Logs(ids[i]);
     // The server's start and stop are not the agent's output.
     EXPECT_FALSE(Contains(ReadText(JobDir(ids[i]) + "/stderr"), "database system"))
