@@ -85,6 +85,15 @@ done
 run_as() { if [[ $(id -u) == 0 ]]; then runuser -u berth-ci -- "$@"; else "$@"; fi; }
 cd /
 host="$(run_as mktemp -d /var/tmp/berth-pg-host-XXXXXX)"
+# The shared server and the per-job ones are stopped and removed however the script ends.
+cleanup() {
+  for data in "$host"/shared "$host"/job*; do
+    [[ -f "$data/postmaster.pid" ]] && run_as "$pg_bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+  done
+  run_as rm -rf "$host"
+  rm -rf "$root"
+}
+trap cleanup EXIT
 schema="$host/schema.sql"
 run_as tee "$schema" <"$root/with/db/schema.sql" >/dev/null
 run_as "$pg_bin/initdb" -D "$host/shared" -U postgres --auth=trust --no-sync >/dev/null
@@ -104,5 +113,3 @@ for ((i = 1; i <= runs; i++)); do
   run_as "$pg_bin/pg_ctl" -D "$host/job$i" -m fast -w stop >/dev/null
   echo "$i,$createdb_ms,$initdb_ms"
 done
-run_as "$pg_bin/pg_ctl" -D "$host/shared" -m fast -w stop >/dev/null
-run_as rm -rf "$host"
