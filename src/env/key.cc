@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "env/postgres.h"
 #include "policy/glob.h"
 #include "policy/sha256.h"
 
@@ -24,6 +25,32 @@ std::string Line(const char* name, const nlohmann::json& value) {
   return std::string(name) + " " + value.dump() + "\n";
 }
 
+// The entries of the commit's tree the key globs match, by path.
+Result<std::vector<git::TreeEntry>> KeyFiles(git::Repository& repo, const std::string& commit,
+                                             const std::vector<std::string>& key) {
+  std::vector<git::TreeEntry> files;
+  if (key.empty()) return files;
+  const bool literal = std::all_of(key.begin(), key.end(), IsLiteral);
+  if (literal) {
+    for (const std::string& path : key) {
+      std::optional<git::TreeEntry> entry = TRY(repo.FindEntry(commit, path));
+      if (entry && entry->mode != 040000) files.push_back(*entry);
+    }
+    std::sort(files.begin(), files.end(),
+              [](const git::TreeEntry& a, const git::TreeEntry& b) { return a.path < b.path; });
+    files.erase(std::unique(files.begin(), files.end(),
+                            [](const git::TreeEntry& a, const git::TreeEntry& b) {
+                              return a.path == b.path;
+                            }),
+                files.end());
+  } else {
+    policy::GlobSet globs = TRY(policy::GlobSet::Create(key));
+    for (git::TreeEntry& entry : TRY(repo.ListTree(commit)))
+      if (globs.Matches(entry.path)) files.push_back(std::move(entry));
+  }
+  return files;
+}
+
 }  // namespace
 
 Result<std::string> KeyText(git::Repository& repo, const std::string& commit,
@@ -37,30 +64,17 @@ Result<std::string> KeyText(git::Repository& repo, const std::string& commit,
   text += Line("hosts", environment.hosts);
   text += Line("grants", environment.grants);
   text += Line("pass", environment.pass);
-  // Key files: the entries of the commit's tree the key globs match, by path.
-  std::vector<git::TreeEntry> files;
-  if (!environment.key.empty()) {
-    const bool literal = std::all_of(environment.key.begin(), environment.key.end(), IsLiteral);
-    if (literal) {
-      for (const std::string& path : environment.key) {
-        std::optional<git::TreeEntry> entry = TRY(repo.FindEntry(commit, path));
-        if (entry && entry->mode != 040000) files.push_back(*entry);
-      }
-      std::sort(files.begin(), files.end(),
-                [](const git::TreeEntry& a, const git::TreeEntry& b) { return a.path < b.path; });
-      files.erase(std::unique(files.begin(), files.end(),
-                              [](const git::TreeEntry& a, const git::TreeEntry& b) {
-                                return a.path == b.path;
-                              }),
-                  files.end());
-    } else {
-      policy::GlobSet globs = TRY(policy::GlobSet::Create(environment.key));
-      for (git::TreeEntry& entry : TRY(repo.ListTree(commit)))
-        if (globs.Matches(entry.path)) files.push_back(std::move(entry));
-    }
-  }
-  for (const git::TreeEntry& file : files)
+  for (const git::TreeEntry& file : TRY(KeyFiles(repo, commit, environment.key)))
     text += Line("file", nlohmann::json::array({file.path, file.oid}));
+  // Services: absent for an environment without any, so that such keys keep their meaning.
+  for (const policy::Service& service : environment.services) {
+    // The server's major version decides the data directory's format.
+    const Postgres postgres = TRY(FindPostgres());
+    text += Line("service", nlohmann::json::array({service.name, service.kind, postgres.major}));
+    text += Line("service-setup", service.setup);
+    for (const git::TreeEntry& file : TRY(KeyFiles(repo, commit, service.key)))
+      text += Line("service-file", nlohmann::json::array({file.path, file.oid}));
+  }
   return text;
 }
 

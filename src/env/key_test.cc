@@ -109,5 +109,43 @@ TEST_F(KeyTest, TwoCheckoutsOfOneCommitHaveTheirOwnKeysRegression) {
   EXPECT_NE(text->find("root \"" + other->workdir() + "\"\n"), std::string::npos) << *text;
 }
 
+TEST_F(KeyTest, AServiceExtendsTheKeyWithItsSpecTheServerVersionAndItsKeyFiles) {
+  const std::string without = Key(first_, Npm());
+  policy::Environment e = Npm();
+  policy::Service db;
+  db.name = "db";
+  db.kind = "postgresql";
+  db.setup = {{"psql", "-f", "db/schema.sql"}};
+  db.key = {"db/**"};
+  e.services = {db};
+  Result<git::Repository> repo = git::Repository::Discover(work_);
+  ASSERT_TRUE(repo);
+  // An environment without services keeps its text (and so its layers): no service lines.
+  Result<std::string> plain = KeyText(*repo, first_, Npm());
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->find("service"), std::string::npos);
+  Result<std::string> text = KeyText(*repo, first_, e);
+  if (!text && text.error().cause() == Cause::kUnavailable)
+    GTEST_SKIP() << text.error().ToString();  // no PostgreSQL server on this host
+  ASSERT_TRUE(text) << text.error().ToString();
+  EXPECT_NE(text->find("service [\"db\",\"postgresql\",\""), std::string::npos) << *text;
+  const std::string with = Key(first_, e);
+  EXPECT_NE(with, without);
+  // A file the service's key names changes its key; the url does not (it names, not builds).
+  WriteFile(work_, "db/schema.sql", "create table t (x int);\n");
+  const std::string schema = CommitAll(work_, "schema");
+  const std::string with_schema = Key(schema, e);
+  EXPECT_NE(with_schema, with);
+  WriteFile(work_, "db/schema.sql", "create table t (y int);\n");
+  const std::string changed = CommitAll(work_, "schema change");
+  EXPECT_NE(Key(changed, e), with_schema);
+  policy::Environment renamed = e;
+  renamed.services[0].url = "OTHER_URL";
+  EXPECT_EQ(Key(changed, renamed), Key(changed, e));
+  // The environment's own key files still count.
+  WriteFile(work_, "package-lock.json", "{\"v\": 3}\n");
+  EXPECT_NE(Key(CommitAll(work_, "lock"), e), Key(changed, e));
+}
+
 }  // namespace
 }  // namespace berth::env

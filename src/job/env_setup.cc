@@ -4,9 +4,11 @@
 
 #include "confine/spec_builder.h"
 #include "env/key.h"
+#include "env/postgres.h"
 #include "job/job_sandbox.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
+#include "job/services.h"
 #include "net/proxy.h"
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
@@ -116,6 +118,67 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
   return std::optional(failure);
 }
 
+// Builds the data directory of the `index`th service into <build_dir>/services/<name>/data:
+// initdb, then each of the service's setup commands against its server, started by the
+// sandbox's init and stopped by it with a fast shutdown (a job's start needs no recovery).
+// The commands run on the commit's snapshot with the environment's tree below it, as a check
+// would see them, with no network but the job's own loopback.
+Result<std::optional<env::SetupFailure>> BuildService(
+    const JobContext& ctx, const RunRequest& request, const std::string& repo_path,
+    const workspace::Snapshot& snapshot, const std::string& build_dir, size_t index, int64_t start,
+    const std::string& log, const SecretMask& mask) {
+  const policy::Environment& environment = *request.environment;
+  const policy::Service& service = environment.services[index];
+  const env::Postgres postgres = TRY(env::FindPostgres());
+  const std::string data = env::ServiceDataDir(build_dir, service.name);
+  TRY(sys::MakeDirs(data, 0700));
+  const std::string scratch = build_dir + "/service-scratch";
+  TRY(sys::MakeDirs(scratch + "/upper", 0700));
+  TRY(sys::MakeDirs(scratch + "/work", 0700));
+  TRY(sys::MakeWhiteout(TRY(sys::Dir::Open(scratch + "/upper")), ".git"));
+  std::vector<std::string> lower = snapshot.Layers();
+  lower.push_back(build_dir + "/tree");
+  const std::string target = env::ServiceDataTarget(service.name);
+
+  auto run = [&](std::vector<std::string> argv,
+                 bool with_server) -> Result<std::optional<env::SetupFailure>> {
+    confine::SpecOptions options;
+    options.workspace = repo_path;
+    options.argv = std::move(argv);
+    options.network = sandbox::Network::kNone;
+    for (const auto& [name, value] : env::ServiceClientEnv(service, index))
+      options.env.push_back({name, value, "service " + service.name});
+    options.timeout_ms =
+        std::max<int64_t>(environment.timeout_ms - (sys::MonotonicMillis() - start), 1);
+    sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo_path, std::move(options)));
+    spec.overlay =
+        sandbox::OverlayWorkspace{lower, scratch + "/upper", scratch + "/work", repo_path};
+    sandbox::PathGrant grant{sandbox::PathGrant::Access::kReadWrite, target,
+                             "service " + service.name};
+    grant.source = data;
+    spec.paths.push_back(grant);
+    if (with_server)
+      spec.services.push_back(TRY(ServerOf(service, index, target)));
+    else
+      spec.command_nonroot_id = ServiceNonRootId();  // initdb refuses root, like the server
+    std::optional<env::SetupFailure> failed =
+        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts));
+    if (failed) failed->reason = "service " + service.name + ": " + failed->reason;
+    return failed;
+  };
+  std::optional<env::SetupFailure> failed = TRY(run(env::InitdbArgv(postgres, target), false));
+  if (!failed) {
+    for (const std::vector<std::string>& argv : service.setup) {
+      failed = TRY(run(argv, true));
+      if (failed) break;
+    }
+  }
+  IgnoreError(sys::MakeOverlayWorkRemovable(scratch + "/work"),
+              "the build directory is removed forcibly");
+  TRY(sys::RemoveTreeForcibly(scratch));
+  return failed;
+}
+
 // Runs every setup command on the commit's snapshot with `build_dir`/upper as the overlay's
 // upper layer, then moves the declared paths into `build_dir`/tree.
 Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
@@ -176,6 +239,11 @@ Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
   IgnoreError(sys::MakeOverlayWorkRemovable(work), "the build directory is removed forcibly");
   TRY(sys::RemoveTreeForcibly(upper));
   TRY(sys::RemoveTreeForcibly(work));
+  for (size_t i = 0; i < environment.services.size(); ++i) {
+    std::optional<env::SetupFailure> failed =
+        TRY(BuildService(ctx, request, repo_path, snapshot, build_dir, i, start, log, mask));
+    if (failed) return env::SetupRun{std::move(failed), Tail(log)};
+  }
   return env::SetupRun{std::nullopt, Tail(log)};
 }
 

@@ -179,6 +179,9 @@ class JobRun {
   std::optional<git::Repository> repo_;
   std::optional<workspace::Snapshot> snapshot_;
   std::optional<workspace::JobWorkspace> workspace_;
+  std::string env_layer_dir_;  // the agent's environment layer, when the policy has one
+  // Where the agent's services keep their copy-on-write data: <job dir>/services.
+  std::string ServiceScratch() const { return job_.job_dir + "/services"; }
   std::optional<provider::Provider> provider_;   // absent for the command provider
   std::vector<std::string> credentials_passed_;  // names
   // What the proxy saw fail on the way to the provider's endpoints.

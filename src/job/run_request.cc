@@ -54,11 +54,24 @@ Result<CheckSpec> CheckFromJson(const nlohmann::json& j, const std::string& wher
   return spec;
 }
 
+nlohmann::json ServicesToJson(const std::vector<policy::Service>& services) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const policy::Service& s : services)
+    list.push_back(
+        {{"name", s.name}, {"kind", s.kind}, {"setup", s.setup}, {"key", s.key}, {"url", s.url}});
+  return list;
+}
+
 nlohmann::json EnvironmentToJson(const std::optional<policy::Environment>& e) {
   if (!e) return nullptr;
-  return {
-      {"key", e->key},       {"setup", e->setup}, {"paths", e->paths},          {"hosts", e->hosts},
-      {"grants", e->grants}, {"pass", e->pass},   {"timeout_ms", e->timeout_ms}};
+  return {{"key", e->key},
+          {"setup", e->setup},
+          {"paths", e->paths},
+          {"hosts", e->hosts},
+          {"grants", e->grants},
+          {"pass", e->pass},
+          {"timeout_ms", e->timeout_ms},
+          {"services", ServicesToJson(e->services)}};
 }
 
 Result<std::vector<std::string>> ArgvFromJson(const nlohmann::json& argv,
@@ -85,6 +98,22 @@ Status EnvironmentFromJson(const JsonReader& r, std::optional<policy::Environmen
   TRY(e.Read("grants", &env.grants));
   TRY(e.Read("pass", &env.pass));
   TRY(e.Read("timeout_ms", &env.timeout_ms));
+  // Requests of a berth before services have none.
+  TRY(e.ReadList("services", &env.services,
+                 [](const nlohmann::json& item, const std::string& at) -> Result<policy::Service> {
+                   JsonReader s = TRY(JsonReader::Of(item, at));
+                   policy::Service service;
+                   TRY(s.Read("name", &service.name));
+                   TRY(s.Read("kind", &service.kind));
+                   TRY(s.ReadList("setup", &service.setup, ArgvFromJson));
+                   TRY(s.Read("key", &service.key));
+                   TRY(s.Read("url", &service.url));
+                   if (service.kind != "postgresql")
+                     return Error(Cause::kInvalidArgument,
+                                  at + ".kind: berth starts only postgresql services, got '" +
+                                      service.kind + "'");
+                   return service;
+                 }));
   if (env.setup.empty() || env.paths.empty())
     return Error(Cause::kInvalidArgument, "request.environment names no setup command or no path");
   *out = std::move(env);

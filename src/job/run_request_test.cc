@@ -75,6 +75,41 @@ TEST(RunRequestJsonTest, TheEnvironmentTravelsAndOlderRequestsHaveNone) {
   EXPECT_FALSE(RunRequest::FromJson(j.dump()).has_value());
 }
 
+TEST(RunRequestJsonTest, ServicesTravelAndOlderRequestsHaveNone) {
+  RunRequest r = ProviderRequest();
+  policy::Environment e;
+  e.setup = {{"true"}};
+  e.paths = {"node_modules"};
+  policy::Service db;
+  db.name = "db";
+  db.kind = "postgresql";
+  db.setup = {{"psql", "-f", "db/schema.sql"}};
+  db.key = {"db/**"};
+  db.url = "APP_DB";
+  e.services = {db};
+  r.environment = e;
+  nlohmann::json j = r.ToJson();
+  RunRequest back = RunRequest::FromJson(j.dump()).value();
+  ASSERT_TRUE(back.environment.has_value());
+  EXPECT_EQ(*back.environment, e);
+  // A request of a berth before services: an environment without any.
+  j["environment"].erase("services");
+  back = RunRequest::FromJson(j.dump()).value();
+  ASSERT_TRUE(back.environment.has_value());
+  EXPECT_TRUE(back.environment->services.empty());
+  // Of the wrong shape, or a kind this berth cannot start: an error naming the field.
+  j["environment"]["services"] = nlohmann::json::array({{{"name", 1}}});
+  Result<RunRequest> bad = RunRequest::FromJson(j.dump());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("environment.services[0].name"), std::string::npos)
+      << bad.error().message();
+  j["environment"]["services"] = r.ToJson()["environment"]["services"];
+  j["environment"]["services"][0]["kind"] = "mysql";
+  bad = RunRequest::FromJson(j.dump());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("postgresql"), std::string::npos) << bad.error().message();
+}
+
 TEST(RunRequestJsonTest, AppServerAndItsApprovalRulesRoundTrip) {
   RunRequest r = ProviderRequest();
   r.app_server = true;

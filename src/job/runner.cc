@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "confine/home.h"
 #include "confine/spec_builder.h"
+#include "env/postgres.h"
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/disk_watch.h"
@@ -24,6 +25,7 @@
 #include "job/output_capture.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
+#include "job/services.h"
 #include "job/stored_records.h"
 #include "job/verify.h"
 #include "net/proxy.h"
@@ -415,6 +417,16 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
       existing->value += " " + option;
     else
       spec.env.push_back({"NODE_OPTIONS", option, "provider"});
+  }
+  // The environment's services: the agent's own servers, from the layer's data directories.
+  if (request_.environment && !request_.environment->services.empty()) {
+    TRY(AddServices(*request_.environment, env_layer_dir_, ServiceScratch(), &spec));
+    for (size_t i = 0; i < request_.environment->services.size(); ++i) {
+      const policy::Service& service = request_.environment->services[i];
+      Step("environment", "service " + service.name + ": " + service.kind +
+                              " of its own for the agent, $" + service.url + "=" +
+                              env::ServiceUrl(i));
+    }
   }
   TRY(spec.Validate());
   return spec;
@@ -921,6 +933,7 @@ store::JobRecord JobRun::Run() {
                   "key tries again",
                   Mask(layer->failure->output_tail));
     workspace_->lower.push_back(layer->layer->tree);
+    env_layer_dir_ = layer->layer->dir;
     const env::LayerMeta& meta = layer->layer->meta;
     receipt_.environment = EnvironmentRecord{
         meta.key,     meta.commit, IsoTime(meta.built_at_ms), meta.duration_ms, meta.size_bytes,
@@ -954,6 +967,9 @@ store::JobRecord JobRun::Run() {
                     (request_.full_access ? " with full access" : " in the sandbox"));
 
   Result<sandbox::LaunchResult> launched = RunAgent(*spec);
+  // The servers ended with the sandbox; their copies of the data go now.
+  if (Status removed = RemoveServiceScratch(ServiceScratch()); !removed)
+    Step("environment", "could not remove the services' data: " + removed.error().ToString());
   if (!launched) {
     const Error& e = launched.error();
     bool unavailable = e.cause() == Cause::kUnavailable;

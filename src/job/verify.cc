@@ -12,6 +12,7 @@
 #include "job/json_read.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
+#include "job/services.h"
 #include "provider/preflight.h"
 #include "sandbox/launcher.h"
 #include "sys/disk.h"
@@ -227,6 +228,7 @@ Result<Verification> RunChecks(
   TRY(workspace::RegisterUser(tree, job.id));
   // The environment's layer of the commit's key, below the tree (docs/environments.md).
   std::vector<std::string> layers = tree.Layers();
+  std::string layer_dir;  // the environment's layer: its services' data directories
   if (request.environment) {
     env::EnsureOutcome layer =
         TRY(EnsureEnvironment(ctx, request, job.repo, repo, commit, job.id, on_event));
@@ -234,6 +236,7 @@ Result<Verification> RunChecks(
       return Error(Cause::kUnavailable, SetupFailureText(*layer.failure) + " for " +
                                             commit.substr(0, 12) + "; no check ran");
     layers.push_back(layer.layer->tree);
+    layer_dir = layer.layer->dir;
   }
   std::string dir = TRY(sys::MakeTempDir(job.job_dir, "verify-"));
   // The scratch directory (the overlay's upper and work, the checks' logs) goes with the
@@ -296,8 +299,20 @@ Result<Verification> RunChecks(
       spec.overlay = sandbox::OverlayWorkspace{layers, dir + "/upper", dir + "/work", job.repo};
       DropCredentialShaped(&spec);
       spec.network = sandbox::Network::kNone;
-      result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
-                      request.output_limit, mask, left);
+      // Each check run gets its own servers, from the layer's data: nothing one check wrote
+      // is seen by the next. Their copies go when the check ends.
+      const std::string services = dir + "/services";
+      Status added = {};
+      if (request.environment && !request.environment->services.empty())
+        added = AddServices(*request.environment, layer_dir, services, &spec);
+      if (!added)
+        result.reason = "could not start: " + added.error().ToString();
+      else
+        result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
+                        request.output_limit, mask, left);
+      if (Status removed = RemoveServiceScratch(services); !removed)
+        on_event("verify",
+                 "could not remove the check's service data: " + removed.error().ToString());
     }
     on_event("verify",
              "check " + check.name + (result.passed ? " passed: " : " FAILED: ") + result.reason);

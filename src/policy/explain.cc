@@ -197,6 +197,12 @@ std::string ExplainPolicy(const Policy& policy) {
     Line(&out, 2, "grants", List(e.grants));
     Line(&out, 2, "pass", List(e.pass));
     Line(&out, 2, "timeout", FormatDuration(e.timeout_ms));
+    for (const Service& service : e.services) {
+      Line(&out, 2, "service " + service.name,
+           service.kind + ", its own server in every job and check, named by $" + service.url);
+      for (const std::vector<std::string>& argv : service.setup) Line(&out, 4, "setup", Argv(argv));
+      Line(&out, 4, "key", List(service.key));
+    }
   }
 
   out += "\nenvironment\n";

@@ -722,6 +722,79 @@ std::string EnvironmentPathProblem(const std::string& path) {
   return {};
 }
 
+// The kinds of [environment.services.NAME] berth can start.
+const std::vector<std::string>& ServiceKinds() {
+  static const std::vector<std::string> kinds = {"postgresql"};
+  return kinds;
+}
+
+Status ParseService(const Reader& reader, const toml::node& node, const std::string& name,
+                    Service* out) {
+  const std::string path = Join("environment.services", name);
+  const toml::table* table = TRY(reader.Table(node, path));
+  out->name = name;
+  for (const auto& [key, value] : *table) {
+    std::string key_path = Join(path, key.str());
+    if (key == "kind") {
+      out->kind = TRY(reader.String(value, key_path));
+      if (std::find(ServiceKinds().begin(), ServiceKinds().end(), out->kind) ==
+          ServiceKinds().end())
+        return reader.Fail(
+            value, key_path,
+            "berth starts only \"postgresql\" services so far, got " + Quote(out->kind));
+    } else if (key == "setup") {
+      TRY(reader.Each(value, key_path,
+                      "an array of commands, e.g. setup = [[\"psql\", \"-f\", \"schema.sql\"]]",
+                      [&](const toml::node& item, const std::string& item_path, size_t) -> Status {
+                        if (!item.is_array())
+                          return reader.Fail(
+                              item, item_path,
+                              "expected a command as a list, e.g. [\"psql\", \"-f\", "
+                              "\"schema.sql\"]");
+                        std::vector<std::string> argv = TRY(reader.Strings(item, item_path));
+                        if (argv.empty())
+                          return reader.Fail(item, item_path, "must name a program");
+                        out->setup.push_back(std::move(argv));
+                        return {};
+                      }));
+    } else if (key == "key") {
+      out->key = TRY(Globs(reader, value, key_path)).patterns();
+    } else if (key == "url") {
+      out->url = TRY(reader.String(value, key_path));
+      TRY(EnvName(reader, value, key_path, out->url));
+    } else {
+      return reader.Unknown(value, key_path, {"kind", "setup", "key", "url"});
+    }
+  }
+  if (out->kind.empty())
+    return reader.Fail(node, Join(path, "kind"),
+                       "missing; name the server, e.g. kind = \"postgresql\"");
+  return {};
+}
+
+Status ParseServices(const Reader& reader, const toml::node& node, std::vector<Service>* out) {
+  const toml::table* table = TRY(reader.Table(node, "environment.services"));
+  for (const auto& [name, value] : *table) {
+    const std::string text(name.str());
+    const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    });
+    if (!plain)
+      return reader.Fail(
+          value, Join("environment.services", text),
+          "a service's name is lowercase letters, digits, - and _, got " + Quote(text));
+    Service service;
+    TRY(ParseService(reader, value, text, &service));
+    for (const Service& other : *out)
+      if (other.url == service.url)
+        return reader.Fail(value, Join(Join("environment.services", text), "url"),
+                           Quote(service.url) + " already names service " + Quote(other.name) +
+                               "; give each service its own variable with url = \"NAME\"");
+    out->push_back(std::move(service));
+  }
+  return {};
+}
+
 Status ParseEnvironment(const Reader& reader, const toml::node& node, Environment* out) {
   const toml::table* table = TRY(reader.Table(node, "environment"));
   for (const auto& [key, value] : *table) {
@@ -783,9 +856,12 @@ Status ParseEnvironment(const Reader& reader, const toml::node& node, Environmen
       }
     } else if (key == "timeout") {
       out->timeout_ms = TRY(reader.Duration(value, key_path));
+    } else if (key == "services") {
+      TRY(ParseServices(reader, value, &out->services));
     } else {
-      return reader.Unknown(value, key_path,
-                            {"key", "setup", "paths", "hosts", "grants", "pass", "timeout"});
+      return reader.Unknown(
+          value, key_path,
+          {"key", "setup", "paths", "hosts", "grants", "pass", "timeout", "services"});
     }
   }
   if (out->setup.empty())

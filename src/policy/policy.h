@@ -96,7 +96,17 @@ struct Check {
 
 // [environment] (docs/environments.md): the project's ignored dependency tree, built once per
 // key by setup commands in the sandbox and shared read-only by every job and check with that
-// key. Services (a later [environment.services.NAME]) are not read yet.
+// key. Its services ([environment.services.NAME]) are servers every job and check gets its
+// own copy of, from a data directory built once per key (docs/environments.md, "Services").
+struct Service {
+  std::string name;                             // NAME of [environment.services.NAME]
+  std::string kind;                             // "postgresql", the only kind so far
+  std::vector<std::vector<std::string>> setup;  // migrations and seed data, run against it
+  std::vector<std::string> key;                 // globs of files whose content decides its data
+  std::string url = "DATABASE_URL";             // the variable naming it in the job's env
+  bool operator==(const Service&) const = default;
+};
+
 struct Environment {
   std::vector<std::string> key;                 // globs of files whose content decides the layer
   std::vector<std::vector<std::string>> setup;  // argv lists, run in order at the repo root
@@ -105,6 +115,7 @@ struct Environment {
   std::vector<std::string> grants;              // cache: and read: grants, setup only
   std::vector<std::string> pass;                // variables setup reads from berth's environment
   int64_t timeout_ms = 20 * 60 * 1000;          // for all of setup
+  std::vector<Service> services;                // by name
   bool operator==(const Environment&) const = default;
 };
 

@@ -41,6 +41,14 @@ nlohmann::json PolicyToJson(const Policy& p) {
                       {"grants", c.grants}});
   }
   const Defaults& d = p.defaults;
+  nlohmann::json services = nlohmann::json::array();
+  if (p.environment)
+    for (const Service& service : p.environment->services)
+      services.push_back({{"name", service.name},
+                          {"kind", service.kind},
+                          {"setup", service.setup},
+                          {"key", service.key},
+                          {"url", service.url}});
   return {{"version", p.version},
           {"sha256", p.sha256},
           {"defaults",
@@ -61,7 +69,8 @@ nlohmann::json PolicyToJson(const Policy& p) {
                                                          {"hosts", p.environment->hosts},
                                                          {"grants", p.environment->grants},
                                                          {"pass", p.environment->pass},
-                                                         {"timeout_ms", p.environment->timeout_ms}}
+                                                         {"timeout_ms", p.environment->timeout_ms},
+                                                         {"services", services}}
                                         : nlohmann::json(nullptr)},
           {"env", {{"pass", p.env.pass}, {"set", p.env.set}}},
           {"include", {{"paths", p.include.paths}, {"secrets", p.include.secrets}}},

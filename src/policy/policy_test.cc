@@ -838,7 +838,59 @@ TEST(ParsePolicy, EnvironmentErrorsNameTheKey) {
   ExpectFails(head + ok + "pass = [\"1X\"]\n", 5, "environment.pass[0]", "not a variable name");
   ExpectFails(head + ok + "key = [\"../lock\"]\n", 5, "environment.key[0]", "");
   ExpectFails(head + ok + "timeout = \"0s\"\n", 5, "environment.timeout", "longer than zero");
-  ExpectFails(head + ok + "services = 1\n", 5, "environment.services", "unknown key");
+  ExpectFails(head + ok + "services = 1\n", 5, "environment.services", "");
+}
+
+constexpr const char* kServices = R"(version = 1
+[environment]
+setup = [["true"]]
+paths = ["node_modules"]
+[environment.services.db]
+kind = "postgresql"
+setup = [["psql", "-f", "db/schema.sql"]]
+key = ["db/schema.sql", "db/migrations/**"]
+[environment.services.cache_db]
+kind = "postgresql"
+url = "CACHE_URL"
+)";
+
+TEST(ParsePolicy, ServicesReadEveryKeyByName) {
+  Result<Policy> policy = Parse(kServices);
+  ASSERT_TRUE(policy) << policy.error().ToString();
+  ASSERT_TRUE(policy->environment);
+  const std::vector<Service>& services = policy->environment->services;
+  ASSERT_EQ(services.size(), 2u);
+  EXPECT_EQ(services[0].name, "cache_db");
+  EXPECT_EQ(services[0].url, "CACHE_URL");
+  EXPECT_TRUE(services[0].setup.empty());
+  EXPECT_EQ(services[1].name, "db");
+  EXPECT_EQ(services[1].kind, "postgresql");
+  EXPECT_EQ(services[1].url, "DATABASE_URL");  // the default
+  EXPECT_EQ(services[1].setup,
+            (std::vector<std::vector<std::string>>{{"psql", "-f", "db/schema.sql"}}));
+  EXPECT_EQ(services[1].key, (std::vector<std::string>{"db/schema.sql", "db/migrations/**"}));
+}
+
+TEST(ParsePolicy, ServiceErrorsNameTheKey) {
+  const std::string head = "version = 1\n[environment]\nsetup = [[\"true\"]]\npaths = [\"n\"]\n";
+  ExpectFails(head + "[environment.services.db]\nkind = \"mysql\"\n", 6,
+              "environment.services.db.kind", "only \"postgresql\"");
+  ExpectFails(head + "[environment.services.db]\nsetup = []\n", 5, "environment.services.db.kind",
+              "missing");
+  ExpectFails(head + "[environment.services.db]\nkind = \"postgresql\"\nport = 5\n", 7,
+              "environment.services.db.port", "unknown key");
+  ExpectFails(head + "[environment.services.db]\nkind = \"postgresql\"\nurl = \"1X\"\n", 7,
+              "environment.services.db.url", "not a variable name");
+  ExpectFails(head + "[environment.services.db]\nkind = \"postgresql\"\nsetup = [[]]\n", 7,
+              "environment.services.db.setup[0]", "must name a program");
+  ExpectFails(head + "[environment.services.db]\nkind = \"postgresql\"\nkey = [\"../x\"]\n", 7,
+              "environment.services.db.key[0]", "");
+  ExpectFails(head + "[environment.services.DB]\nkind = \"postgresql\"\n", 5,
+              "environment.services.DB", "lowercase");
+  ExpectFails(head +
+                  "[environment.services.a]\nkind = \"postgresql\"\n"
+                  "[environment.services.b]\nkind = \"postgresql\"\n",
+              7, "environment.services.b.url", "already names service \"a\"");
 }
 
 TEST(ParsePolicy, EnvironmentChangesThePolicyHash) {

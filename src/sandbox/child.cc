@@ -7,6 +7,7 @@
 
 #include "sys/kernel.h"
 #include "sys/landlock_abi.h"
+#include "sys/overlay.h"
 
 namespace berth::sandbox {
 
@@ -140,9 +141,88 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
   return rc;
 }
 
+// Room for a service's ready file (PostgreSQL's postmaster.pid is a few lines).
+char ready_buffer[4096];
+
+// A service: the command's confinement, in a nested user namespace when asked, then exec.
+// Its failures show as its ending before it was ready, which the init reports.
+[[noreturn]] void RunService(const Plan& plan, const PlanService& service, const ChildFds& fds) {
+  (void)k::CloseFd(fds.status_write);
+  (void)k::CloseFd(fds.error_write);  // the launcher learns of the command's exec from its EOF
+  if (k::ResetSignals() != 0) k::ExitNow(kSetupFailedExit);
+  // Its log goes where the command's errors go.
+  if (plan.stdio[2] >= 0) {
+    (void)k::DuplicateTo(plan.stdio[2], 1);
+    (void)k::DuplicateTo(plan.stdio[2], 2);
+  }
+  if (service.nest && sys::kernel::EnterUserAndMountNamespace(service.maps) != 0)
+    k::ExitNow(kSetupFailedExit);
+  int landlock_fd = -1;
+  for (const Step& step : plan.command) {
+    int rc = 0;
+    if (step.kind == StepKind::kSeccomp) {
+      // The same filter, without a listener: the command's is the one the launcher watches.
+      struct sock_fprog program;
+      program.len = static_cast<unsigned short>(plan.seccomp.size());
+      program.filter = const_cast<struct sock_filter*>(plan.seccomp.data());
+      rc = k::InstallSeccomp(&program);
+    } else {
+      rc = RunStep(plan, step, &landlock_fd);
+    }
+    if (rc != 0) k::ExitNow(kSetupFailedExit);
+  }
+  (void)k::CloseOnExecFrom3();
+  (void)k::Execute(service.argv[0], service.argv.data(), service.envp.data());
+  k::ExitNow(127);
+}
+
+// Starts the plan's services in order, each accepting connections before the next; their pids
+// in `pids`. A service that ends or is not ready in time fails the init.
+void StartServices(const Plan& plan, const ChildFds& fds, pid_t* pids) {
+  for (size_t i = 0; i < plan.services.size(); ++i) {
+    const PlanService& service = plan.services[i];
+    pid_t pid = k::ForkRaw();
+    if (pid < 0) Fail(fds, Phase::kService, static_cast<int>(i), -pid);
+    if (pid == 0) RunService(plan, service, fds);
+    pids[i] = pid;
+    for (int64_t waited = 0;; ++waited) {
+      if (k::FileHolds(service.ready_file, service.ready_text, ready_buffer,
+                       sizeof ready_buffer - 1) == 0)
+        break;
+      int status = 0;
+      if (k::ReapChild(pid, &status, true) == pid) {
+        pids[i] = 0;
+        Fail(fds, Phase::kService, static_cast<int>(i), ECHILD);
+      }
+      if (waited >= service.ready_timeout_ms)
+        Fail(fds, Phase::kService, static_cast<int>(i), ETIMEDOUT);
+      (void)k::SleepMillis(1);
+    }
+  }
+}
+
+// Asks each service to stop (PostgreSQL's fast shutdown leaves a data directory that needs no
+// recovery) and waits for it within its grace; what is left ends with the pid namespace.
+void StopServices(const Plan& plan, pid_t* pids) {
+  for (size_t i = plan.services.size(); i-- > 0;) {
+    if (pids[i] <= 0) continue;
+    if (k::SendSignalTo(pids[i], plan.services[i].stop_signal) != 0) continue;
+    int status = 0;
+    for (int64_t waited = 0; waited < plan.services[i].stop_grace_ms; ++waited) {
+      pid_t reaped = k::ReapChild(pids[i], &status, true);
+      if (reaped != 0) break;  // ended, or already reaped
+      (void)k::SleepMillis(1);
+    }
+  }
+}
+
 [[noreturn]] void RunCommand(const Plan& plan, const ChildFds& fds) {
   (void)k::CloseFd(fds.status_write);
   if (int rc = k::ResetSignals(); rc != 0) Fail(fds, Phase::kExec, 0, rc);
+  if (plan.command_nest) {
+    if (int rc = sys::kernel::EnterUserAndMountNamespace(plan.command_maps); rc != 0)
+      Fail(fds, Phase::kExec, 0, rc);
+  }
   for (int target = 0; target < 3; ++target) {
     if (plan.stdio[target] < 0) continue;
     if (int rc = k::DuplicateTo(plan.stdio[target], target); rc != 0)
@@ -196,6 +276,9 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
   sigset_t old;
   if (int rc = k::BlockSignals(&handled, &old); rc != 0) Fail(fds, Phase::kSetup, 0, rc);
 
+  pid_t services[kMaxServices] = {};
+  StartServices(plan, fds, services);
+
   pid_t command = k::ForkRaw();
   if (command < 0) Fail(fds, Phase::kExec, 0, -command);
   if (command == 0) RunCommand(plan, fds);
@@ -227,8 +310,11 @@ void RunInit(const Plan& plan, const ChildFds& fds) {
         status = child_status;
         done = true;
       }
+      for (pid_t& service : services)
+        if (service == pid) service = 0;  // ended by itself: nothing to stop
     }
   }
+  if (done) StopServices(plan, services);
   // Without a pid namespace nothing ends the orphans for us; as their subreaper we can.
   if (!plan.use_namespaces) (void)k::KillAllChildren();
   (void)k::WriteAll(fds.status_write, &status, sizeof status);

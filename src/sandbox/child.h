@@ -10,7 +10,8 @@
 
 namespace berth::sandbox {
 
-enum class Phase : int32_t { kSetup = 0, kCommand = 1, kExec = 2 };
+// kService: a service (index into Plan::services) ended or timed out before it was ready.
+enum class Phase : int32_t { kSetup = 0, kCommand = 1, kExec = 2, kService = 3 };
 
 // What the child writes on the error pipe when a step fails.
 struct StepReport {

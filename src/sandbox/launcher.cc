@@ -58,6 +58,16 @@ Error StepError(const Plan& plan, const StepReport& report) {
     return Failure(std::move(e), report.sys_errno == ENOENT ? LaunchFailure::kCommandNotFound
                                                             : LaunchFailure::kCommandNotRunnable);
   }
+  if (report.phase == Phase::kService) {
+    std::string name = report.index >= 0 && static_cast<size_t>(report.index) < plan.services.size()
+                           ? plan.services[report.index].description
+                           : "a service";
+    std::string why = report.sys_errno == ETIMEDOUT ? "it was not ready in time"
+                      : report.sys_errno == ECHILD  ? "it ended before it was ready"
+                                                    : "it could not be started";
+    return Error(Cause::kUnavailable, "sandbox step '" + name + "' failed: " + why,
+                 report.sys_errno, "its log is in the command's output");
+  }
   const std::vector<Step>& steps = report.phase == Phase::kSetup ? plan.setup : plan.command;
   std::string name = report.index >= 0 && static_cast<size_t>(report.index) < steps.size()
                          ? steps[report.index].description

@@ -437,6 +437,33 @@ void BuildCommandSteps(const SandboxSpec& spec, const PlanInputs& inputs, Plan* 
   if (plan->use_seccomp) b.Add(StepKind::kSeccomp, "install the seccomp filter");
 }
 
+void BuildServices(const SandboxSpec& spec, Plan* plan) {
+  // The caller's root (uid 0 inside the job's namespace) seen as `id` in a nested one.
+  auto maps = [](uint32_t id, bool* nest, sys::SelfIdMaps* out) {
+    if (id == 0) return;
+    *nest = true;
+    out->uid_map = std::to_string(id) + " 0 1\n";
+    out->gid_map = std::to_string(id) + " 0 1\n";
+  };
+  maps(spec.command_nonroot_id, &plan->command_nest, &plan->command_maps);
+  for (const SandboxService& service : spec.services) {
+    PlanService& s = plan->services.emplace_back();
+    for (const std::string& arg : service.argv)
+      s.argv.push_back(const_cast<char*>(plan->Keep(arg)));
+    s.argv.push_back(nullptr);
+    for (const EnvVar& var : service.env)
+      s.envp.push_back(const_cast<char*>(plan->Keep(var.name + "=" + var.value)));
+    s.envp.push_back(nullptr);
+    s.ready_file = plan->Keep(service.ready_file);
+    s.ready_text = plan->Keep(service.ready_text);
+    s.ready_timeout_ms = service.ready_timeout_ms;
+    s.stop_signal = service.stop_signal;
+    s.stop_grace_ms = service.stop_grace_ms;
+    maps(service.nonroot_id, &s.nest, &s.maps);
+    s.description = "start the service " + service.name;
+  }
+}
+
 void BuildExec(const SandboxSpec& spec, Plan* plan) {
   const std::string& program = spec.argv[0];
   std::string path_env = "/usr/local/bin:/usr/bin:/bin";
@@ -519,7 +546,16 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
   }
   if (!inputs.rlimits.empty() || spec.limits.any()) plan.layers.push_back("resource limits");
   if (!full && spec.network == Network::kProxy) plan.layers.push_back("egress proxy");
+  if (spec.services.size() > kMaxServices)
+    return Error(Cause::kInvalidArgument,
+                 "a sandbox starts at most " + std::to_string(kMaxServices) + " services");
+  if (!plan.use_namespaces && (!spec.services.empty() || spec.command_nonroot_id != 0))
+    return Error(Cause::kUnavailable,
+                 "services (a job's own database) run only in the namespaces tier, on the "
+                 "job's own loopback",
+                 0, "run where user namespaces are available (berth doctor)");
   BuildCommandSteps(spec, inputs, &plan);
+  BuildServices(spec, &plan);
   BuildExec(spec, &plan);
   return plan;
 }

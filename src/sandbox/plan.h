@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "sandbox/landlock_policy.h"
 #include "sandbox/spec.h"
+#include "sys/overlay.h"
 
 namespace berth::sandbox {
 
@@ -60,6 +61,23 @@ struct Step {
   std::string description;
 };
 
+// The init keeps its services' pids in a fixed array (it may not allocate).
+inline constexpr size_t kMaxServices = 8;
+
+// A SandboxService compiled: what the init needs to start, await and stop it.
+struct PlanService {
+  std::vector<char*> argv;  // NULL-terminated
+  std::vector<char*> envp;  // NULL-terminated
+  const char* ready_file = nullptr;
+  const char* ready_text = nullptr;
+  int64_t ready_timeout_ms = 0;
+  int stop_signal = 0;
+  int64_t stop_grace_ms = 0;
+  bool nest = false;  // runs in a nested user namespace with `maps`
+  sys::SelfIdMaps maps;
+  std::string description;  // "start the service postgresql db"
+};
+
 struct Plan {
   Tier tier = Tier::kNamespaces;
   bool use_namespaces = true;
@@ -78,7 +96,11 @@ struct Plan {
   // Namespaces tier: the host sockets masked with an empty file, at their paths inside the
   // job's view, sorted. The launcher counts connects to them (seccomp notification).
   std::vector<std::string> masked_sockets;
-  std::vector<std::string> layers;  // what confinement applies, in order, for reports
+  std::vector<std::string> layers;    // what confinement applies, in order, for reports
+  std::vector<PlanService> services;  // started by the init before the command
+  // The command's nested user namespace (SandboxSpec::command_nonroot_id).
+  bool command_nest = false;
+  sys::SelfIdMaps command_maps;
 
   // execve candidates (argv[0] searched along PATH), argv and envp, NULL-terminated.
   std::vector<char*> exec_paths;

@@ -209,5 +209,51 @@ TEST_F(PlanTest, LandlockTierRefusesRemappedPathsRegression) {
   EXPECT_TRUE(BuildPlan(spec_, inputs).has_value()) << "control: a plain spec plans";
 }
 
+TEST_F(PlanTest, ServicesAreCompiledForTheInitAndNestedOnlyWhenAsked) {
+  SandboxService server;
+  server.name = "postgresql db";
+  server.argv = {"/usr/lib/postgresql/15/bin/postgres", "-D", "/run/berth-services/db/data"};
+  server.env = {{"LANG", "C", "service"}};
+  server.ready_file = "/run/berth-services/db/data/postmaster.pid";
+  server.ready_text = "\nready";
+  server.nonroot_id = 65534;
+  spec_.services = {server};
+  Plan plan = Build();
+  ASSERT_EQ(plan.services.size(), 1u);
+  const PlanService& s = plan.services[0];
+  EXPECT_STREQ(s.argv[0], "/usr/lib/postgresql/15/bin/postgres");
+  EXPECT_EQ(s.argv.back(), nullptr);
+  EXPECT_STREQ(s.envp[0], "LANG=C");
+  EXPECT_STREQ(s.ready_file, "/run/berth-services/db/data/postmaster.pid");
+  EXPECT_EQ(s.stop_signal, 2);
+  // berth's root is nobody in the server's own user namespace.
+  EXPECT_TRUE(s.nest);
+  EXPECT_EQ(s.maps.uid_map, "65534 0 1\n");
+  EXPECT_EQ(s.description, "start the service postgresql db");
+  EXPECT_FALSE(plan.command_nest);
+  spec_.services[0].nonroot_id = 0;
+  spec_.command_nonroot_id = 65534;
+  Plan other = Build();
+  EXPECT_FALSE(other.services[0].nest);
+  EXPECT_TRUE(other.command_nest);
+}
+
+TEST_F(PlanTest, TheLandlockTierRefusesServices) {
+  spec_.paths.clear();
+  SandboxService server;
+  server.name = "postgresql db";
+  server.argv = {"/bin/true"};
+  spec_.services = {server};
+  PlanInputs inputs{Tier::kLandlock, 0, "/var/lib", {}, {-1, -1, -1}, -1};
+  Result<Plan> plan = BuildPlan(spec_, inputs);
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_NE(plan.error().message().find("namespaces tier"), std::string::npos)
+      << plan.error().message();
+  // The init keeps its services' pids in a fixed array.
+  spec_.services = std::vector<SandboxService>(kMaxServices + 1, server);
+  PlanInputs namespaces{Tier::kNamespaces, 0, "", {}, {-1, -1, -1}, -1};
+  EXPECT_FALSE(BuildPlan(spec_, namespaces).has_value());
+}
+
 }  // namespace
 }  // namespace berth::sandbox

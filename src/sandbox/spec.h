@@ -103,6 +103,25 @@ struct Limits {
   bool any() const { return memory_bytes || pids || cpus || file_size_bytes; }
 };
 
+// A server the job's init starts inside the sandbox (its namespaces, view and confinement)
+// before the command, and stops after it: a job's own database (docs/environments.md,
+// "Services"). Namespaces tier only: its loopback is the job's own.
+struct SandboxService {
+  std::string name;               // for reports: "postgresql db"
+  std::vector<std::string> argv;  // argv[0] absolute
+  std::vector<EnvVar> env;
+  // Ready (the command may start) once the file at this path inside the sandbox holds
+  // `ready_text`: PostgreSQL's postmaster.pid says "ready" once it accepts connections.
+  std::string ready_file;
+  std::string ready_text;
+  int64_t ready_timeout_ms = 60000;
+  int stop_signal = 2;            // SIGINT: PostgreSQL's fast shutdown
+  int64_t stop_grace_ms = 10000;  // then the sandbox's end kills it
+  // Non-zero: runs as this uid and gid in a nested user namespace (servers such as
+  // PostgreSQL refuse to run as root; a root caller's sandbox runs as root).
+  uint32_t nonroot_id = 0;
+};
+
 struct SandboxSpec {
   Tier tier = Tier::kAuto;
   Profile profile = Profile::kIsolatedWrite;
@@ -133,6 +152,12 @@ struct SandboxSpec {
   // Network::kProxy: the hosts the proxy lets the job reach, from net: grants and provider
   // endpoints; printed in grant syntax without "net:" ("api.example.com", "*.example.com:8080").
   std::vector<net::HostPattern> net_allow;
+
+  // Started by the init, in order, each ready before the next and before the command.
+  std::vector<SandboxService> services;
+  // Non-zero: the command runs as this uid and gid in a nested user namespace, like a
+  // service's nonroot_id (PostgreSQL's initdb refuses root too).
+  uint32_t command_nonroot_id = 0;
 
   Limits limits;
   int64_t timeout_ms = 0;  // 0: none

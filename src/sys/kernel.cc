@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -318,6 +319,39 @@ pid_t ReapAny(int* status, bool no_hang) {
 }
 
 int SendSignalTo(pid_t pid, int signal) { return Errno(::kill(pid, signal)); }
+
+pid_t ReapChild(pid_t pid, int* status, bool no_hang) {
+  pid_t reaped = RetryEintr([&] { return ::waitpid(pid, status, no_hang ? WNOHANG : 0); });
+  return reaped < 0 ? -errno : reaped;
+}
+
+int SleepMillis(int millis) {
+  struct timespec wait {
+    millis / 1000, static_cast<long>(millis % 1000) * 1000000L
+  };
+  return Errno(::nanosleep(&wait, nullptr));
+}
+
+int FileHolds(const char* path, const char* text, char* buffer, size_t limit) {
+  int fd = RetryEintr([&] { return ::open(path, O_RDONLY | O_CLOEXEC); });
+  if (fd < 0) return errno;
+  size_t size = 0;
+  while (size < limit) {
+    ssize_t n = RetryEintr([&] { return ::read(fd, buffer + size, limit - size); });
+    if (n < 0) {
+      int error = errno;
+      ::close(fd);
+      return error;
+    }
+    if (n == 0) break;
+    size += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  const size_t length = std::strlen(text);
+  for (size_t i = 0; i + length <= size; ++i)
+    if (std::memcmp(buffer + i, text, length) == 0) return 0;
+  return EAGAIN;
+}
 
 int ResetSignals() {
   struct sigaction action;

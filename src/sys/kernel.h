@@ -66,6 +66,13 @@ pid_t ForkRaw();
 // waitpid(-1); returns the pid, 0 when nothing is ready (WNOHANG), or -errno.
 pid_t ReapAny(int* status, bool no_hang);
 int SendSignalTo(pid_t pid, int signal);
+// waitpid(pid); returns the pid, 0 when it has not ended (WNOHANG), or -errno.
+pid_t ReapChild(pid_t pid, int* status, bool no_hang);
+// Sleeps `millis` milliseconds (EINTR ends the sleep early).
+int SleepMillis(int millis);
+// 0 when the file at `path` holds `text` among its first `limit` bytes (`buffer` has room for
+// them), ENOENT when it does not exist, EAGAIN when it does not hold it (yet), else the errno.
+int FileHolds(const char* path, const char* text, char* buffer, size_t limit);
 // Unblocks every signal and restores default dispositions (ignored ones survive execve).
 int ResetSignals();
 // Marks every descriptor from 3 up close-on-exec.
