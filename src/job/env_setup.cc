@@ -118,6 +118,22 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
   return std::optional(failure);
 }
 
+// What is left for the next setup command: the environment's timeout since `start`, or the
+// job's deadline when that comes first, and which of them it is, for a timed-out command.
+struct Budget {
+  int64_t ms;
+  std::string text;
+};
+Budget BudgetLeft(const policy::Environment& environment, int64_t start,
+                  std::optional<int64_t> deadline_at) {
+  const int64_t now = sys::MonotonicMillis();
+  Budget budget{environment.timeout_ms - (now - start), "the environment's timeout"};
+  if (deadline_at && *deadline_at - now < budget.ms)
+    budget = {*deadline_at - now, "the job's deadline"};
+  budget.ms = std::max<int64_t>(budget.ms, 1);
+  return budget;
+}
+
 // Builds the data directory of the `index`th service into <build_dir>/services/<name>/data:
 // initdb, then each of the service's setup commands against its server, started by the
 // sandbox's init and stopped by it with a fast shutdown (a job's start needs no recovery).
@@ -126,7 +142,7 @@ Result<std::optional<env::SetupFailure>> RunCommand(const sandbox::SandboxSpec& 
 Result<std::optional<env::SetupFailure>> BuildService(
     const JobContext& ctx, const RunRequest& request, const std::string& repo_path,
     const workspace::Snapshot& snapshot, const std::string& build_dir, size_t index, int64_t start,
-    const std::string& log, const SecretMask& mask) {
+    std::optional<int64_t> deadline_at, const std::string& log, const SecretMask& mask) {
   const policy::Environment& environment = *request.environment;
   const policy::Service& service = environment.services[index];
   const env::Postgres postgres = TRY(env::FindPostgres());
@@ -148,8 +164,8 @@ Result<std::optional<env::SetupFailure>> BuildService(
     options.network = sandbox::Network::kNone;
     for (const auto& [name, value] : env::ServiceClientEnv(service, index))
       options.env.push_back({name, value, "service " + service.name});
-    options.timeout_ms =
-        std::max<int64_t>(environment.timeout_ms - (sys::MonotonicMillis() - start), 1);
+    const Budget budget = BudgetLeft(environment, start, deadline_at);
+    options.timeout_ms = budget.ms;
     sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo_path, std::move(options)));
     spec.overlay =
         sandbox::OverlayWorkspace{lower, scratch + "/upper", scratch + "/work", repo_path};
@@ -162,7 +178,7 @@ Result<std::optional<env::SetupFailure>> BuildService(
     else
       spec.command_nonroot_id = ServiceNonRootId();  // initdb refuses root, like the server
     std::optional<env::SetupFailure> failed =
-        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts));
+        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts, budget.text));
     if (failed) failed->reason = "service " + service.name + ": " + failed->reason;
     return failed;
   };
@@ -211,19 +227,12 @@ Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
     options.network =
         environment.hosts.empty() ? sandbox::Network::kNone : sandbox::Network::kProxy;
     options.env = passed;
-    // The environment's timeout, or the job's deadline when that comes first.
-    const int64_t now = sys::MonotonicMillis();
-    int64_t budget = environment.timeout_ms - (now - start);
-    std::string timeout_text = "the environment's timeout";
-    if (deadline_at && *deadline_at - now < budget) {
-      budget = *deadline_at - now;
-      timeout_text = "the job's deadline";
-    }
-    options.timeout_ms = std::max<int64_t>(budget, 1);
+    const Budget budget = BudgetLeft(environment, start, deadline_at);
+    options.timeout_ms = budget.ms;
     sandbox::SandboxSpec spec = TRY(BuildJobSandbox(ctx, request, repo_path, std::move(options)));
     spec.overlay = sandbox::OverlayWorkspace{snapshot.Layers(), upper, work, repo_path};
     std::optional<env::SetupFailure> failed =
-        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts, timeout_text));
+        TRY(RunCommand(spec, log, request.output_limit, mask, ctx.user.net_hosts, budget.text));
     if (failed) return env::SetupRun{std::move(failed), Tail(log)};
   }
   for (const std::string& path : environment.paths) {
@@ -240,8 +249,8 @@ Result<env::SetupRun> Build(const JobContext& ctx, const RunRequest& request,
   TRY(sys::RemoveTreeForcibly(upper));
   TRY(sys::RemoveTreeForcibly(work));
   for (size_t i = 0; i < environment.services.size(); ++i) {
-    std::optional<env::SetupFailure> failed =
-        TRY(BuildService(ctx, request, repo_path, snapshot, build_dir, i, start, log, mask));
+    std::optional<env::SetupFailure> failed = TRY(BuildService(
+        ctx, request, repo_path, snapshot, build_dir, i, start, deadline_at, log, mask));
     if (failed) return env::SetupRun{std::move(failed), Tail(log)};
   }
   return env::SetupRun{std::nullopt, Tail(log)};

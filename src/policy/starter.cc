@@ -255,10 +255,10 @@ std::vector<std::string> RequirementFiles(const std::string& root) {
   if (top) {
     std::sort(top->begin(), top->end());
     for (const std::string& name : *top) {
-      const bool named = name == "requirements.txt" ||
-                         ((name.starts_with("requirements") || name.ends_with("requirements.txt")) &&
-                          (name.find("test") != std::string::npos ||
-                           name.find("dev") != std::string::npos));
+      const bool named =
+          name == "requirements.txt" ||
+          ((name.starts_with("requirements") || name.ends_with("requirements.txt")) &&
+           (name.find("test") != std::string::npos || name.find("dev") != std::string::npos));
       if (named && wanted(name) && IsFile(root, name)) files.push_back(name);
     }
   }
@@ -278,7 +278,8 @@ std::vector<std::string> RequirementFiles(const std::string& root) {
 // names the tests: "tests", "test" or "testing".
 std::string TestsEntry(const toml::table& pyproject, std::string_view table, std::string_view sub) {
   const toml::node* node = pyproject.get(table);
-  if (node != nullptr && !sub.empty()) node = node->is_table() ? node->as_table()->get(sub) : nullptr;
+  if (node != nullptr && !sub.empty())
+    node = node->is_table() ? node->as_table()->get(sub) : nullptr;
   if (node == nullptr || !node->is_table()) return "";
   for (const char* name : {"tests", "test", "testing"})
     if (node->as_table()->contains(name)) return name;
@@ -426,13 +427,14 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
     parts.push_back(part);
   }
   if (Has(facts, "pnpm")) {
-    parts.push_back({"# pnpm: `pnpm install --frozen-lockfile` installs exactly pnpm-lock.yaml's tree.",
-                     {"package.json", "pnpm-lock.yaml"},
-                     {{"pnpm", "install", "--frozen-lockfile"}},
-                     {"node_modules"},
-                     {"registry.npmjs.org"},
-                     {},
-                     HasTool(facts, "pnpm")});
+    parts.push_back(
+        {"# pnpm: `pnpm install --frozen-lockfile` installs exactly pnpm-lock.yaml's tree.",
+         {"package.json", "pnpm-lock.yaml"},
+         {{"pnpm", "install", "--frozen-lockfile"}},
+         {"node_modules"},
+         {"registry.npmjs.org"},
+         {},
+         HasTool(facts, "pnpm")});
   }
   if (Has(facts, "yarn")) {
     EnvPart part;
@@ -442,7 +444,8 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
     part.enabled = HasTool(facts, "yarn");
     if (!facts.yarn_berry) {
       part.setup = {{"yarn", "install", "--frozen-lockfile"}};
-      part.comment = "# yarn (classic): `yarn install --frozen-lockfile` installs yarn.lock's tree.";
+      part.comment =
+          "# yarn (classic): `yarn install --frozen-lockfile` installs yarn.lock's tree.";
     } else {
       part.key.push_back(".yarnrc.yml");
       part.setup = {{"yarn", "install", "--immutable"}};
@@ -452,7 +455,8 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
         part.comment =
             "# yarn (2+) with Plug'n'Play keeps dependencies in .pnp.cjs and a global cache under\n"
             "# the home, which a layer cannot hold: set `nodeLinker: node-modules` in .yarnrc.yml\n"
-            "# and add setup [\"yarn\", \"install\", \"--immutable\"] with paths [\"node_modules\"].";
+            "# and add setup [\"yarn\", \"install\", \"--immutable\"] with paths "
+            "[\"node_modules\"].";
       }
     }
     parts.push_back(part);
@@ -476,14 +480,15 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
     parts.push_back(part);
   }
   if (Has(facts, "go") && facts.go_sum && !facts.vendored) {
-    parts.push_back({"# go: `go mod vendor` puts the modules in vendor/, which `go test` then uses "
-                     "(-mod=vendor),\n# offline.",
-                     {"go.mod", "go.sum"},
-                     {{"go", "mod", "vendor"}},
-                     {"vendor"},
-                     {"proxy.golang.org", "sum.golang.org"},
-                     {"cache:go"},
-                     HasTool(facts, "go")});
+    parts.push_back(
+        {"# go: `go mod vendor` puts the modules in vendor/, which `go test` then uses "
+         "(-mod=vendor),\n# offline.",
+         {"go.mod", "go.sum"},
+         {{"go", "mod", "vendor"}},
+         {"vendor"},
+         {"proxy.golang.org", "sum.golang.org"},
+         {"cache:go"},
+         HasTool(facts, "go")});
   }
   if (Has(facts, "maven")) {
     parts.push_back(
@@ -500,7 +505,8 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
   if (Has(facts, "gradle")) {
     const std::string gradle = facts.gradle_wrapper ? "./gradlew" : "gradle";
     parts.push_back(
-        {"# Gradle: resolving every configuration (--write-verification-metadata) fills the Gradle\n"
+        {"# Gradle: resolving every configuration (--write-verification-metadata) fills the "
+         "Gradle\n"
          "# home .gradle-home in the repository, wrapper distribution included; the check runs\n"
          "# offline from it.",
          {"**/*.gradle", "**/*.gradle.kts", "gradle/wrapper/gradle-wrapper.properties",
@@ -521,8 +527,8 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
     part.hosts = {std::begin(kPypiHosts), std::end(kPypiHosts)};
     if (facts.python_env == "uv") {
       part.key.push_back("uv.lock");
-      std::vector<std::string> sync = {"uv", "sync", "--frozen", "--no-editable", "--python",
-                                       python};
+      std::vector<std::string> sync = {"uv",       "sync", "--frozen", "--no-editable",
+                                       "--python", python};
       if (!facts.python_group.empty()) sync.insert(sync.end(), {"--group", facts.python_group});
       part.setup = {sync};
       part.grants = {"cache:uv"};
@@ -535,8 +541,9 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
       part.setup = {{"poetry", "config", "virtualenvs.in-project", "true", "--local"},
                     {"poetry", "env", "use", python},
                     {"poetry", "install", "--no-interaction"}};
-      part.comment = "# Python (poetry): `poetry install` makes .venv (in-project) from poetry.lock with\n# " +
-                     python + ".";
+      part.comment =
+          "# Python (poetry): `poetry install` makes .venv (in-project) from poetry.lock with\n# " +
+          python + ".";
     } else {
       part.key.insert(part.key.end(), facts.python_requirements.begin(),
                       facts.python_requirements.end());
@@ -549,16 +556,18 @@ std::vector<EnvPart> EnvironmentParts(const RepoFacts& facts) {
       install.push_back("pytest");
       part.setup = {{python, "-m", "venv", ".venv"}, install};
       part.grants = {"cache:pip"};
-      part.comment = "# Python: a virtual environment in .venv made from " + python +
-                     " (outside every home);\n# pip installs " +
-                     std::string(facts.python_requirements.empty() ? "" : "the requirements, ") +
-                     std::string(facts.python_installable
-                                     ? "the project (not editable: see docs/policy.md), "
-                                     : "") +
-                     "and pytest.";
+      part.comment =
+          "# Python: a virtual environment in .venv made from " + python +
+          " (outside every home);\n# pip installs " +
+          std::string(facts.python_requirements.empty() ? "" : "the requirements, ") +
+          std::string(facts.python_installable ? "the project (not editable: see docs/policy.md), "
+                                               : "") +
+          "and pytest.";
     }
     if (facts.python_src_layout)
-      part.comment += "\n# PYTHONPATH=src ([env]) makes the tests import the tree's code, not the installed copy.";
+      part.comment +=
+          "\n# PYTHONPATH=src ([env]) makes the tests import the tree's code, not the installed "
+          "copy.";
     parts.push_back(part);
   }
   return parts;
@@ -608,7 +617,8 @@ std::vector<StarterCheck> ChecksFor(const RepoFacts& facts) {
   }
   if (Has(facts, "cargo")) {
     std::vector<std::string> argv = {"cargo", "test", "--offline"};
-    if (!facts.vendored) argv.insert(argv.end(), kCargoVendorConfig.begin(), kCargoVendorConfig.end());
+    if (!facts.vendored)
+      argv.insert(argv.end(), kCargoVendorConfig.begin(), kCargoVendorConfig.end());
     std::string comment = facts.vendored ? "Rust: the crates are vendored in the tree (vendor/)."
                                          : "Rust: crates from the layer's target/vendor, offline.";
     if (!HasTool(facts, "cargo")) comment += "\n# " + Missing("cargo") + " and its setup.";
@@ -616,9 +626,9 @@ std::vector<StarterCheck> ChecksFor(const RepoFacts& facts) {
         {"cargo-test", argv, "30m", {"cache:cargo"}, comment, !HasTool(facts, "cargo")});
   }
   if (Has(facts, "go")) {
-    std::string comment = !facts.go_sum     ? "Go: the module has no dependencies (no go.sum)."
+    std::string comment = !facts.go_sum    ? "Go: the module has no dependencies (no go.sum)."
                           : facts.vendored ? "Go: the modules are vendored in the tree (vendor/)."
-                                            : "Go: modules from the layer's vendor/, offline.";
+                                           : "Go: modules from the layer's vendor/, offline.";
     if (!HasTool(facts, "go")) comment += "\n# " + Missing("go") + " and its setup.";
     checks.push_back(
         {"go-test", {"go", "test", "./..."}, "20m", {"cache:go"}, comment, !HasTool(facts, "go")});
