@@ -202,6 +202,9 @@ int Show(Session& s, const JobsOptions& o) {
                    e.checks_key.empty()    ? ""
                    : e.checks_key == e.key ? "; checks: the same layer"
                                            : "; checks: layer " + e.checks_key.substr(0, 12));
+        for (const job::EnvironmentRecord::Service& s : e.services)
+          fmt::print("service  {} ({}), its own for the agent and each check: ${}={}\n", s.name,
+                     s.kind, s.variable, s.url);
       }
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);

@@ -79,6 +79,9 @@ Result<EnsureOutcome> EnsureLayer(const LayerRequest& request, const BuildFn& bu
   meta.built_at_ms = started_wall;
   meta.duration_ms = sys::MonotonicMillis() - started;
   meta.size_bytes = sys::DiskUsage(build_dir + "/tree");
+  // The services' data directories are part of the layer (envs/<key>/services/).
+  if (sys::Exists(build_dir + "/services"))
+    meta.size_bytes += sys::DiskUsage(build_dir + "/services");
   meta.setup = request.setup;
   meta.paths = request.paths;
   meta.output_tail = run.output_tail;

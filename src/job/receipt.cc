@@ -308,13 +308,18 @@ Status ApprovalsFromJson(const JsonReader& receipt, std::vector<ApprovalRecord>*
 }
 
 nlohmann::json EnvironmentToJson(const EnvironmentRecord& e) {
+  nlohmann::json services = nlohmann::json::array();
+  for (const EnvironmentRecord::Service& s : e.services)
+    services.push_back(
+        {{"name", s.name}, {"kind", s.kind}, {"variable", s.variable}, {"url", s.url}});
   return {{"key", e.key},
           {"commit", e.commit},
           {"built_at", e.built_at},
           {"duration_ms", e.duration_ms},
           {"size_bytes", e.size_bytes},
           {"built_by_job", e.built_by_job},
-          {"checks_key", e.checks_key}};
+          {"checks_key", e.checks_key},
+          {"services", services}};
 }
 
 Result<std::optional<EnvironmentRecord>> EnvironmentFromJson(const JsonReader& receipt) {
@@ -328,6 +333,18 @@ Result<std::optional<EnvironmentRecord>> EnvironmentFromJson(const JsonReader& r
   TRY(r.Read("size_bytes", &e.size_bytes));
   TRY(r.Read("built_by_job", &e.built_by_job));
   TRY(r.Read("checks_key", &e.checks_key));
+  // Absent in receipts from before services.
+  TRY(r.ReadList(
+      "services", &e.services,
+      [](const nlohmann::json& v, const std::string& where) -> Result<EnvironmentRecord::Service> {
+        JsonReader s = TRY(JsonReader::Of(v, where));
+        EnvironmentRecord::Service service;
+        TRY(s.Read("name", &service.name));
+        TRY(s.Read("kind", &service.kind));
+        TRY(s.Read("variable", &service.variable));
+        TRY(s.Read("url", &service.url));
+        return service;
+      }));
   return std::optional<EnvironmentRecord>(std::move(e));
 }
 

@@ -234,6 +234,15 @@ struct EnvironmentRecord {
   uint64_t size_bytes = 0;
   bool built_by_job = false;  // this job built it (else an earlier job had)
   std::string checks_key;
+  // The environment's services the agent and each check had their own of.
+  struct Service {
+    std::string name;
+    std::string kind;
+    std::string variable;  // the variable naming it ("DATABASE_URL")
+    std::string url;
+    bool operator==(const Service&) const = default;
+  };
+  std::vector<Service> services;
   bool operator==(const EnvironmentRecord&) const = default;
 };
 

@@ -405,13 +405,25 @@ constexpr char kOlderReceipt[] = R"json({
 TEST(ReceiptCodec, TheEnvironmentRoundTripsAndAReceiptWithoutOneDecodes) {
   Receipt r = FullReceipt();
   r.environment = EnvironmentRecord{
-      std::string(64, 'a'), std::string(40, 'c'), "2026-12-05T18:00:00.000Z", 1200, 4096, true,
-      std::string(64, 'b')};
+      std::string(64, 'a'),
+      std::string(40, 'c'),
+      "2026-12-05T18:00:00.000Z",
+      1200,
+      4096,
+      true,
+      std::string(64, 'b'),
+      {{"db", "postgresql", "DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"}}};
   nlohmann::json j = r.ToJson();
   Result<Receipt> back = Receipt::FromJson(j);
   ASSERT_TRUE(back.has_value()) << back.error().ToString();
   EXPECT_EQ(back->environment, r.environment);
   EXPECT_TRUE(back->extra.is_null());
+  // Before services: none.
+  nlohmann::json before = j;
+  before["environment"].erase("services");
+  Result<Receipt> older = Receipt::FromJson(before);
+  ASSERT_TRUE(older.has_value()) << older.error().ToString();
+  EXPECT_TRUE(older->environment->services.empty());
   // A receipt of a berth before environments (or of a job without one): none.
   j.erase("environment");
   back = Receipt::FromJson(j);

@@ -426,6 +426,9 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
       Step("environment", "service " + service.name + ": " + service.kind +
                               " of its own for the agent, $" + service.url + "=" +
                               env::ServiceUrl(i));
+      if (receipt_.environment)
+        receipt_.environment->services.push_back(
+            {service.name, service.kind, service.url, env::ServiceUrl(i)});
     }
   }
   TRY(spec.Validate());
@@ -935,9 +938,14 @@ store::JobRecord JobRun::Run() {
     workspace_->lower.push_back(layer->layer->tree);
     env_layer_dir_ = layer->layer->dir;
     const env::LayerMeta& meta = layer->layer->meta;
-    receipt_.environment = EnvironmentRecord{
-        meta.key,     meta.commit, IsoTime(meta.built_at_ms), meta.duration_ms, meta.size_bytes,
-        layer->built, ""};
+    receipt_.environment = EnvironmentRecord{meta.key,
+                                             meta.commit,
+                                             IsoTime(meta.built_at_ms),
+                                             meta.duration_ms,
+                                             meta.size_bytes,
+                                             layer->built,
+                                             "",
+                                             {}};
   }
   CompactInBackground();
   // Room for the job's end on a disk the agent may fill: released when the job ends.

@@ -97,6 +97,12 @@ TEST_F(ServicesTest, TwoConcurrentJobsEachGetTheirOwnDatabaseAndTheCheckItsOwn) 
                          "service db: postgresql of its own for the agent, "
                          "$DATABASE_URL=postgresql://postgres@127.0.0.1:5432/"))
         << Logs(ids[i]);
+    // The receipt and `berth show` name the service.
+    json services = Get(ReadReceiptFile(ids[i]), "environment.services");
+    ASSERT_TRUE(services.is_array() && services.size() == 1u) << services.dump(2);
+    EXPECT_EQ(GetStr(services[0], "name"), "db") << services.dump(2);
+    EXPECT_EQ(GetStr(services[0], "variable"), "DATABASE_URL");
+    EXPECT_TRUE(Contains(Berth({"show", ids[i]}).out, "service  db (postgresql)"));
     // The server's start and stop are not the agent's output.
     EXPECT_FALSE(Contains(ReadText(JobDir(ids[i]) + "/stderr"), "database system"))
         << ReadText(JobDir(ids[i]) + "/stderr");
