@@ -114,8 +114,11 @@ Status EnvironmentFromJson(const JsonReader& r, std::optional<policy::Environmen
                                       service.kind + "'");
                    return service;
                  }));
-  if (env.setup.empty() || env.paths.empty())
-    return Error(Cause::kInvalidArgument, "request.environment names no setup command or no path");
+  // As the policy says: setup and paths together, or neither in an environment of services.
+  if (env.setup.empty() != env.paths.empty() || (env.setup.empty() && env.services.empty()))
+    return Error(Cause::kInvalidArgument,
+                 "request.environment names setup commands without paths, or the reverse, or "
+                 "neither and no service");
   *out = std::move(env);
   return {};
 }

@@ -864,10 +864,15 @@ Status ParseEnvironment(const Reader& reader, const toml::node& node, Environmen
           {"key", "setup", "paths", "hosts", "grants", "pass", "timeout", "services"});
     }
   }
+  // A database-only environment (services, no dependency tree) needs neither; otherwise
+  // setup produces paths, and both are needed.
+  const bool services_only = !out->services.empty() && out->setup.empty() && out->paths.empty();
+  if (services_only) return {};
   if (out->setup.empty())
     return reader.Fail(node, "environment.setup",
                        "missing or empty; an environment is built by at least one command, e.g. "
-                       "setup = [[\"npm\", \"ci\"]]");
+                       "setup = [[\"npm\", \"ci\"]] (an environment of services only has "
+                       "neither setup nor paths)");
   if (out->paths.empty())
     return reader.Fail(
         node, "environment.paths",

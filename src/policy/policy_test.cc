@@ -871,6 +871,21 @@ TEST(ParsePolicy, ServicesReadEveryKeyByName) {
   EXPECT_EQ(services[1].key, (std::vector<std::string>{"db/schema.sql", "db/migrations/**"}));
 }
 
+// A project that needs a database and no dependency tree declares services only.
+TEST(ParsePolicy, AnEnvironmentOfServicesOnlyNeedsNoSetupOrPaths) {
+  Result<Policy> policy = Parse(
+      "version = 1\n[environment.services.db]\nkind = \"postgresql\"\n"
+      "setup = [[\"psql\", \"-f\", \"schema.sql\"]]\n");
+  ASSERT_TRUE(policy) << policy.error().ToString();
+  EXPECT_TRUE(policy->environment->setup.empty());
+  EXPECT_EQ(policy->environment->services.size(), 1u);
+  // Setup without paths (or paths without setup) is still an error.
+  ExpectFails(
+      "version = 1\n[environment]\nsetup = [[\"true\"]]\n[environment.services.db]\n"
+      "kind = \"postgresql\"\n",
+      2, "environment.paths", "missing");
+}
+
 TEST(ParsePolicy, ServiceErrorsNameTheKey) {
   const std::string head = "version = 1\n[environment]\nsetup = [[\"true\"]]\npaths = [\"n\"]\n";
   ExpectFails(head + "[environment.services.db]\nkind = \"mysql\"\n", 6,

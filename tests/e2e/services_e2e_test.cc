@@ -164,5 +164,25 @@ TEST_F(ServicesTest, AServerThatCannotStartFailsTheJobNamingItAndTheAgentNeverRu
   EXPECT_EQ(ServerProcesses(), 0);
 }
 
+// A project that needs a database and no dependency tree: [environment] of services only.
+TEST_F(ServicesTest, AnEnvironmentOfServicesOnlyGivesTheAgentItsDatabase) {
+  std::string policy = kServicePolicy;
+  for (const char* line : {"key = [\"deps.lock\"]\n",
+                           "setup = [[\"sh\", \"-c\", \"mkdir -p node_modules && echo dep > "
+                           "node_modules/dep.txt\"]]\n",
+                           "paths = [\"node_modules\"]\n"}) {
+    const size_t at = policy.find(line);
+    ASSERT_NE(at, std::string::npos) << line;
+    policy.erase(at, std::string(line).size());
+  }
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "services only"}).exit_code, 0);
+  RunResult r = Berth(
+      {"run", "implement", "--", "sh", "-c", "psql -tAc 'select name from items' > src/rows.txt"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_EQ(GitOut({"show", "berth/" + NewestJobId() + ":src/rows.txt"}), "seed");
+  EXPECT_EQ(ServerProcesses(), 0);
+}
+
 }  // namespace
 }  // namespace berth::e2e
