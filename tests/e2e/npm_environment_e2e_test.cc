@@ -50,8 +50,8 @@ class NpmEnvironmentTest : public JobsTest {
     // may be read-only (.ci/run shares one copy with berth-ci), is copied into the cache
     // directory berth gives `cache:npm`.
     const std::string dir = state() + "/caches/npm";
-    RunResult cp =
-        RunOutside({"/bin/sh", "-c", "mkdir -p \"$1\" && cp -R \"$2\"/. \"$1\"/", "sh", dir, cache});
+    RunResult cp = RunOutside(
+        {"/bin/sh", "-c", "mkdir -p \"$1\" && cp -R \"$2\"/. \"$1\"/", "sh", dir, cache});
     ASSERT_EQ(cp.exit_code, 0) << cp.Describe();
   }
   std::vector<std::string> Layers() const {
