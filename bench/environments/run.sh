@@ -17,13 +17,13 @@
 #   --smoke        tiny sizes (2,000 files, 8 MB), 2 pairs, target 1 only unless --project;
 #                  checks that it runs, enforces no target
 #   --runs N       interleaved pairs per target (default 7)
-#   --project DIR  a real npm project (package.json + package-lock.json; its dependencies
-#                  reachable by `npm ci` with the npm config of $PRIME_HOME or HOME) for
-#                  targets 2 and 3; without it they are skipped
+#   --project DIR  a real npm project (its package.json, and package-lock.json when it has
+#                  one) for targets 2 and 3; without it they are skipped. The script primes
+#                  both npm caches from the registry once, with the invoking user's npm config
+#                  (when the project has no lockfile it makes one first), then measures offline
 # Environment:
 #   BERTH          the berth binary (default: build/release/src/cli/berth under the repo root)
 #   BENCH_TMPDIR   scratch directory (default: /var/tmp)
-#   PRIME_HOME     the HOME whose npm config primes the caches (default: HOME)
 #   NICE           a prefix for every measured command on both sides (default: none)
 # Exit: 0 = ran (and, unless --smoke, every target met); 1 = a target missed; 2 = cannot run.
 set -euo pipefail
@@ -46,7 +46,7 @@ while [[ $# -gt 0 ]]; do
       shift
       ;;
     --project)
-      [[ $# -ge 2 && -f "$2/package-lock.json" ]] || die "--project needs a directory with package-lock.json"
+      [[ $# -ge 2 && -f "$2/package.json" ]] || die "--project needs a directory with package.json"
       project="$(cd "$2" && pwd)"
       shift
       ;;
@@ -58,7 +58,7 @@ done
 berth="${BERTH:-$repo_root/build/release/src/cli/berth}"
 [[ -x "$berth" ]] || die "no berth binary at $berth (set BERTH)"
 berth="$(cd "$(dirname "$berth")" && pwd)/$(basename "$berth")"
-prime_home="${PRIME_HOME:-$HOME}"
+
 read -r -a nice_prefix <<<"${NICE:-}"
 
 if ((smoke)); then
@@ -81,7 +81,7 @@ stats() {
   shift
   printf '%s\n' "$@" | sort -n | awk -v name="$name" '{v[NR]=$1} END {
     m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-    printf "%-52s median %8.1f ms  min-max %d-%d ms  (n=%d)\n", name, m, v[1], v[NR], NR }'
+    printf "%-58s median %8.1f ms  min-max %d-%d ms  (n=%d)\n", name, m, v[1], v[NR], NR }'
 }
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
@@ -223,3 +223,158 @@ if [[ -z "$project" ]]; then
   echo "targets 2 and 3 skipped: no --project (a real npm project)"
   exit $((smoke ? 0 : missed))
 fi
+
+# The project in a scratch repository of its own: its files without node_modules and .git,
+# with a lockfile (made from its package.json with the invoking user's npm config when it has
+# none: `npm ci` needs one) and a policy whose environment is `npm ci --offline`, with no
+# network, from berth's npm cache.
+proj="$root/project"
+mkdir -p "$proj"
+tar -C "$project" --exclude=./node_modules --exclude=./.git --exclude=./.berth -cf - . | tar -C "$proj" -xf -
+host_cache="$root/host-npm-cache"
+berth_cache="$BERTH_STATE_DIR/caches/npm"
+cd "$proj"
+if [[ ! -f package-lock.json ]]; then
+  echo "the project has no package-lock.json: making one with npm install --package-lock-only"
+  npm install --package-lock-only --package-lock=true --ignore-scripts --no-audit --no-fund \
+    --cache "$host_cache" >/dev/null || die "npm install --package-lock-only failed"
+  # npm ci reads the lockfile even where the project's .npmrc says package-lock=false.
+fi
+mkdir -p .berth bench
+touch bench/.keep
+cat >.berth/policy.toml <<'POLICY'
+version = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["bench/**"]
+[environment]
+key = ["package-lock.json"]
+setup = [["npm", "ci", "--offline", "--no-audit", "--no-fund"]]
+paths = ["node_modules"]
+grants = ["cache:npm"]
+timeout = "20m"
+[[verify]]
+name = "npm-test"
+argv = ["npm", "test"]
+required = true
+timeout = "20m"
+grants = ["cache:npm"]
+POLICY
+git init -q
+git config user.email bench@example.com
+git config user.name bench
+git add -A
+git add -f package-lock.json # a project without a lockfile may ignore it
+git commit -qm init
+
+# Prime both caches the same way: a full `npm ci` from the registry with that cache, once.
+host="$root/host"
+git worktree add -q --detach "$host" HEAD
+for cache in "$host_cache" "$berth_cache"; do
+  (cd "$host" && npm ci --no-audit --no-fund --cache "$cache" >/dev/null) || die "priming $cache with npm ci failed"
+  rm -rf "$host/node_modules"
+done
+echo "project: $(jq -r '.name + " " + .version' package.json 2>/dev/null || echo "$project"), $(jq '.packages | length' package-lock.json 2>/dev/null || echo '?') lockfile entries; caches primed"
+
+# ---------------------------------------------------------------- 2. build
+build_berth() {
+  "$berth" env rm --all >/dev/null 2>&1 || true
+  local start
+  start=$(ms_now)
+  (cd "$proj" && "${nice_prefix[@]}" "$berth" env build >/dev/null 2>&1) || die "berth env build of the project failed (run it by hand in a copy)"
+  echo $(($(ms_now) - start))
+}
+build_host() {
+  rm -rf "$host/node_modules"
+  local start
+  start=$(ms_now)
+  (cd "$host" && "${nice_prefix[@]}" npm ci --offline --no-audit --no-fund --cache "$host_cache" >/dev/null 2>&1) || die "npm ci --offline on the host failed"
+  echo $(($(ms_now) - start))
+}
+b_ms=() h_ms=() ratios=()
+for ((i = 1; i <= runs; i++)); do
+  if ((i % 2)); then
+    b=$(build_berth)
+    h=$(build_host)
+  else
+    h=$(build_host)
+    b=$(build_berth)
+  fi
+  b_ms+=("$b") h_ms+=("$h")
+  ratios+=("$(awk -v b="$b" -v h="$h" 'BEGIN {printf "%.3f", b / h}')")
+done
+echo
+echo "2. build: berth env build (setup npm ci --offline) against npm ci --offline on the host"
+stats "berth env build" "${b_ms[@]}"
+stats "npm ci --offline on the host (also: npm ci per worktree)" "${h_ms[@]}"
+printf 'pairwise ratio berth/host: %s\n' "$(printf '%s\n' "${ratios[@]}" | sort -n | tr '\n' ' ')"
+build_ratio=$(awk -v a="$(median "${b_ms[@]}")" -v b="$(median "${h_ms[@]}")" 'BEGIN {printf "%.3f", a / b}')
+if ((smoke)); then
+  echo "target 2: layer build at most 1.2x npm ci on the host: (smoke, not judged; ratio ${build_ratio})"
+elif awk -v r="$build_ratio" 'BEGIN {exit !(r <= 1.2)}'; then
+  echo "target 2: layer build at most 1.2x npm ci on the host: MET (ratio of medians ${build_ratio})"
+else
+  echo "target 2: layer build at most 1.2x npm ci on the host: NOT MET (ratio of medians ${build_ratio})"
+  missed=1
+fi
+
+# ---------------------------------------------------------------- 3. checks
+# The host's node_modules stays from the last build above: the prepared worktree.
+check_job() {
+  cd "$proj"
+  local start wall job
+  start=$(ms_now)
+  "${nice_prefix[@]}" "$berth" run implement -- sh -c "date +%s%N >bench/n" >/dev/null 2>&1 || true
+  wall=$(($(ms_now) - start))
+  job="$(job_dir)"
+  python3 - "$job/receipt.json" "$wall" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+checks = (r.get("verification") or {}).get("checks") or []
+if not isinstance(checks, list):
+    checks = []
+passed = all(c.get("passed") for c in checks if isinstance(c, dict)) and len(checks) > 0
+dur = sum(int(c.get("duration_ms", 0)) for c in checks if isinstance(c, dict))
+print(int(r.get("timings", {}).get("verify_ms", -1)), dur, sys.argv[2], "passed" if passed else "failed")
+PY
+}
+check_host() {
+  local start rc=0
+  start=$(ms_now)
+  (cd "$host" && "${nice_prefix[@]}" npm test >/dev/null 2>&1) || rc=$?
+  echo "$(($(ms_now) - start)) $rc"
+}
+v_ms=() c_ms=() j_ms=() t_ms=() statuses=()
+for ((i = 1; i <= runs; i++)); do
+  if ((i % 2)); then order="job host"; else order="host job"; fi
+  for s in $order; do
+    if [[ $s == job ]]; then
+      read -r v c w st < <(check_job)
+      v_ms+=("$v") c_ms+=("$c") j_ms+=("$w") statuses+=("job:$st")
+    else
+      read -r t rc < <(check_host)
+      t_ms+=("$t") statuses+=("host:exit$rc")
+    fi
+  done
+done
+echo
+echo "3. checks: npm test as a job's check against npm test in a prepared worktree"
+stats "job's verify_ms (the checks' whole step)" "${v_ms[@]}"
+stats "job's check duration_ms (npm test in the sandbox)" "${c_ms[@]}"
+stats "job's berth run wall (agent, commit, checks)" "${j_ms[@]}"
+stats "npm test in a prepared worktree" "${t_ms[@]}"
+echo "outcomes: $(printf '%s\n' "${statuses[@]}" | sort | uniq -c | tr -s ' \n' ' ')"
+check_ratio=$(awk -v a="$(median "${v_ms[@]}")" -v b="$(median "${t_ms[@]}")" 'BEGIN {printf "%.3f", a / b}')
+if ((smoke)); then
+  echo "target 3: checks at most 1.1x a prepared worktree: (smoke, not judged; ratio ${check_ratio})"
+elif printf '%s\n' "${statuses[@]}" | grep -qv -e 'job:passed' -e 'host:exit0'; then
+  echo "target 3: checks at most 1.1x a prepared worktree: NOT MET (a run failed: see outcomes; ratio ${check_ratio})"
+  missed=1
+elif awk -v r="$check_ratio" 'BEGIN {exit !(r <= 1.1)}'; then
+  echo "target 3: checks at most 1.1x a prepared worktree: MET (ratio of medians ${check_ratio})"
+else
+  echo "target 3: checks at most 1.1x a prepared worktree: NOT MET (ratio of medians ${check_ratio})"
+  missed=1
+fi
+exit $((smoke ? 0 : missed))
