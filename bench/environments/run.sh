@@ -143,12 +143,15 @@ build_start=$(ms_now)
 echo "synthetic layer built in $(($(ms_now) - build_start)) ms"
 # The same tree on the host, for the cp -r comparison.
 python3 "$root/with/gen.py" "$root/host_node_modules"
-echo "synthetic node_modules: $(find "$root/host_node_modules" -type f | wc -l) files, $(du -sm "$root/host_node_modules" | cut -f1) MB"
+echo "synthetic node_modules: $(find "$root/host_node_modules" -type f | wc -l) files, $(du -sm --apparent-size "$root/host_node_modules" | cut -f1) MB apparent, $(du -sm "$root/host_node_modules" | cut -f1) MB on disk"
 # A warm-up job of each, not measured.
 (cd "$root/with" && "$berth" run implement -- true >/dev/null 2>&1) || true
 (cd "$root/without" && "$berth" run implement -- true >/dev/null 2>&1) || true
 
 job_dir() { ls -td "$BERTH_STATE_DIR"/jobs/* | head -1; }
+receipt_ms() { # JOB_DIR FIELD: a field of the receipt's timings, -1 when absent
+  jq -r --arg f "$2" '.timings[$f] // -1' "$1/receipt.json" 2>/dev/null || echo -1
+}
 # ready_job VARIANT: ms from `berth run` to the agent's first command having seen node_modules
 # (without an environment, to its first command), read back from the job's commit.
 ready_job() {
@@ -164,7 +167,7 @@ ready_job() {
   wall=$(($(ms_now) - start))
   job="$(job_dir)"
   ready=$(git show "berth/$(basename "$job"):src/ready" 2>/dev/null) || die "the $variant job $(basename "$job") did not note its time (see its log)"
-  echo "$((ready - start)) $wall"
+  echo "$((ready - start)) $wall $(receipt_ms "$job" workspace_ms) $(receipt_ms "$job" sandbox_ms)"
 }
 # cp_worktree WITH_CP: ms for git worktree add (plus cp -r node_modules).
 cp_n=0
@@ -181,12 +184,17 @@ cp_worktree() {
 }
 
 with_ready=() without_ready=() with_wall=() without_wall=() cp_ms=() wt_ms=()
+with_ws=() without_ws=() with_sb=() without_sb=()
 for ((i = 1; i <= runs; i++)); do
   # Alternate which side goes first.
   if ((i % 2)); then order="with without"; else order="without with"; fi
   for v in $order; do
-    read -r r w < <(ready_job "$v")
-    if [[ $v == with ]]; then with_ready+=("$r") with_wall+=("$w"); else without_ready+=("$r") without_wall+=("$w"); fi
+    read -r r w ws sb < <(ready_job "$v")
+    if [[ $v == with ]]; then
+      with_ready+=("$r") with_wall+=("$w") with_ws+=("$ws") with_sb+=("$sb")
+    else
+      without_ready+=("$r") without_wall+=("$w") without_ws+=("$ws") without_sb+=("$sb")
+    fi
   done
   if ((i % 2)); then order="yes no"; else order="no yes"; fi
   for c in $order; do
@@ -200,6 +208,10 @@ stats "job with the layer (ready)" "${with_ready[@]}"
 stats "job without an environment (ready)" "${without_ready[@]}"
 stats "job with the layer (berth run wall)" "${with_wall[@]}"
 stats "job without an environment (berth run wall)" "${without_wall[@]}"
+stats "job with the layer (receipt workspace_ms)" "${with_ws[@]}"
+stats "job without an environment (receipt workspace_ms)" "${without_ws[@]}"
+stats "job with the layer (receipt sandbox_ms)" "${with_sb[@]}"
+stats "job without an environment (receipt sandbox_ms)" "${without_sb[@]}"
 stats "git worktree add + cp -r node_modules" "${cp_ms[@]}"
 stats "git worktree add alone" "${wt_ms[@]}"
 diffs=()
