@@ -2,7 +2,7 @@
 # Environments (issue 28, docs/environments.md): the layer targets, each A against B in
 # interleaved runs (A, B, B, A, ...), never in blocks, so that load on a shared machine falls
 # on both sides alike.
-#   1. ready: a job whose layer (a synthetic node_modules of about 200 MB in tens of thousands
+#   1. ready: a job whose layer (a synthetic node_modules of about 225 MB in tens of thousands
 #      of small files) is built, against the same job without an environment: the time from
 #      `berth run` until the agent's first command has seen node_modules. Target: the
 #      difference of the medians is at most 10 ms. Compared with what users do instead:
@@ -14,7 +14,7 @@
 #      worktree (git worktree add, node_modules present). Target: ratio of medians at most 1.1.
 #
 # Usage: bench/environments/run.sh [--smoke] [--runs N] [--project DIR]
-#   --smoke        tiny sizes (2,000 files, 8 MB), 2 pairs, target 1 only unless --project;
+#   --smoke        tiny sizes (2,100 files, 9 MB), 2 pairs, target 1 only unless --project;
 #                  checks that it runs, enforces no target
 #   --runs N       interleaved pairs per target (default 7)
 #   --project DIR  a real npm project (its package.json, and package-lock.json when it has
@@ -64,7 +64,7 @@ read -r -a nice_prefix <<<"${NICE:-}"
 if ((smoke)); then
   packages=100 files_per_package=20 file_bytes=4000
 else
-  # 1,500 packages x 24 files = 36,000 files; sizes 1.4 KB to 10 KB, about 200 MB in all.
+  # 1,500 packages x 24 files and a package.json: 37,500 files of 1.4 KB to 11 KB, 225 MB.
   packages=1500 files_per_package=24 file_bytes=11000
 fi
 
