@@ -38,16 +38,6 @@ class EnvironmentsTest : public JobsTest {
     ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
     ASSERT_EQ(Git({"commit", "-q", "-m", "lock"}).exit_code, 0);
   }
-  std::vector<std::string> Layers() const {
-    std::vector<std::string> keys;
-    for (const std::string& name : sys::ListDir(state() + "/envs").value_or({}))
-      if (name.size() == 64) keys.push_back(name);
-    return keys;
-  }
-  std::string Logs(const std::string& id) const {
-    RunResult r = Berth({"logs", id});
-    return r.out + r.err;
-  }
   bool WaitForLog(const std::string& id, const std::string& text) const {
     for (int i = 0; i < 300; ++i) {
       if (Contains(Logs(id), text)) return true;

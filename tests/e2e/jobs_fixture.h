@@ -275,6 +275,18 @@ class JobsTest : public SandboxTest {
         id, [&](const json& job) { return GetStr(job, "state") == state; }, "became " + state);
   }
   // Until the job is terminal and its receipt is written (the supervisor writes it last).
+  // The environment layers under the state directory, by key (docs/environments.md).
+  std::vector<std::string> Layers() const {
+    std::vector<std::string> keys;
+    for (const std::string& name : sys::ListDir(state() + "/envs").value_or({}))
+      if (name.size() == 64) keys.push_back(name);
+    return keys;
+  }
+  // A job's log as `berth logs` prints it, both streams.
+  std::string Logs(const std::string& id) const {
+    RunResult r = Berth({"logs", id});
+    return r.out + r.err;
+  }
   json WaitForEnd(const std::string& id) const {
     return WaitForJob(
         id, [](const json& job) { return IsTerminal(job) && Get(job, "receipt").is_object(); },

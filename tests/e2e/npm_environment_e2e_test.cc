@@ -54,16 +54,6 @@ class NpmEnvironmentTest : public JobsTest {
         {"/bin/sh", "-c", "mkdir -p \"$1\" && cp -R \"$2\"/. \"$1\"/", "sh", dir, cache});
     ASSERT_EQ(cp.exit_code, 0) << cp.Describe();
   }
-  std::vector<std::string> Layers() const {
-    std::vector<std::string> keys;
-    for (const std::string& name : sys::ListDir(state() + "/envs").value_or({}))
-      if (name.size() == 64) keys.push_back(name);
-    return keys;
-  }
-  std::string Logs(const std::string& id) const {
-    RunResult r = Berth({"logs", id});
-    return r.out + r.err;
-  }
 };
 
 TEST_F(NpmEnvironmentTest, NpmCiBuildsTheLayerOnceAndABumpedLockGetsItsOwnLayer) {

@@ -60,16 +60,6 @@ class ServicesTest : public JobsTest {
     ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
     ASSERT_EQ(Git({"commit", "-q", "-m", "schema"}).exit_code, 0);
   }
-  std::vector<std::string> Layers() const {
-    std::vector<std::string> keys;
-    for (const std::string& name : sys::ListDir(state() + "/envs").value_or({}))
-      if (name.size() == 64) keys.push_back(name);
-    return keys;
-  }
-  std::string Logs(const std::string& id) const {
-    RunResult r = Berth({"logs", id});
-    return r.out + r.err;
-  }
 };
 
 TEST_F(ServicesTest, TwoConcurrentJobsEachGetTheirOwnDatabaseAndTheCheckItsOwn) {
