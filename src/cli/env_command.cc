@@ -44,6 +44,7 @@ int List(store::Store& store, const std::string& state_dir, bool json) {
                      {"duration_ms", m.duration_ms},
                      {"size_bytes", m.size_bytes},
                      {"paths", m.paths},
+                     {"services", m.ToJson()["services"]},
                      {"in_use_by", users}});
       continue;
     }
@@ -53,6 +54,9 @@ int List(store::Store& store, const std::string& state_dir, bool json) {
                FormatBytes(m.size_bytes), m.built_at_ms > 0 ? job::IsoTime(m.built_at_ms) : "?",
                static_cast<double>(m.duration_ms) / 1000, m.commit.substr(0, 12),
                in_use.empty() ? "unused" : "in use by ", in_use);
+    for (const env::LayerService& service : m.services)
+      fmt::print("  service {} ({}): {} of data\n", service.name, service.kind,
+                 FormatBytes(service.size_bytes));
   }
   for (const std::string& problem : listing->problems) PrintWarning(problem);
   if (json) fmt::print("{}\n", job::DumpJson(out, 2));

@@ -84,6 +84,11 @@ Result<EnsureOutcome> EnsureLayer(const LayerRequest& request, const BuildFn& bu
     meta.size_bytes += sys::DiskUsage(build_dir + "/services");
   meta.setup = request.setup;
   meta.paths = request.paths;
+  for (LayerService service : request.services) {
+    const std::string data = build_dir + "/services/" + service.name;
+    service.size_bytes = sys::Exists(data) ? sys::DiskUsage(data) : 0;
+    meta.services.push_back(std::move(service));
+  }
   meta.output_tail = run.output_tail;
   TRY(sys::WriteFileAtomic(build_dir + "/meta.json", meta.ToJson().dump(2) + "\n", 0644));
   TRY(sys::MakeDirs(build_dir + "/users", 0700));

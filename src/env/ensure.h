@@ -47,6 +47,8 @@ struct LayerRequest {
   std::string commit;  // recorded in meta.json
   std::vector<std::vector<std::string>> setup;
   std::vector<std::string> paths;
+  // The services whose data directories the build makes (name and kind; sizes are measured).
+  std::vector<LayerService> services;
   // Registered as a user of the layer under its lock (so `berth env rm` never removes a
   // layer between a job's finding it and its registration); "" registers nobody.
   std::string job_id;

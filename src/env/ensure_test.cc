@@ -151,6 +151,26 @@ TEST(RemoveLayer, RefusesALayerALiveJobUsesAndRemovesItOtherwise) {
       Cause::kNotFound);
 }
 
+TEST(LayerMeta, ServicesRoundTripAndAMetaFileFromBeforeServicesStillReads) {
+  LayerMeta meta;
+  meta.key = kKey;
+  meta.services = {{"db", "postgresql", 4096}, {"events", "postgresql", 0}};
+  Result<LayerMeta> read = LayerMeta::FromJson(meta.ToJson(), "meta.json");
+  ASSERT_TRUE(read) << read.error().ToString();
+  EXPECT_EQ(read->services, meta.services);
+  nlohmann::json older = meta.ToJson();
+  older.erase("services");
+  read = LayerMeta::FromJson(older, "meta.json");
+  ASSERT_TRUE(read) << read.error().ToString();
+  EXPECT_TRUE(read->services.empty());
+  nlohmann::json bad = meta.ToJson();
+  bad["services"][1]["kind"] = 5;
+  read = LayerMeta::FromJson(bad, "meta.json");
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message().find("services[1].kind"), std::string::npos)
+      << read.error().message();
+}
+
 TEST(LayerMeta, AMetaFileOfTheWrongShapeIsAnErrorNamingTheField) {
   nlohmann::json json = LayerMeta{}.ToJson();
   ASSERT_TRUE(LayerMeta::FromJson(json, "meta.json"));

@@ -13,6 +13,10 @@
 namespace berth::env {
 
 nlohmann::json LayerMeta::ToJson() const {
+  nlohmann::json service_list = nlohmann::json::array();
+  for (const LayerService& service : services)
+    service_list.push_back(
+        {{"name", service.name}, {"kind", service.kind}, {"size_bytes", service.size_bytes}});
   return {{"key", key},
           {"commit", commit},
           {"built_at_ms", built_at_ms},
@@ -20,6 +24,7 @@ nlohmann::json LayerMeta::ToJson() const {
           {"size_bytes", size_bytes},
           {"setup", setup},
           {"paths", paths},
+          {"services", service_list},
           {"output_tail", output_tail}};
 }
 
@@ -44,6 +49,15 @@ Result<LayerMeta> LayerMeta::FromJson(const nlohmann::json& json, const std::str
         return words;
       }));
   TRY(r.Read("paths", &meta.paths));
+  TRY(r.ReadList("services", &meta.services,
+                 [](const nlohmann::json& item, const std::string& at) -> Result<LayerService> {
+                   JsonReader s = TRY(JsonReader::Of(item, at));
+                   LayerService service;
+                   TRY(s.Read("name", &service.name));
+                   TRY(s.Read("kind", &service.kind));
+                   TRY(s.Read("size_bytes", &service.size_bytes));
+                   return service;
+                 }));
   TRY(r.Read("output_tail", &meta.output_tail));
   return meta;
 }

@@ -17,6 +17,14 @@
 
 namespace berth::env {
 
+// A service whose data directory the layer holds (<layer>/services/<name>/data).
+struct LayerService {
+  std::string name;
+  std::string kind;  // "postgresql"
+  uint64_t size_bytes = 0;
+  bool operator==(const LayerService&) const = default;
+};
+
 // What meta.json records of a built layer.
 struct LayerMeta {
   std::string key;
@@ -26,6 +34,7 @@ struct LayerMeta {
   uint64_t size_bytes = 0;
   std::vector<std::vector<std::string>> setup;
   std::vector<std::string> paths;
+  std::vector<LayerService> services;  // by name; absent from layers built before services
   std::string output_tail;  // the last few KiB of setup's output, secrets masked
 
   nlohmann::json ToJson() const;

@@ -288,6 +288,8 @@ Result<env::EnsureOutcome> EnsureEnvironment(
   layer.commit = commit;
   layer.setup = environment.setup;
   layer.paths = environment.paths;
+  for (const policy::Service& service : environment.services)
+    layer.services.push_back({service.name, service.kind, 0});
   layer.job_id = job_id;
   layer.should_stop = bounds.should_stop;
   std::optional<int64_t> deadline_at;

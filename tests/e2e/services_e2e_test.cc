@@ -102,6 +102,16 @@ TEST_F(ServicesTest, TwoConcurrentJobsEachGetTheirOwnDatabaseAndTheCheckItsOwn) 
   EXPECT_TRUE(sys::Exists(layer + "/services/db/data/PG_VERSION"));
   // A clean shutdown: no server's pid file left in the layer.
   EXPECT_FALSE(sys::Exists(layer + "/services/db/data/postmaster.pid"));
+  // `berth env ls` names the layer's service and its data's size, in both formats.
+  RunResult ls = Berth({"env", "ls"});
+  EXPECT_TRUE(Contains(ls.out, "  service db (postgresql): ")) << ls.Describe();
+  json listed = ParseJson(Berth({"env", "ls", "--json"}).out);
+  ASSERT_TRUE(listed.is_array() && listed.size() == 1u) << listed.dump(2);
+  json listed_services = Get(listed[0], "services");
+  ASSERT_TRUE(listed_services.is_array() && listed_services.size() == 1u) << listed.dump(2);
+  EXPECT_EQ(GetStr(listed_services[0], "name"), "db");
+  EXPECT_EQ(GetStr(listed_services[0], "kind"), "postgresql");
+  EXPECT_GT(listed_services[0].value("size_bytes", 0), 1000000) << listed.dump(2);
   // Nothing of the servers is left: no process, no copy of the data.
   EXPECT_EQ(ServerProcesses(), 0);
   for (const std::string& id : ids) {
