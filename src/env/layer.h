@@ -35,7 +35,7 @@ struct LayerMeta {
   std::vector<std::vector<std::string>> setup;
   std::vector<std::string> paths;
   std::vector<LayerService> services;  // by name; absent from layers built before services
-  std::string output_tail;  // the last few KiB of setup's output, secrets masked
+  std::string output_tail;             // the last few KiB of setup's output, secrets masked
 
   nlohmann::json ToJson() const;
   // Strict: a meta.json of another shape is an error naming the field, never an abort.
