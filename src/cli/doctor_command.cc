@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_text.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "doctor/doctor.h"
@@ -115,7 +116,7 @@ constexpr int kAncestorDepth = 8;
 int PrintHostReport(const doctor::HostReport& report, bool json) {
   const int rc = report.ok() ? 0 : kExitUnavailable;
   if (json) {
-    fmt::print("{}\n", report.ToJson().dump(2));
+    fmt::print("{}\n", JsonText(report.ToJson(), 2));
     return rc;
   }
   std::string evidence;
@@ -177,7 +178,7 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
     in.host_map.emplace_back(name, address.ToString());
   doctor::Report report = doctor::RunDoctor(in);
   if (options.json) {
-    fmt::print("{}\n", report.ToJson().dump(2));
+    fmt::print("{}\n", JsonText(report.ToJson(), 2));
     return report.ok() ? 0 : kExitUnavailable;
   }
   size_t width = 12;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -114,7 +115,7 @@ int RunSandboxCommand(const GlobalOptions& global, SandboxOptions& options,
       j["resolved_tier"] = nullptr;
       j["tier_error"] = tier.error().ToString();
     }
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
     return 0;
   }
   for (const std::string& warning : spec->warnings) PrintWarning(warning);

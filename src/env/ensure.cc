@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "sys/atomic_file.h"
 #include "sys/dir.h"
@@ -90,7 +91,7 @@ Result<EnsureOutcome> EnsureLayer(const LayerRequest& request, const BuildFn& bu
     meta.services.push_back(std::move(service));
   }
   meta.output_tail = run.output_tail;
-  TRY(sys::WriteFileAtomic(build_dir + "/meta.json", meta.ToJson().dump(2) + "\n", 0644));
+  TRY(sys::WriteFileAtomic(build_dir + "/meta.json", JsonText(meta.ToJson(), 2) + "\n", 0644));
   TRY(sys::MakeDirs(build_dir + "/users", 0700));
   TRY(sys::Rename(build_dir, dir));
   cleanup.keep = true;

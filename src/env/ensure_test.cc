@@ -151,6 +151,22 @@ TEST(RemoveLayer, RefusesALayerALiveJobUsesAndRemovesItOtherwise) {
       Cause::kNotFound);
 }
 
+// Regression: pnpm's output ends in a box of 3-byte characters; its tail, cut inside one,
+// aborted the job's supervisor when meta.json was written, with no word of why.
+TEST(EnsureLayer, AnOutputTailCutInsideACharacterStillBuildsTheLayer) {
+  TempDir temp("env-ensure");
+  Result<EnsureOutcome> outcome =
+      EnsureLayer(Request(temp.path(), "job1"), [](const std::string& dir) -> Result<SetupRun> {
+        WriteFile(dir + "/tree", "node_modules/x", "x");
+        return SetupRun{std::nullopt, std::string("Done \xe2\x95\xad\xe2\x94")};
+      });
+  ASSERT_TRUE(outcome) << outcome.error().ToString();
+  ASSERT_TRUE(outcome->built);
+  Result<std::optional<Layer>> found = FindLayer(temp.path(), kKey);
+  ASSERT_TRUE(found && *found);
+  EXPECT_EQ((*found)->meta.output_tail, "Done \xe2\x95\xad\xef\xbf\xbd");
+}
+
 TEST(LayerMeta, ServicesRoundTripAndAMetaFileFromBeforeServicesStillReads) {
   LayerMeta meta;
   meta.key = kKey;

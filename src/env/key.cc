@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "env/postgres.h"
 #include "policy/glob.h"
 #include "policy/sha256.h"
@@ -22,7 +23,7 @@ bool IsLiteral(const std::string& pattern) {
 
 // Each list as one JSON line: unambiguous whatever the strings hold (newlines, quotes).
 std::string Line(const char* name, const nlohmann::json& value) {
-  return std::string(name) + " " + value.dump() + "\n";
+  return std::string(name) + " " + JsonText(value) + "\n";
 }
 
 // The entries of the commit's tree the key globs match, by path.

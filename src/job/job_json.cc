@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "base/json_text.h"
 #include "job/full_access.h"
 #include "job/receipt.h"
 #include "job/stored_records.h"
@@ -58,9 +59,7 @@ std::optional<int64_t> ParseIsoTime(const std::string& text) {
   return ((days * 24 + hour) * 60 + minute) * 60000 + second * 1000 + millis;
 }
 
-std::string DumpJson(const nlohmann::json& j, int indent) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string DumpJson(const nlohmann::json& j, int indent) { return JsonText(j, indent); }
 
 nlohmann::json JobToJson(const store::JobRecord& job, std::optional<int> queue_position) {
   auto optional_time = [](const std::optional<int64_t>& ms) -> nlohmann::json {

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "base/json_text.h"
 #include "base/mutex.h"
 #include "base/strings.h"
 #include "confine/home.h"
@@ -664,7 +665,7 @@ Status JobRun::ApplySettings() {
         return Error(Cause::kInternal, "bad settings patch for " + patch.file);
       MergeInto(settings, overrides);
       TRY(sys::MakeDirs(sys::Dirname(upper), 0700));
-      TRY(sys::WriteFileAtomic(upper, settings.dump(2) + "\n", 0600));
+      TRY(sys::WriteFileAtomic(upper, JsonText(settings, 2) + "\n", 0600));
       break;
     }
   }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "provider/registry.h"
 
 namespace berth::job {
@@ -120,7 +121,7 @@ void SecretMask::Add(std::string_view value) {
   if (std::any_of(value.begin(), value.end(), [](char c) {
         return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
       })) {
-    std::string escaped = nlohmann::json(std::string(value)).dump();
+    std::string escaped = JsonText(nlohmann::json(std::string(value)));
     AddOne(escaped.substr(1, escaped.size() - 2));
   }
 }

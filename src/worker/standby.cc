@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_read.h"
+#include "base/json_text.h"
 #include "sys/fs.h"
 #include "sys/message_socket.h"
 #include "sys/spawn.h"
@@ -13,11 +14,10 @@ namespace berth::worker {
 namespace {
 
 std::string EncodeHandoff(const store::Claim& claim, const std::string& mirror) {
-  return nlohmann::json{{"job", claim.job_id},
-                        {"attempt", claim.attempt},
-                        {"worker", claim.worker_id},
-                        {"mirror", mirror}}
-      .dump();
+  return JsonText(nlohmann::json{{"job", claim.job_id},
+                                 {"attempt", claim.attempt},
+                                 {"worker", claim.worker_id},
+                                 {"mirror", mirror}});
 }
 
 Result<ClaimedJob> DecodeHandoff(const std::string& data) {
