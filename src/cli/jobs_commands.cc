@@ -413,8 +413,7 @@ int Verify(Session& s, const JobsOptions& o) {
   Result<policy::Policy> pol = policy::LoadPolicy(j->repo);
   if (!pol) return Fail(pol.error(), FormatOf(o.json), job::kExitPolicy);
   request->checks.clear();
-  for (const policy::Check& c : pol->verify)
-    request->checks.push_back({c.name, c.argv, c.required, c.timeout_ms, c.expect_exit, c.grants});
+  for (const policy::Check& c : pol->verify) request->checks.push_back(job::CheckSpecOf(c));
   request->output_limit = pol->defaults.output_limit_bytes;
   if (request->checks.empty()) {
     if (o.json) {

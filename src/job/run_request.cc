@@ -37,7 +37,8 @@ nlohmann::json ChecksToJson(const std::vector<CheckSpec>& checks) {
                    {"required", c.required},
                    {"timeout_ms", c.timeout_ms},
                    {"expect_exit", c.expect_exit},
-                   {"grants", c.grants}});
+                   {"grants", c.grants},
+                   {"network", c.network}});
   }
   return out;
 }
@@ -51,6 +52,11 @@ Result<CheckSpec> CheckFromJson(const nlohmann::json& j, const std::string& wher
   TRY(c.ReadOrNull("timeout_ms", &spec.timeout_ms));
   TRY(c.ReadOrNull("expect_exit", &spec.expect_exit));
   TRY(c.ReadOrNull("grants", &spec.grants));
+  TRY(c.ReadOrNull("network", &spec.network));  // absent from requests before it: "none"
+  if (!policy::IsCheckNetwork(spec.network))
+    return Error(
+        Cause::kInvalidArgument,
+        where + ".network: expected \"none\" or \"blackhole\", got '" + spec.network + "'");
   return spec;
 }
 
@@ -384,6 +390,11 @@ Result<RunRequest> RunRequest::FromJson(const std::string& text) {
   if (decoded) return decoded;
   Error error = decoded.error();
   return error.AddContext("the job's stored request cannot be read");
+}
+
+CheckSpec CheckSpecOf(const policy::Check& check) {
+  return {check.name,        check.argv,   check.required, check.timeout_ms,
+          check.expect_exit, check.grants, check.network};
 }
 
 }  // namespace berth::job

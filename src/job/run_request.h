@@ -33,7 +33,11 @@ struct CheckSpec {
   int64_t timeout_ms = 10 * 60 * 1000;
   int expect_exit = 0;
   std::vector<std::string> grants;
+  std::string network = "none";  // policy::Check::network
 };
+
+// The check a request carries for the policy's `check`.
+CheckSpec CheckSpecOf(const policy::Check& check);
 
 // A job's resource limits, resolved at submission from the agent, [defaults] and berth's
 // built-in defaults (docs/policy.md "Resource limits"); 0 means unlimited. Both the agent's

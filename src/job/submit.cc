@@ -117,9 +117,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   // decides, now while its record is fresh, whether this job may land without the user.
   r.auto_land =
       TRY(host::DecideAtSubmit(ctx.environ, ctx.state_dir, r.write, pol.landing.auto_land));
-  for (const policy::Check& check : pol.verify)
-    r.checks.push_back({check.name, check.argv, check.required, check.timeout_ms, check.expect_exit,
-                        check.grants});
+  for (const policy::Check& check : pol.verify) r.checks.push_back(CheckSpecOf(check));
   r.include_secrets = pol.include.secrets;
   r.environment = pol.environment;
   // The passed variables' values are not taken here: the supervisor reads them from its own

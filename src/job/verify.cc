@@ -299,6 +299,7 @@ Result<Verification> RunChecks(
       spec.overlay = sandbox::OverlayWorkspace{layers, dir + "/upper", dir + "/work", job.repo};
       DropCredentialShaped(&spec);
       spec.network = sandbox::Network::kNone;
+      spec.blackhole_route = check.network == "blackhole";
       // Each check run gets its own servers, from the layer's data: nothing one check wrote
       // is seen by the next. Their copies go when the check ends.
       const std::string services = dir + "/services";

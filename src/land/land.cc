@@ -94,8 +94,7 @@ Result<Verification> Reverify(const JobContext& ctx, store::Store& store,
                               git::Repository& repo, const LandOptions& options, bool record) {
   RunRequest request = TRY(RunRequest::FromJson(job.request_json));
   request.checks.clear();
-  for (const policy::Check& c : pol.verify)
-    request.checks.push_back({c.name, c.argv, c.required, c.timeout_ms, c.expect_exit, c.grants});
+  for (const policy::Check& c : pol.verify) request.checks.push_back(job::CheckSpecOf(c));
   request.output_limit = pol.defaults.output_limit_bytes;
   Verification verification;
   verification.commit = *job.commit;

@@ -605,6 +605,12 @@ Status ParseAgents(const Reader& reader, const toml::node& node, Policy* out) {
   return {};
 }
 
+}  // namespace
+
+bool IsCheckNetwork(const std::string& value) { return value == "none" || value == "blackhole"; }
+
+namespace {
+
 Result<Check> ParseCheck(const Reader& reader, const toml::node& node, const std::string& path) {
   const toml::table* table = TRY(reader.Table(node, path));
   Check check;
@@ -632,9 +638,16 @@ Result<Check> ParseCheck(const Reader& reader, const toml::node& node, const std
       check.expect_exit = static_cast<int>(TRY(reader.Integer(value, key_path, 0, 255)));
     } else if (key == "grants") {
       check.grants = TRY(Grants(reader, value, key_path, /*for_checks=*/true));
+    } else if (key == "network") {
+      check.network = TRY(reader.String(value, key_path));
+      if (!IsCheckNetwork(check.network))
+        return reader.Fail(value, key_path,
+                           "expected \"none\" or \"blackhole\", got " + Quote(check.network) +
+                               " (checks never have network)");
     } else {
-      return reader.Unknown(value, key_path,
-                            {"name", "argv", "required", "timeout", "expect_exit", "grants"});
+      return reader.Unknown(
+          value, key_path,
+          {"name", "argv", "required", "timeout", "expect_exit", "grants", "network"});
     }
   }
   if (!has_name) return reader.Fail(node, Join(path, "name"), "missing; every check has a name");

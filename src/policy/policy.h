@@ -92,7 +92,14 @@ struct Check {
   int64_t timeout_ms = 10 * 60 * 1000;
   int expect_exit = 0;
   std::vector<std::string> grants;  // e.g. cache:npm, applied while verifying
+  // "none": only the check's own loopback, other addresses unreachable (ENETUNREACH at once).
+  // "blackhole": still no network, but connections to other addresses time out, as on a
+  // network that drops them (test suites that simulate a connect timeout need that).
+  std::string network = "none";
 };
+
+// The values of a check's `network`.
+bool IsCheckNetwork(const std::string& value);
 
 // [environment] (docs/environments.md): the project's ignored dependency tree, built once per
 // key by setup commands in the sandbox and shared read-only by every job and check with that

@@ -38,7 +38,8 @@ nlohmann::json PolicyToJson(const Policy& p) {
                       {"required", c.required},
                       {"timeout_ms", c.timeout_ms},
                       {"expect_exit", c.expect_exit},
-                      {"grants", c.grants}});
+                      {"grants", c.grants},
+                      {"network", c.network}});
   }
   const Defaults& d = p.defaults;
   nlohmann::json services = nlohmann::json::array();

@@ -122,6 +122,7 @@ grants = ["cache:go", "cache:cargo"]
 [[verify]]
 name = "unit"
 argv = ["make", "test"]
+network = "blackhole"
 [env]
 pass = ["RUST_LOG", "_X1"]
 set = { CI = "1", EMPTY = "" }
@@ -158,7 +159,9 @@ allow_unverified = false
   EXPECT_FALSE(p.verify[0].required);
   EXPECT_EQ(p.verify[0].timeout_ms, 30000);
   EXPECT_EQ(p.verify[0].expect_exit, 3);
+  EXPECT_EQ(p.verify[0].network, "none");
   EXPECT_EQ(p.verify[1].timeout_ms, 10 * 60 * 1000);
+  EXPECT_EQ(p.verify[1].network, "blackhole");
   EXPECT_EQ(p.env.pass, (std::vector<std::string>{"RUST_LOG", "_X1"}));
   EXPECT_EQ(p.env.set.at("CI"), "1");
   EXPECT_EQ(p.env.set.at("EMPTY"), "");
@@ -533,6 +536,8 @@ TEST(ParsePolicy, Verify) {
               "verify[0].timeout", "invalid duration");
   ExpectFails(check("name = \"x\"\nargv = [\"make\"]\nexpect_exit = 256\n"), 5,
               "verify[0].expect_exit", "from 0 to 255, got 256");
+  ExpectFails(check("name = \"x\"\nargv = [\"make\"]\nnetwork = \"open\"\n"), 5,
+              "verify[0].network", "expected \"none\" or \"blackhole\", got \"open\"");
   ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ngrants = [\"net:example.com\"]\n"), 5,
               "verify[0].grants[0]", "checks run with no network: net: grants are for agents");
   ExpectFails(check("name = \"x\"\nargv = [\"make\"]\ngrants = [\"cache:apt\"]\n"), 5,

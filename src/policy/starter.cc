@@ -585,7 +585,13 @@ std::vector<StarterCheck> ChecksFor(const RepoFacts& facts) {
                       false});
     checks.push_back({"cmake-build", {"cmake", "--build", "build"}, "30m", {}, "", false});
     checks.push_back(
-        {"ctest", {"ctest", "--test-dir", "build", "--output-on-failure"}, "30m", {}, "", false});
+        {"ctest",
+         {"ctest", "--test-dir", "build", "--output-on-failure"},
+         "30m",
+         {},
+         "A test that simulates a connect timeout against an unroutable address\n"
+         "# needs network = \"blackhole\" here (still no network; docs/verification.md).",
+         false});
   }
   if (Has(facts, "make")) {
     std::vector<std::string> argv = {"make"};

@@ -78,6 +78,12 @@ int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
     case StepKind::kLoopbackUp:
       rc = k::BringUpLoopback();
       break;
+    case StepKind::kBlackholeRoute:
+      rc = k::AddBlackholeDefaultRoute();
+      break;
+    case StepKind::kRejectRoute:
+      rc = k::AddRejectRoute(step.a);
+      break;
     case StepKind::kProxyListener: {
       // The socket is made here, inside the job's network namespace, and served outside it:
       // no helper process runs in the sandbox. The launcher answers once the proxy is up.

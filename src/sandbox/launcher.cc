@@ -321,6 +321,8 @@ Status Launching::PrepareSockets() {
   for (int i = 0; i < 3; ++i) inputs_.stdio[i] = options_.stdio[i];
   inputs_.proxy_port = host_proxy_port_;
   if (!full_ && tier_.tier == Tier::kNamespaces) inputs_.host_sockets = sys::ListUnixSockets();
+  if (spec_.blackhole_route)
+    inputs_.name_servers = NameServersOf(sys::ReadFile("/etc/resolv.conf").value_or(""));
   // The init hands over the proxy's socket on this pair and waits there for the go-ahead.
   if (proxy_ && tier_.tier == Tier::kNamespaces) {
     std::tie(proxy_parent_, proxy_child_) = TRY(sys::MakeSocketPair());

@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "sandbox/seccomp_policy.h"
 #include "sys/fs.h"
+#include "sys/net.h"
 
 namespace berth::sandbox {
 
@@ -400,6 +401,11 @@ void BuildNamespaceSetup(const SandboxSpec& spec, const PlanInputs& inputs, Plan
   b.FinishHidden();
   b.Add(StepKind::kSetHostname, "set the hostname").a = "berth";
   b.Add(StepKind::kLoopbackUp, "bring up the loopback interface");
+  if (spec.blackhole_route) {
+    b.Add(StepKind::kBlackholeRoute, "route other addresses into the loopback (blackhole)");
+    for (const std::string& server : inputs.name_servers)
+      b.Add(StepKind::kRejectRoute, "refuse the name server " + server).a = b.Keep(server);
+  }
   if (spec.network == Network::kProxy) {
     b.Add(StepKind::kProxyListener, "open the egress proxy's socket on " + std::string(kProxyHost) +
                                         ":" + std::to_string(kProxyPort))
@@ -549,6 +555,11 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
   if (spec.services.size() > kMaxServices)
     return Error(Cause::kInvalidArgument,
                  "a sandbox starts at most " + std::to_string(kMaxServices) + " services");
+  if (spec.blackhole_route && (!plan.use_namespaces || spec.network != Network::kNone))
+    return Error(Cause::kUnavailable,
+                 "network \"blackhole\" needs a network namespace of the job's own with no "
+                 "network: the namespaces tier and network none",
+                 0, "run where user namespaces are available (berth doctor)");
   if (!plan.use_namespaces && (!spec.services.empty() || spec.command_nonroot_id != 0))
     return Error(Cause::kUnavailable,
                  "services (a job's own database) run only in the namespaces tier, on the "
@@ -558,6 +569,21 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
   BuildServices(spec, &plan);
   BuildExec(spec, &plan);
   return plan;
+}
+
+std::vector<std::string> NameServersOf(const std::string& resolv_conf) {
+  std::vector<std::string> servers;
+  for (std::string line : Split(resolv_conf, '\n')) {
+    std::replace(line.begin(), line.end(), '\t', ' ');
+    std::vector<std::string> words;
+    for (const std::string& word : Split(line, ' '))
+      if (!word.empty()) words.push_back(word);
+    if (words.size() < 2 || words[0] != "nameserver") continue;
+    std::optional<sys::IpAddress> address = sys::IpAddress::Parse(words[1]);
+    if (address && address->is_v4() && address->bytes()[0] != 127)
+      servers.push_back(address->ToString());
+  }
+  return servers;
 }
 
 }  // namespace berth::sandbox

@@ -37,8 +37,10 @@ enum class StepKind {
   kEnterRoot,      // a=new root
   kSetHostname,    // a=name
   kLoopbackUp,
-  kProxyListener,  // number=port: listen on 127.0.0.1:port, hand the socket to the launcher
-  kSetRlimit,      // number=resource value
+  kBlackholeRoute,  // a default route into the loopback (SandboxSpec::blackhole_route)
+  kRejectRoute,     // a=IPv4 address: a route that refuses it at once
+  kProxyListener,   // number=port: listen on 127.0.0.1:port, hand the socket to the launcher
+  kSetRlimit,       // number=resource value
   kNoNewPrivs,
   kDropCapabilities,
   kLandlockCreate,  // uses Plan::landlock
@@ -127,7 +129,14 @@ struct PlanInputs {
   // Namespaces tier: the pathname Unix sockets bound on the host (sys::ListUnixSockets), so
   // that those the view would show can be masked.
   std::vector<std::string> host_sockets{};
+  // With SandboxSpec::blackhole_route: the host's IPv4 name servers (NameServersOf), refused
+  // at once inside so that lookups fail fast instead of waiting for an answer.
+  std::vector<std::string> name_servers{};
 };
+
+// The IPv4 addresses of `resolv_conf`'s nameserver lines, but loopback ones (nothing listens
+// on the job's own loopback, so those fail at once already).
+std::vector<std::string> NameServersOf(const std::string& resolv_conf);
 
 Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs);
 

@@ -238,6 +238,41 @@ TEST_F(PlanTest, ServicesAreCompiledForTheInitAndNestedOnlyWhenAsked) {
   EXPECT_TRUE(other.command_nest);
 }
 
+TEST_F(PlanTest, ABlackholeRouteFollowsTheLoopbackAndNeedsANamespaceWithoutNetwork) {
+  spec_.blackhole_route = true;
+  Plan plan = Build();
+  std::vector<StepKind> kinds;
+  for (const Step& step : plan.setup) kinds.push_back(step.kind);
+  auto up = std::find(kinds.begin(), kinds.end(), StepKind::kLoopbackUp);
+  ASSERT_NE(up, kinds.end());
+  ASSERT_NE(up + 1, kinds.end());
+  EXPECT_EQ(*(up + 1), StepKind::kBlackholeRoute);
+  PlanInputs with_servers{Tier::kNamespaces, 0, "", {}, {-1, -1, -1}, -1};
+  with_servers.name_servers = {"10.255.255.53"};
+  Plan refusing = BuildPlan(spec_, with_servers).value();
+  const Step* reject = Find(refusing, "refuse the name server 10.255.255.53");
+  ASSERT_NE(reject, nullptr);
+  EXPECT_EQ(reject->kind, StepKind::kRejectRoute);
+  EXPECT_STREQ(reject->a, "10.255.255.53");
+  spec_.network = Network::kProxy;
+  PlanInputs inputs{Tier::kNamespaces, 0, "/var/lib", {}, {-1, -1, -1}, -1};
+  Result<Plan> with_proxy = BuildPlan(spec_, inputs);
+  ASSERT_FALSE(with_proxy.has_value());
+  EXPECT_NE(with_proxy.error().message().find("blackhole"), std::string::npos);
+  spec_.network = Network::kNone;
+  spec_.paths.clear();
+  PlanInputs landlock{Tier::kLandlock, 0, "/var/lib", {}, {-1, -1, -1}, -1};
+  EXPECT_FALSE(BuildPlan(spec_, landlock).has_value());
+}
+
+TEST(NameServersOf, ListsTheIpv4NameServersButLoopbackOnes) {
+  EXPECT_EQ(NameServersOf("# generated\nsearch example.com\nnameserver 10.255.255.53\n"
+                          "nameserver\t127.0.0.53\nnameserver  192.0.2.7 \nnameserver ::1\n"
+                          "nameserver fe80::1%eth0\nnameserver not-an-address\n"),
+            (std::vector<std::string>{"10.255.255.53", "192.0.2.7"}));
+  EXPECT_TRUE(NameServersOf("").empty());
+}
+
 TEST_F(PlanTest, TheLandlockTierRefusesServices) {
   spec_.paths.clear();
   SandboxService server;

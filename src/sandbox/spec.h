@@ -126,6 +126,10 @@ struct SandboxSpec {
   Tier tier = Tier::kAuto;
   Profile profile = Profile::kIsolatedWrite;
   Network network = Network::kNone;
+  // Network::kNone only, namespaces tier only: a default route into the job's loopback, so
+  // that a connection to another address times out instead of failing at once (a check's
+  // network = "blackhole", docs/verification.md).
+  bool blackhole_route = false;
   bool allow_weaker = false;  // the user accepted a weaker tier or missing layers
   bool full_access = false;   // the user asked for the `full` profile explicitly
 

@@ -1,11 +1,13 @@
 #include "sys/kernel.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <net/if.h>
+#include <net/route.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -115,6 +117,46 @@ int BringUpLoopback() {
     req.ifr_flags |= IFF_UP | IFF_RUNNING;
     rc = ::ioctl(fd, SIOCSIFFLAGS, &req);
   }
+  int saved = rc == 0 ? 0 : errno;
+  ::close(fd);
+  return saved;
+}
+
+int AddBlackholeDefaultRoute() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  // SIOCADDRT rather than netlink: one fixed-size request, no allocation (this runs between
+  // clone and exec). A route of type "blackhole" would not do: it fails connect at once too.
+  struct rtentry route;
+  std::memset(&route, 0, sizeof route);
+  auto* any = reinterpret_cast<struct sockaddr_in*>(&route.rt_dst);
+  any->sin_family = AF_INET;
+  any->sin_addr.s_addr = htonl(INADDR_ANY);
+  std::memcpy(&route.rt_genmask, &route.rt_dst, sizeof route.rt_dst);
+  char device[] = "lo";
+  route.rt_dev = device;
+  route.rt_flags = RTF_UP;
+  int rc = ::ioctl(fd, SIOCADDRT, &route);
+  int saved = rc == 0 ? 0 : errno;
+  ::close(fd);
+  return saved;
+}
+
+int AddRejectRoute(const char* ipv4) {
+  struct rtentry route;
+  std::memset(&route, 0, sizeof route);
+  auto* host = reinterpret_cast<struct sockaddr_in*>(&route.rt_dst);
+  host->sin_family = AF_INET;
+  if (::inet_pton(AF_INET, ipv4, &host->sin_addr) != 1) return EINVAL;
+  auto* mask = reinterpret_cast<struct sockaddr_in*>(&route.rt_genmask);
+  mask->sin_family = AF_INET;
+  mask->sin_addr.s_addr = htonl(INADDR_NONE);
+  char device[] = "lo";
+  route.rt_dev = device;
+  route.rt_flags = RTF_UP | RTF_HOST | RTF_REJECT;
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  int rc = ::ioctl(fd, SIOCADDRT, &route);
   int saved = rc == 0 ? 0 : errno;
   ::close(fd);
   return saved;

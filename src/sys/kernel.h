@@ -31,6 +31,14 @@ int MakeSymlink(const char* target, const char* link);  // EEXIST is success
 int ChangeDir(const char* path);
 int SetHostname(const char* name);
 int BringUpLoopback();
+// Adds an IPv4 default route through the loopback interface: a connection to any address that
+// is not the namespace's own then waits for an answer that never comes (it times out) instead
+// of failing at once with ENETUNREACH; no packet can leave the namespace either way.
+int AddBlackholeDefaultRoute();
+// Adds a route that rejects `ipv4` (dotted quad) at once (EHOSTUNREACH): with the blackhole
+// route, the name servers, so that a lookup fails as it does without network instead of
+// waiting out the resolver's timeouts.
+int AddRejectRoute(const char* ipv4);
 int SetResourceLimit(int resource, rlim_t value);
 int SetNoNewPrivs();
 int SetParentDeathSignal(int signal);

@@ -1,7 +1,10 @@
 // Environments (docs/environments.md): a dependency layer built once per key in the sandbox,
 // seen by the agent copy-on-write and by the checks read-only, keyed at the job commit for
 // the checks, and a failed setup failing the job before its agent.
+#include <poll.h>
+
 #include <chrono>
+#include <regex>
 #include <thread>
 
 #include "sys/process.h"
@@ -321,6 +324,90 @@ TEST_F(EnvironmentsTest, DoctorNamesTheLayersAndWhetherHeadHasOne) {
   EXPECT_EQ(GetStr(after[1], "name"), key.substr(0, 12));
   EXPECT_TRUE(Contains(GetStr(after[1], "detail"), "built 20")) << after[1].dump(2);
   EXPECT_TRUE(Contains(GetStr(after[1], "detail"), " in ")) << after[1].dump(2);
+}
+
+// A check's network = "blackhole" (docs/verification.md): still no network, but a connection
+// to another address waits and times out, as test suites that simulate a connect timeout
+// against an unroutable address expect (redis/hiredis's "Async connect timeout"); without it
+// the same connection fails at once. Either way nothing reaches the host.
+constexpr char kBlackholePolicy[] = R"(version = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**"]
+[[verify]]
+name = "unrouted"
+argv = ["python3", "src/connect.py", "ENETUNREACH"]
+[[verify]]
+name = "blackhole"
+argv = ["python3", "src/connect.py", "EINPROGRESS"]
+network = "blackhole"
+)";
+
+// Looks up a name, which must fail within 3 s (the host's name servers are refused, not
+// waited for), then connects without blocking to 192.0.2.1 (TEST-NET-1) and to the host's own address (argv[2]:
+// a server the test listens with), and expects argv[1] from the first; the second must never
+// connect, and in blackhole mode it must time out rather than fail.
+constexpr char kConnectPy[] = R"(import errno, socket, sys, time
+start = time.monotonic()
+try: socket.getaddrinfo("berth-check.example.com", 80)
+except OSError: pass
+if time.monotonic() - start > 3: print("name lookup waited"); sys.exit(3)
+s = socket.socket(); s.setblocking(False)
+got = errno.errorcode.get(s.connect_ex(("192.0.2.1", 80)), "connected")
+print("192.0.2.1:", got)
+if got != sys.argv[1]: sys.exit(1)
+if len(sys.argv) > 2:
+    h = socket.socket(); h.settimeout(1.0)
+    try:
+        h.connect((sys.argv[2], int(sys.argv[3]))); print("reached the host"); sys.exit(2)
+    except socket.timeout: print("host: timed out")
+    except OSError as e: print("host:", errno.errorcode.get(e.errno))
+)";
+
+class CheckNetworkTest : public JobsTest {
+ protected:
+  std::string InitialPolicy() const override { return kBlackholePolicy; }
+};
+
+TEST_F(CheckNetworkTest, ABlackholeCheckTimesOutWhereAPlainCheckFailsAtOnceAndNeitherLeaves) {
+  REQUIRE_FEATURE(FindInPath("python3").has_value(), "no python3 for the check");
+  // The host's own non-loopback address, with a listener on it that must see no connection.
+  std::optional<std::string> host = HostIpv4Address();
+  std::optional<BoundSocket> listener;
+  std::string policy = kBlackholePolicy;
+  if (host) {
+    Result<BoundSocket> bound = ListenTcp(*host);
+    ASSERT_TRUE(bound) << bound.error().ToString();
+    listener = std::move(*bound);
+    const std::string target = "\", \"" + *host + "\", \"" + std::to_string(listener->port) + "\"]";
+    policy =
+        std::regex_replace(policy, std::regex("\"(ENETUNREACH|EINPROGRESS)\"\\]"), "\"$1" + target);
+  } else {
+    std::fprintf(stderr,
+                 "SKIPPED LOUDLY: no non-loopback IPv4 address here, so the part that "
+                 "proves no connection reaches the host is left out\n");
+  }
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_TRUE(WriteText(ws() + "/src/connect.py", kConnectPy));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "checks"}).exit_code, 0);
+  RunResult r = Berth({"run", "implement", "--", "sh", "-c", "echo x >> src/main.c"});
+  const std::string id = NewestJobId();
+  EXPECT_EQ(r.exit_code, 0) << r.Describe() << Logs(id);
+  json checks = Get(ReadReceiptFile(id), "verification.checks");
+  ASSERT_TRUE(checks.is_array() && checks.size() == 2u) << checks.dump(2);
+  for (const json& check : checks) EXPECT_TRUE(check.value("passed", false)) << check.dump(2);
+  EXPECT_TRUE(Contains(GetStr(checks[0], "output_tail"), "192.0.2.1: ENETUNREACH"))
+      << checks.dump(2);
+  EXPECT_TRUE(Contains(GetStr(checks[1], "output_tail"), "192.0.2.1: EINPROGRESS"))
+      << checks.dump(2);
+  if (listener) {
+    EXPECT_TRUE(Contains(GetStr(checks[1], "output_tail"), "host: timed out")) << checks.dump(2);
+    // No connection is waiting to be accepted: nothing of either check reached the host.
+    struct pollfd pending = {listener->fd.get(), POLLIN, 0};
+    EXPECT_EQ(::poll(&pending, 1, 0), 0);
+  }
 }
 
 }  // namespace
