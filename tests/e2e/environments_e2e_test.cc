@@ -345,9 +345,9 @@ network = "blackhole"
 )";
 
 // Looks up a name, which must fail within 3 s (the host's name servers are refused, not
-// waited for), then connects without blocking to 192.0.2.1 (TEST-NET-1) and to the host's own address (argv[2]:
-// a server the test listens with), and expects argv[1] from the first; the second must never
-// connect, and in blackhole mode it must time out rather than fail.
+// waited for), then connects without blocking to 192.0.2.1 (TEST-NET-1) and to the host's own
+// address (argv[2]: a server the test listens with), and expects argv[1] from the first; the second
+// must never connect, and in blackhole mode it must time out rather than fail.
 constexpr char kConnectPy[] = R"(import errno, socket, sys, time
 start = time.monotonic()
 try: socket.getaddrinfo("berth-check.example.com", 80)
