@@ -178,7 +178,8 @@ Tool DiffTool(Backend& backend) {
   t.title = "A job's diff";
   t.description =
       "A page of the job's committed patch against its base, as `berth diff` prints it, with "
-      "the changed files. Read on from next_offset until eof.";
+      "the changed files (a refused job: its kept workspace's patch, not committed). Read on "
+      "from next_offset until eof.";
   t.params = {JobParam(), PageParam("offset", "the first byte (default 0)", std::nullopt),
               PageParam("limit", "at most this many bytes (default and most 65536)",
                         static_cast<double>(kMaxPage))};
@@ -199,7 +200,11 @@ Tool DiffTool(Backend& backend) {
         {"eof", p.eof},
         {"patch", p.data}};
     std::string text = p.data;
-    if (Field(*d, "commit").is_null())
+    // A refused job's kept workspace (`berth diff`): its patch, said to be uncommitted.
+    if (Field(*d, "commit").is_null() && d->contains("kept"))
+      text = "job " + Str(*d, "id") + " is refused; its kept workspace, not committed (berth " +
+             "recollect collects it under the current policy):\n" + p.data;
+    else if (Field(*d, "commit").is_null())
       text = "job " + Str(*d, "id") + " has no commit (" + Str(*d, "state") + ")";
     return ToolResult{text + PageTrailer(p), structured, false};
   };
