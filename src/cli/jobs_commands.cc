@@ -217,6 +217,9 @@ int Show(Session& s, const JobsOptions& o) {
           fmt::print("service  {} ({}), its own for the agent and each check: ${}={}\n", s.name,
                      s.kind, s.variable, s.url);
       }
+      if (!r->recollected_from.empty())
+        fmt::print("from     the kept workspace of refused job {} (berth recollect)\n",
+                   r->recollected_from);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
       std::vector<std::string> approvals = ApprovalLines(*r);
