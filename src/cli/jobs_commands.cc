@@ -23,6 +23,7 @@
 #include "job/masking_store.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
+#include "job/recollect.h"
 #include "job/stale.h"
 #include "job/stored_records.h"
 #include "job/verify.h"
@@ -192,8 +193,18 @@ int Show(Session& s, const JobsOptions& o) {
       const job::Timings& t = r->timings;
       fmt::print(
           "timings  queue {} ms, workspace {} ms, sandbox {} ms, agent {} ms, collect {} ms, "
-          "commit {} ms\n",
-          t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms);
+          "commit {} ms, verify {} ms\n",
+          t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms,
+          r->verify_ms);
+      if (r->verification && !r->verification->checks.empty()) {
+        const job::Verification& v = *r->verification;
+        fmt::print("checks   {}{} (berth logs {} --check NAME)\n", EscapeControls(v.Summary()),
+                   v.by.empty() ? ""
+                                : EscapeControls(" on re-verification by " + v.by + " (" + v.via +
+                                                 ") at " + v.started_at),
+                   j->id);
+        for (const std::string& line : CheckLines(v)) fmt::print("  {}\n", line);
+      }
       if (r->environment) {
         const job::EnvironmentRecord& e = *r->environment;
         fmt::print("environment  layer {} ({}, built {} in {} ms{}){}\n", e.key.substr(0, 12),
@@ -206,6 +217,9 @@ int Show(Session& s, const JobsOptions& o) {
           fmt::print("service  {} ({}), its own for the agent and each check: ${}={}\n", s.name,
                      s.kind, s.variable, s.url);
       }
+      if (!r->recollected_from.empty())
+        fmt::print("from     the kept workspace of refused job {} (berth recollect)\n",
+                   r->recollected_from);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
       std::vector<std::string> approvals = ApprovalLines(*r);
@@ -241,9 +255,44 @@ void Drain(const std::string& path, long* offset, const char* stream, job::Strea
   if (final) put(masker->Finish());
 }
 
+// `berth logs JOB --check NAME`: the kept output of that check in the latest verification,
+// masked again with what this caller knows.
+int CheckLog(Session& s, const store::JobRecord& j, const JobsOptions& o) {
+  Result<job::Receipt> receipt = job::LoadReceipt(j);
+  if (!receipt) return Fail(receipt.error(), o);
+  if (!receipt->verification || receipt->verification->checks.empty())
+    return Fail(Error(Cause::kNotFound, "job " + j.id + " has no verification"), o);
+  const job::Verification& v = *receipt->verification;
+  std::string names;
+  const job::CheckResult* found = nullptr;
+  for (const job::CheckResult& c : v.checks) {
+    names += (names.empty() ? "" : ", ") + c.name;
+    if (c.name == o.check) found = &c;
+  }
+  if (found == nullptr)
+    return Fail(
+        Error(Cause::kNotFound, "the latest verification of job " + j.id + " has no check " +
+                                    o.check + " (it has: " + names + ")"),
+        o);
+  std::optional<std::string> path = job::CheckLogPath(j.job_dir, v, o.check);
+  if (!path || !sys::Exists(*path))
+    return Fail(Error(Cause::kNotFound,
+                      "the output of check " + o.check + " of job " + j.id +
+                          " was not kept (it did not run, or ran before berth kept check logs, "
+                          "or the job's directory is gone); its receipt holds the last 4 KiB "
+                          "in verification.checks[].output_tail"),
+                o);
+  LogWriter writer(FormatOf(o.json));
+  job::StreamMasker masker(s.mask());
+  long offset = 0;
+  Drain(*path, &offset, "check", &masker, writer, /*final=*/true);
+  return 0;
+}
+
 int Logs(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
+  if (!o.check.empty()) return CheckLog(s, *j, o);
   LogWriter writer(FormatOf(o.json));
   int64_t seq = 0;
   auto events = [&] {
@@ -351,6 +400,56 @@ nlohmann::json FilesJson(const std::vector<git::FileDiff>& files) {
 int Diff(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
+  // A refused job committed nothing: its kept workspace is collected with every path allowed
+  // and shown as a commit no ref names (job/recollect.h).
+  if (!j->commit && j->state == store::JobState::kRefused) {
+    git::InitLibgit2();
+    Result<git::Repository> discovered = git::Repository::Discover(j->repo);
+    if (!discovered) return Fail(discovered.error(), o);
+    git::Repository& repo = *discovered;
+    std::vector<workspace::Refusal> kept_refusals;
+    Result<std::string> kept = job::KeptChangesCommit(*j, repo, &kept_refusals);
+    if (!kept && kept.error().cause() != Cause::kNotFound) return Fail(kept.error(), o);
+    // The workspace is gone (berth gc): the receipt's list of changes is all there is.
+    if (!kept && !o.json) fmt::print(stderr, "berth: {}\n", EscapeControls(kept.error().message()));
+    if (kept) {
+      nlohmann::json refusals = nlohmann::json::array();
+      for (const workspace::Refusal& r : kept_refusals)
+        refusals.push_back({{"path", r.path}, {"reason", r.reason}});
+      if (o.json) {
+        Result<std::vector<git::FileDiff>> files = repo.DiffFiles(j->base, *kept);
+        if (!files) return Fail(files.error(), o);
+        nlohmann::json out = {{"id", j->id},
+                              {"base", j->base},
+                              {"commit", nullptr},
+                              {"state", store::JobStateName(j->state)},
+                              {"state_reason", j->state_reason},
+                              {"kept", *kept},
+                              {"files", FilesJson(*files)},
+                              {"uncollectable", refusals}};
+        if (!o.stat) {
+          Result<std::string> patch = repo.DiffPatch(j->base, *kept);
+          if (!patch) return Fail(patch.error(), o);
+          out["patch"] = *patch;
+        }
+        PrintJson(out);
+        return 0;
+      }
+      fmt::print(stderr,
+                 "berth: job {} is refused ({}); its kept workspace, not committed (berth "
+                 "recollect {} collects it under the current policy):\n",
+                 j->id, EscapeControls(j->state_reason), j->id);
+      for (const workspace::Refusal& r : kept_refusals)
+        fmt::print(stderr, "  never collectable {}: {}\n", QuotePath(r.path),
+                   EscapeControls(r.reason));
+      Result<std::string> text =
+          o.stat ? repo.DiffStat(j->base, *kept) : repo.DiffPatch(j->base, *kept);
+      if (!text) return Fail(text.error(), o);
+      if (!o.stat && sys::IsTerminal(1)) *text = EscapeControls(*text, Newlines::kKeep);
+      fmt::print("{}", *text);
+      return 0;
+    }
+  }
   if (!j->commit) {
     // A job without a receipt (or with an unreadable one) has no changes to list.
     job::Receipt receipt = job::LoadReceiptOrRecord(*j);
@@ -437,6 +536,8 @@ int Verify(Session& s, const JobsOptions& o) {
                     "events are advisory; the verification is recorded in the receipt");
       });
   if (!v) return Fail(v.error(), o);
+  v->by = s.ctx().identity.user;
+  v->via = "berth verify";
   if (Status saved = job::RecordVerification(s.store(), *j, *v); !saved)
     return Fail(saved.error(), o);
   const int exit_code = v->required_passed ? 0 : job::kExitVerificationFailed;
@@ -452,7 +553,49 @@ int Verify(Session& s, const JobsOptions& o) {
                c.required ? "" : " (optional)");
   fmt::print("berth: verification of {} {}\n", j->id,
              v->required_passed ? "passed" : "failed: a required check did not pass");
+  if (j->state == store::JobState::kVerificationFailed && v->required_passed && !j->landed_at_ms)
+    fmt::print("berth: job {} is landable now (berth land {})\n", j->id, j->id);
   return exit_code;
+}
+
+int Recollect(Session& s, const JobsOptions& o) {
+  Result<store::JobRecord> j = s.store().FindJob(o.job);
+  if (!j) return Fail(j.error(), o);
+  Result<job::Recollected> r = job::Recollect(
+      s.ctx(), s.store(), *j, [&](const std::string& step, const std::string& detail) {
+        if (!o.json) fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
+      });
+  if (!r) {
+    const int code =
+        r.error().cause() == Cause::kPolicyDenied ? job::kExitPolicy : job::kExitFailed;
+    return cli::Fail(r.error(), FormatOf(o.json), code);
+  }
+  if (!r->job) {
+    if (o.json) {
+      nlohmann::json refusals = nlohmann::json::array();
+      for (const workspace::Refusal& f : r->refusals)
+        refusals.push_back({{"path", f.path}, {"reason", f.reason}});
+      PrintJson({{"from", j->id}, {"job", nullptr}, {"refusals", refusals}});
+      return job::kExitRefused;
+    }
+    fmt::print(stderr, "berth: the current policy still refuses {} change(s) of job {}:\n",
+               r->refusals.size(), j->id);
+    for (const workspace::Refusal& f : r->refusals)
+      fmt::print(stderr, "  refused  {}: {}\n", QuotePath(f.path), EscapeControls(f.reason));
+    return job::kExitRefused;
+  }
+  const store::JobRecord& done = *r->job;
+  if (o.json) {
+    PrintJson({{"from", j->id}, {"job", job::JobToJson(done, std::nullopt)}});
+  } else {
+    fmt::print("berth: job {} recollected as job {}: {} ({})\n", j->id, done.id,
+               store::JobStateName(done.state), EscapeControls(done.state_reason));
+    fmt::print("  commit   {} on branch {}\n", done.commit->substr(0, 12), done.branch);
+    if (Result<job::Receipt> receipt = job::LoadReceipt(done))
+      if (std::string next = NextLine(done, *receipt); !next.empty())
+        fmt::print("  next     {}\n", EscapeControls(next));
+  }
+  return done.state == store::JobState::kCompleted ? 0 : job::kExitVerificationFailed;
 }
 
 }  // namespace
@@ -469,6 +612,8 @@ void AddJobsCommands(CLI::App& app, JobsOptions* o) {
   logs->add_option("job", o->job, "job id or unique prefix")->required();
   logs->add_flag("-f,--follow", o->follow, "keep following until the job ends");
   logs->add_flag("--json", o->json, "one JSON object per event or output chunk, per line");
+  logs->add_option("--check", o->check,
+                   "the kept output of this check of the latest verification (show lists them)");
   CLI::App* cancel = app.add_subcommand("cancel", "Cancel a live job; its workspace is kept");
   cancel->add_option("job", o->job, "job id or unique prefix")->required();
   cancel->add_flag("--json", o->json, "the outcome as JSON");
@@ -479,6 +624,10 @@ void AddJobsCommands(CLI::App& app, JobsOptions* o) {
   CLI::App* verify = app.add_subcommand("verify", "Re-run the policy's checks on a job commit");
   verify->add_option("job", o->job, "job id or unique prefix")->required();
   verify->add_flag("--json", o->json, "the verification as JSON");
+  CLI::App* recollect = app.add_subcommand(
+      "recollect", "Collect a refused job's kept workspace again under the current policy");
+  recollect->add_option("job", o->job, "job id or unique prefix")->required();
+  recollect->add_flag("--json", o->json, "the new job as JSON");
 }
 
 int RunJobsCommand(const std::string& name, const GlobalOptions& global, const JobsOptions& o) {
@@ -497,6 +646,7 @@ int RunJobsCommand(const std::string& name, const GlobalOptions& global, const J
   if (name == "cancel") return Cancel(*s, o);
   if (name == "diff") return Diff(*s, o);
   if (name == "verify") return Verify(*s, o);
+  if (name == "recollect") return Recollect(*s, o);
   return job::kExitUsage;
 }
 

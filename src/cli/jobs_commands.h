@@ -15,6 +15,7 @@ struct JobsOptions {
   bool json = false;
   bool follow = false;
   bool stat = false;
+  std::string check;  // logs: the kept output of this check of the latest verification
 };
 
 // Registers ls, show, logs, cancel and diff; `which` receives the chosen subcommand.

@@ -38,29 +38,12 @@ namespace {
 // The first argument that is not a global option (or its value): the subcommand's name, if
 // it is one berth has; "" when there is none, it is unknown, or help is asked for.
 std::string NamedSubcommand(const std::vector<std::string>& args) {
-  static const char* kNames[] = {"sandbox",
-                                 "run",
-                                 "ls",
-                                 "show",
-                                 "logs",
-                                 "cancel",
-                                 "diff",
-                                 "verify",
-                                 "init",
-                                 "policy",
-                                 "gc",
-                                 "env",
-                                 "land",
-                                 "doctor",
-                                 "supervise",
-                                 "version",
-                                 "integrate",
-                                 "mcp",
-                                 "hook",
-                                 "compact-snapshot",
-                                 "worker",
-                                 "worker-job",
-                                 "worker-standby"};
+  static const char* kNames[] = {
+      "sandbox",          "run",     "ls",         "show",          "logs",
+      "cancel",           "diff",    "verify",     "recollect",     "init",
+      "policy",           "gc",      "env",        "land",          "doctor",
+      "supervise",        "version", "integrate",  "mcp",           "hook",
+      "compact-snapshot", "worker",  "worker-job", "worker-standby"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") return "";
@@ -140,7 +123,8 @@ int main(int argc, char** argv) {
   RunOptions run;
   if (want({"run"})) AddRunCommand(app, &run);
   JobsOptions jobs;
-  if (want({"ls", "show", "logs", "cancel", "diff", "verify"})) AddJobsCommands(app, &jobs);
+  if (want({"ls", "show", "logs", "cancel", "diff", "verify", "recollect"}))
+    AddJobsCommands(app, &jobs);
   PolicyOptions policy;
   if (want({"init", "policy"})) AddPolicyCommands(app, &policy);
   GcCommandOptions gc;
@@ -218,7 +202,7 @@ int main(int argc, char** argv) {
   if (chosen == "integrate") return RunIntegrateCommand(global, integrate);
   if (chosen == "mcp") return RunMcpCommand(global, mcp, BERTH_VERSION);
   if (chosen == "hook") return RunHookCommand(global, hook);
-  for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify"})
+  for (const char* name : {"ls", "show", "logs", "cancel", "diff", "verify", "recollect"})
     if (chosen == name) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {
     fmt::print(stderr, "berth: error: only `sandbox` and `run` take a command after --\n");

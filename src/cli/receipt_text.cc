@@ -1,5 +1,7 @@
 #include "cli/receipt_text.h"
 
+#include <fmt/format.h>
+
 #include "base/quote.h"
 
 namespace berth::cli {
@@ -26,6 +28,50 @@ std::vector<std::string> ReceiptChangeLines(const job::Receipt& receipt) {
     lines.push_back("refused " + QuotePath(path) + ": " + EscapeControls(reason));
   for (std::string& line : SkippedIncludeLines(receipt)) lines.push_back(std::move(line));
   return lines;
+}
+
+std::vector<std::string> CheckLines(const job::Verification& v) {
+  std::vector<std::string> lines;
+  for (const job::CheckResult& c : v.checks)
+    lines.push_back(
+        EscapeControls(fmt::format("{} {:<16} {:>8} ms  {}{}", c.passed ? "ok  " : "FAIL", c.name,
+                                   c.duration_ms, c.reason, c.required ? "" : " (optional)")));
+  return lines;
+}
+
+std::string NextLine(const store::JobRecord& job, const std::optional<job::Receipt>& receipt) {
+  if (job.landed_commit) return "";
+  const std::optional<job::Verification> v =
+      receipt ? receipt->verification : std::optional<job::Verification>();
+  switch (job.state) {
+    case store::JobState::kCompleted:
+      if (!job.commit) return "";
+      if (!v || v->checks.empty())
+        return "berth diff " + job.id + ", then berth land " + job.id +
+               " (no check ran: it lands only with [landing] allow_unverified = true)";
+      return "berth diff " + job.id + ", then berth land " + job.id;
+    case store::JobState::kVerificationFailed: {
+      if (!job.commit) break;
+      if (v && v->required_passed)  // re-verified since
+        return "berth diff " + job.id + ", then berth land " + job.id;
+      std::string failed;
+      if (v)
+        for (const job::CheckResult& c : v->checks)
+          if (c.required && !c.passed && !c.log.empty()) {
+            failed = c.name;
+            break;
+          }
+      return (failed.empty() ? "berth logs " + job.id
+                             : "berth logs " + job.id + " --check " + QuotePath(failed)) +
+             ", then berth verify " + job.id + " (berth land " + job.id + " once it passes)";
+    }
+    case store::JobState::kRefused:
+      return "berth diff " + job.id + ", then widen the policy's writable globs and berth " +
+             "recollect " + job.id;
+    default:
+      break;
+  }
+  return "berth logs " + job.id;
 }
 
 }  // namespace berth::cli

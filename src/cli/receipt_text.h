@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "job/receipt.h"
+#include "store/job_record.h"
 
 namespace berth::cli {
 
@@ -17,6 +18,12 @@ std::vector<std::string> ReceiptChangeLines(const job::Receipt& receipt);
 // "accept|decline (RULE) KIND: ASKED" per approval request, in order, each escaped (what was
 // asked comes from the agent).
 std::vector<std::string> ApprovalLines(const job::Receipt& receipt);
+// "ok   NAME  DURATION  REASON" / "FAIL NAME ..." per check of `v`, "(optional)" marked, each
+// escaped (a check's name comes from the policy, its reason from its exit).
+std::vector<std::string> CheckLines(const job::Verification& v);
+// What to run next after `job` ended, only commands that can succeed for its outcome; "" when
+// there is nothing to do (no changes, or landed).
+std::string NextLine(const store::JobRecord& job, const std::optional<job::Receipt>& receipt);
 // Only the "skipped [include]" lines.
 std::vector<std::string> SkippedIncludeLines(const job::Receipt& receipt);
 

@@ -102,8 +102,10 @@ void PrintSummary(const store::JobRecord& job) {
     fmt::print("  access   {}\n", access);
   fmt::print("  base     {}\n", Short(job.base));
   if (job.commit) fmt::print("  commit   {} on branch {}\n", Short(*job.commit), job.branch);
+  std::optional<job::Receipt> decoded;
   if (job.receipt_json)
     if (Result<job::Receipt> receipt = job::Receipt::FromText(*job.receipt_json)) {
+      decoded = *receipt;
       if (!receipt->changes.empty()) {
         fmt::print("  changes  {} file(s){}\n", receipt->changes.size(),
                    job.commit ? "" : " (not committed)");
@@ -113,14 +115,15 @@ void PrintSummary(const store::JobRecord& job) {
       for (const auto& [path, reason] : receipt->refusals)
         fmt::print("  refused  {}: {}\n", QuotePath(path), EscapeControls(reason));
       for (const std::string& line : SkippedIncludeLines(*receipt)) fmt::print("  {}\n", line);
+      if (receipt->verification)
+        for (const std::string& line : CheckLines(*receipt->verification))
+          fmt::print("  check    {}\n", line);
     }
   if (job.landed_commit)
     fmt::print("  landed   {} (auto-land)\n", job.landed_commit->substr(0, 12));
   fmt::print("  receipt  {}/receipt.json\n", job.job_dir);
-  if (job.commit && !job.landed_commit)
-    fmt::print("  next     berth diff {}, then berth land {}\n", job.id, job.id);
-  else if (job.state != store::JobState::kCompleted)
-    fmt::print("  next     berth logs {}\n", job.id);
+  if (std::string next = NextLine(job, decoded); !next.empty())
+    fmt::print("  next     {}\n", EscapeControls(next));
 }
 
 // Runs the job in this process, its supervisor, on the real store, clock and sandbox: one

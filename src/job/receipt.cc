@@ -7,6 +7,7 @@
 #include "job/json_read.h"
 #include "job/run_request.h"
 #include "sys/atomic_file.h"
+#include "sys/process.h"
 
 namespace berth::job {
 
@@ -350,11 +351,14 @@ Result<std::optional<EnvironmentRecord>> EnvironmentFromJson(const JsonReader& r
 
 // Every top-level member Receipt::ToJson writes; the others are kept in Receipt::extra.
 constexpr std::string_view kReceiptKeys[] = {
-    "schema",     "job",     "repository", "agent",        "access",
-    "provider",   "sandbox", "network",    "workspace",    "child",
-    "changes",    "output",  "timings",    "verification", "verification_history",
-    "owner",      "error",   "times",      "landing",      "approvals",
-    "environment"};
+    "schema",          "job",          "repository",
+    "agent",           "access",       "provider",
+    "sandbox",         "network",      "workspace",
+    "child",           "changes",      "output",
+    "timings",         "verification", "verification_history",
+    "owner",           "error",        "times",
+    "landing",         "approvals",    "environment",
+    "recollected_from"};
 
 // The fields of a JobRecord that a receipt carries (and so reads back).
 bool ReceiptJobEqual(const store::JobRecord& a, const store::JobRecord& b) {
@@ -480,6 +484,7 @@ nlohmann::json Receipt::ToJson() const {
   if (landing) j["landing"] = LandingToJson(*landing);
   if (!approvals.empty()) j["approvals"] = ApprovalsToJson(approvals);
   if (environment) j["environment"] = EnvironmentToJson(*environment);
+  if (!recollected_from.empty()) j["recollected_from"] = recollected_from;
   MergeUnknownMembers(extra, &j);
   return j;
 }
@@ -603,6 +608,7 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   out.landing = TRY(LandingFromJson(r));
   TRY(ApprovalsFromJson(r, &out.approvals));
   out.environment = TRY(EnvironmentFromJson(r));
+  if (r.Has("recollected_from")) TRY(r.Read("recollected_from", &out.recollected_from));
   out.extra = UnknownMembers(json, kReceiptKeys);
   return out;
 }
@@ -617,7 +623,8 @@ bool Receipt::operator==(const Receipt& o) const {
     return std::tie(r.argv, r.write, r.backend, r.skipped_includes, r.sandbox, r.child_exit,
                     r.child_signal, r.changes, r.refusals, r.ignored, r.output, r.timings,
                     r.verify_ms, r.verification, r.verification_history, r.error, r.provider,
-                    r.network, r.access, r.landing, r.approvals, r.environment, r.extra);
+                    r.network, r.access, r.landing, r.approvals, r.environment, r.recollected_from,
+                    r.extra);
   };
   return ReceiptJobEqual(job, o.job) && tie(*this) == tie(o);
 }
@@ -693,7 +700,25 @@ Status RecordVerification(store::Store& store, const store::JobRecord& job,
   Receipt receipt = LoadReceiptOrRecord(job);
   receipt.verification = verification;
   receipt.verification_history.push_back(verification);
-  return SaveReceipt(store, job, receipt.ToJson());
+  TRY(SaveReceipt(store, job, receipt.ToJson()));
+  nlohmann::json checks = nlohmann::json::array();
+  for (const CheckResult& c : verification.checks)
+    checks.push_back({{"name", c.name},
+                      {"required", c.required},
+                      {"passed", c.passed},
+                      {"reason", c.reason},
+                      {"duration_ms", c.duration_ms}});
+  const int64_t at = sys::WallMillis();
+  nlohmann::json detail = {{"job", job.id},
+                           {"commit", verification.commit},
+                           {"policy_sha256", verification.policy_sha256},
+                           {"by", verification.by},
+                           {"via", verification.via},
+                           {"at", IsoTime(at)},
+                           {"required_passed", verification.required_passed},
+                           {"checks", std::move(checks)}};
+  TRY(store.AppendAudit(store::AuditEntry{0, at, job.id, "verify", DumpJson(detail)}));
+  return {};
 }
 
 }  // namespace berth::job

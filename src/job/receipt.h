@@ -278,6 +278,9 @@ struct Receipt {
   std::vector<ApprovalRecord> approvals;
   // null for a job whose policy has no [environment] (and in receipts of an older berth).
   std::optional<EnvironmentRecord> environment;
+  // `berth recollect`: the refused job whose kept workspace this job collected again (absent
+  // otherwise).
+  std::string recollected_from;
   // The top-level members this berth does not know (a newer berth's parts), written back by
   // ToJson: a receipt read and re-written (a verification, a land) keeps them. null if none.
   nlohmann::json extra;
@@ -313,7 +316,9 @@ Result<Receipt> LoadReceipt(const store::JobRecord& job);
 // not be read anyway.
 Receipt LoadReceiptOrRecord(const store::JobRecord& job);
 
-// Records `verification` as the latest of the job's receipt and appends it to its history.
+// Records a re-verification (`berth verify`, `land --reverify`): `verification` becomes the
+// latest of the job's receipt and is appended to its history, and the audit log gets a
+// `verify` entry saying who ran it (`verification.by`, `.via`), when, and each check's result.
 Status RecordVerification(store::Store& store, const store::JobRecord& job,
                           const Verification& verification);
 

@@ -25,6 +25,7 @@
 #include "job/outcome.h"
 #include "job/output_capture.h"
 #include "job/receipt.h"
+#include "job/recollect.h"
 #include "job/run_request.h"
 #include "job/services.h"
 #include "job/stored_records.h"
@@ -732,27 +733,7 @@ store::JobRecord JobRun::CollectAndCommit() {
   receipt_.timings.collect_ms = clock_.SteadyMillis() - start;
   if (!changes)
     return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
-  // Files the provider's CLI writes for itself are neither committed nor refused.
-  if (provider_ && !provider_->workspace_artifacts.empty()) {
-    Result<policy::GlobSet> artifacts = policy::GlobSet::Create(provider_->workspace_artifacts);
-    if (artifacts) {
-      auto artifact = [&](const std::string& path) { return artifacts->Matches(path); };
-      std::erase_if(changes->changes, [&](const git::Change& c) { return artifact(c.path); });
-      std::erase_if(changes->refusals,
-                    [&](const workspace::Refusal& r) { return artifact(r.path); });
-    }
-  }
-  // The environment's paths are its layer's, never the job's changes, ignored or not: an
-  // agent's write to a layer file stays in its workspace.
-  if (request_.environment) {
-    auto in_layer = [&](const std::string& path) {
-      for (const std::string& p : request_.environment->paths)
-        if (path == p || path.rfind(p + "/", 0) == 0) return true;
-      return false;
-    };
-    std::erase_if(changes->changes, [&](const git::Change& c) { return in_layer(c.path); });
-    std::erase_if(changes->refusals, [&](const workspace::Refusal& r) { return in_layer(r.path); });
-  }
+  DropNonJobPaths(request_, &*changes);
   receipt_.ignored = changes->ignored.size();
   for (const workspace::Refusal& r : changes->refusals)
     receipt_.refusals.push_back({r.path, r.reason});

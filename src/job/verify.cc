@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 
+#include "base/strings.h"
 #include "confine/caches.h"
 #include "confine/spec_builder.h"
 #include "job/env_setup.h"
@@ -52,9 +53,10 @@ CheckResult ResultFor(const CheckSpec& check) {
 // Runs one check in the verification sandbox.
 // `left_ms`: what is left of the job's deadline, if it has one.
 CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec,
-                   const std::string& log_path, uint64_t output_limit, const SecretMask& mask,
-                   std::optional<int64_t> left_ms) {
+                   const std::string& job_dir, const std::string& log, uint64_t output_limit,
+                   const SecretMask& mask, std::optional<int64_t> left_ms) {
   CheckResult r = ResultFor(check);
+  const std::string log_path = job_dir + "/" + log;
   sandbox::SandboxSpec spec = base_spec;
   spec.argv = check.argv;
   spec.timeout_ms = check.timeout_ms;
@@ -84,6 +86,8 @@ CheckResult RunOne(const CheckSpec& check, const sandbox::SandboxSpec& base_spec
   OutputCapture::Stats stats = (*capture)->Finish();
   r.duration_ms = sys::MonotonicMillis() - start;
   r.output_tail = Tail(log_path, kOutputTailBytes);
+  r.log = log;
+  r.output_bytes = stats.bytes;
   if (!launched) {
     r.reason = "could not start: " + launched.error().ToString();
     return r;
@@ -168,6 +172,8 @@ nlohmann::json CheckResult::ToJson() const {
           {"passed", passed},
           {"reason", reason},
           {"output_tail", output_tail},
+          {"log", log.empty() ? nlohmann::json(nullptr) : nlohmann::json(log)},
+          {"output_bytes", output_bytes},
           {"limits", LimitsToJson(limits, /*with_source=*/false)}};
 }
 
@@ -186,6 +192,9 @@ Result<CheckResult> CheckResult::FromJson(const nlohmann::json& json, const std:
   TRY(r.Read("passed", &c.passed));
   TRY(r.Read("reason", &c.reason));
   TRY(r.Read("output_tail", &c.output_tail));
+  // Absent from receipts written before check logs were kept.
+  if (r.Has("log")) TRY(r.ReadOrNull("log", &c.log));
+  if (r.Has("output_bytes")) TRY(r.Read("output_bytes", &c.output_bytes));
   if (r.Has("limits"))
     c.limits = TRY(LimitsFromJson(r.At("limits"), r.Where("limits"), /*with_source=*/false));
   return c;
@@ -194,11 +203,14 @@ Result<CheckResult> CheckResult::FromJson(const nlohmann::json& json, const std:
 nlohmann::json Verification::ToJson() const {
   nlohmann::json checks_json = nlohmann::json::array();
   for (const CheckResult& c : checks) checks_json.push_back(c.ToJson());
-  return {{"started_at", started_at},
-          {"commit", commit},
-          {"policy_sha256", policy_sha256},
-          {"required_passed", required_passed},
-          {"checks", checks_json}};
+  nlohmann::json out = {{"started_at", started_at},
+                        {"commit", commit},
+                        {"policy_sha256", policy_sha256},
+                        {"required_passed", required_passed},
+                        {"checks", checks_json}};
+  if (!by.empty()) out["by"] = by;
+  if (!via.empty()) out["via"] = via;
+  return out;
 }
 
 Result<Verification> Verification::FromJson(const nlohmann::json& json, const std::string& where) {
@@ -209,6 +221,8 @@ Result<Verification> Verification::FromJson(const nlohmann::json& json, const st
   TRY(r.Read("policy_sha256", &v.policy_sha256));
   TRY(r.Read("required_passed", &v.required_passed));
   TRY(r.ReadList("checks", &v.checks, CheckResult::FromJson));
+  if (r.Has("by")) TRY(r.Read("by", &v.by));
+  if (r.Has("via")) TRY(r.Read("via", &v.via));
   return v;
 }
 
@@ -239,8 +253,9 @@ Result<Verification> RunChecks(
     layer_dir = layer.layer->dir;
   }
   std::string dir = TRY(sys::MakeTempDir(job.job_dir, "verify-"));
-  // The scratch directory (the overlay's upper and work, the checks' logs) goes with the
-  // verification, however it ends: the receipt keeps each check's output tail.
+  // The scratch directory (the overlay's upper and work) goes with the verification, however
+  // it ends. The checks' logs stay: each verification has its own directory under checks/,
+  // kept with the job (berth logs JOB --check NAME).
   struct Scratch {
     std::string dir;
     ~Scratch() {
@@ -250,7 +265,9 @@ Result<Verification> RunChecks(
   } scratch{dir};
   TRY(sys::MakeDirs(dir + "/upper", 0700));
   TRY(sys::MakeDirs(dir + "/work", 0700));
-  TRY(sys::MakeDirs(dir + "/logs", 0700));
+  TRY(sys::MakeDirs(job.job_dir + "/checks", 0700));
+  const std::string logs = TRY(sys::MakeTempDir(job.job_dir + "/checks", "v-"));
+  const std::string logs_name = "checks/" + logs.substr(logs.rfind('/') + 1);
   // Checks never receive a credential, but the committed tree may hold one the agent wrote:
   // their logs and output tails are masked like the agent's output.
   const SecretMask mask = KnownSecrets(ctx, request.credential_names);
@@ -309,7 +326,8 @@ Result<Verification> RunChecks(
       if (!added)
         result.reason = "could not start: " + added.error().ToString();
       else
-        result = RunOne(check, spec, dir + "/logs/" + std::to_string(v.checks.size()) + ".log",
+        result = RunOne(check, spec, job.job_dir,
+                        logs_name + "/" + std::to_string(v.checks.size()) + ".log",
                         request.output_limit, mask, left);
       if (Status removed = RemoveServiceScratch(services); !removed)
         on_event("verify",
@@ -321,6 +339,15 @@ Result<Verification> RunChecks(
     v.checks.push_back(std::move(result));
   }
   return v;
+}
+
+std::optional<std::string> CheckLogPath(const std::string& job_dir, const Verification& v,
+                                        const std::string& name) {
+  for (const CheckResult& c : v.checks)
+    // Only a path berth writes: checks/<verification>/<index>.log, never out of the job dir.
+    if (c.name == name && StartsWith(c.log, "checks/") && c.log.find("..") == std::string::npos)
+      return job_dir + "/" + c.log;
+  return std::nullopt;
 }
 
 std::string Verification::Summary() const {

@@ -34,8 +34,13 @@ struct CheckResult {
   bool over_output_limit = false;
   int64_t duration_ms = 0;
   bool passed = false;
-  std::string reason;               // why it failed, or "exited 0 as expected"
-  std::string output_tail;          // the last few KiB of its output, secrets masked
+  std::string reason;       // why it failed, or "exited 0 as expected"
+  std::string output_tail;  // the last few KiB of its output, secrets masked
+  // Its whole output as captured (masked, bounded by the job's output_limit like the agent's
+  // stdout), relative to the job dir: "checks/<verification>/<index>.log"; "" when none was
+  // kept (a check not run, or a receipt written before logs were kept).
+  std::string log;
+  uint64_t output_bytes = 0;        // everything it wrote, before masking and bounding
   std::vector<LimitRecord> limits;  // what the sandbox applied (no `source`)
 
   // The codec of one entry of a receipt's `verification.checks` (docs/receipt.md).
@@ -50,6 +55,10 @@ struct Verification {
   std::string started_at;
   std::string commit;
   std::string policy_sha256;
+  // A re-verification (`berth verify`, `land --reverify`): the OS user who ran it and the
+  // command. Both "" for the job's own verification.
+  std::string by;
+  std::string via;
 
   // The codec of a receipt's `verification` and of each entry of `verification_history`.
   nlohmann::json ToJson() const;
@@ -68,6 +77,11 @@ bool IsCredentialShaped(const std::string& name, const std::string& value);
 // its `cache:` grants set (confine::IsCacheGrantVariable): a grant's own variable is never a
 // credential, while a same-named value the caller passed or set is dropped before it gets here.
 void DropCredentialShaped(sandbox::SandboxSpec* spec);
+
+// The kept log of the check named `name` in `v`, as a path under `job_dir`; nullopt when there
+// is no such check or it kept no log.
+std::optional<std::string> CheckLogPath(const std::string& job_dir, const Verification& v,
+                                        const std::string& name);
 
 // Runs `request.checks` on `commit`. `on_event(step, detail)` reports each check starting
 // and ending. With `budget_ms` (what is left of the job's deadline) no check runs past it:

@@ -79,4 +79,42 @@ TEST(VerificationSummary, CountsThePassedChecksAndNamesTheFailedOptionalOnesRegr
 }
 
 }  // namespace
+TEST(VerificationCodec, KeepsTheCheckLogAndWhoReverifiedAndReadsOlderReceipts) {
+  CheckResult check;
+  check.name = "unit";
+  check.argv = {"make", "test"};
+  check.exit = 0;
+  check.passed = true;
+  check.log = "checks/v-abc123/0.log";
+  check.output_bytes = 123456;
+  Verification v;
+  v.checks = {check};
+  v.commit = std::string(40, 'a');
+  v.by = "alice";
+  v.via = "berth verify";
+  Result<Verification> back = Verification::FromJson(v.ToJson(), "v");
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(*back, v);
+  EXPECT_EQ(CheckLogPath("/jobs/x", *back, "unit"), "/jobs/x/checks/v-abc123/0.log");
+  EXPECT_EQ(CheckLogPath("/jobs/x", *back, "lint"), std::nullopt);
+
+  // A receipt written before logs were kept: no log, no by/via.
+  nlohmann::json older = v.ToJson();
+  older.erase("by");
+  older.erase("via");
+  older["checks"][0].erase("log");
+  older["checks"][0].erase("output_bytes");
+  Result<Verification> old = Verification::FromJson(older, "v");
+  ASSERT_TRUE(old) << old.error().ToString();
+  EXPECT_EQ(old->checks[0].log, "");
+  EXPECT_EQ(old->by, "");
+  EXPECT_EQ(CheckLogPath("/jobs/x", *old, "unit"), std::nullopt);
+
+  // Only a path berth writes, never out of the job dir.
+  v.checks[0].log = "checks/../../../etc/shadow";
+  EXPECT_EQ(CheckLogPath("/jobs/x", v, "unit"), std::nullopt);
+  v.checks[0].log = "/etc/shadow";
+  EXPECT_EQ(CheckLogPath("/jobs/x", v, "unit"), std::nullopt);
+}
+
 }  // namespace berth::job

@@ -71,7 +71,8 @@ std::optional<std::string> EnvValue(const JobContext& ctx, const std::string& na
 }
 
 // Why `verification` (the receipt's latest, or a fresh one) does not allow a land; "" if it does.
-std::string VerificationRefusal(const std::optional<Verification>& verification,
+std::string VerificationRefusal(const std::string& job_id,
+                                const std::optional<Verification>& verification,
                                 bool allow_unverified) {
   if (!verification || verification->checks.empty()) {
     if (allow_unverified) return "";
@@ -82,7 +83,8 @@ std::string VerificationRefusal(const std::optional<Verification>& verification,
     std::string failed;
     for (const CheckResult& check : verification->checks)
       if (check.required && !check.passed) failed += (failed.empty() ? "" : ", ") + check.name;
-    return "a required check failed in the latest verification: " + failed;
+    return "a required check failed in the latest verification: " + failed +
+           " (re-run the checks with berth verify " + job_id + ", or land with --reverify)";
   }
   return "";
 }
@@ -110,6 +112,8 @@ Result<Verification> Reverify(const JobContext& ctx, store::Store& store,
                                              "is what the land decides on");
                                }));
   if (!record) return verification;
+  verification.by = ctx.identity.user;
+  verification.via = "berth land --reverify";
   TRY(RecordVerification(store, job, verification));
   return verification;
 }
@@ -386,7 +390,10 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
 
   // 1. What needs no lock: the job's state, its commit, the policy, a re-verification (checks
   //    can take minutes; other lands should not wait for them).
-  if (job_in.state != store::JobState::kCompleted)
+  // A job that failed verification lands once a re-verification passed every required check
+  // (`berth verify`, or `--reverify` here): the latest verification decides, below.
+  const bool failed_verification = job_in.state == store::JobState::kVerificationFailed;
+  if (job_in.state != store::JobState::kCompleted && !failed_verification)
     return Refuse(result, std::string("job ") + job_in.id + " is " +
                               store::JobStateName(job_in.state) + ", not completed");
   if (!job_in.commit) return Refuse(result, "job " + job_in.id + " has no commit");
@@ -408,10 +415,18 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
     reverified = std::move(v);
   } else {
     std::string current = pol ? pol->sha256 : "";
-    if (current != job_in.policy_hash)
-      return Refuse(result, "the policy changed since the job ran (sha256 " +
-                                (job_in.policy_hash.empty() ? "none" : job_in.policy_hash) +
-                                ", now " + (current.empty() ? "none" : current) +
+    // A re-verified job was last checked under the policy of its re-verification.
+    std::string checked_under = job_in.policy_hash;
+    if (failed_verification)
+      if (Result<Receipt> receipt = LoadReceipt(job_in); receipt && receipt->verification)
+        checked_under = receipt->verification->policy_sha256;
+    if (current != checked_under)
+      return Refuse(result, std::string(failed_verification ? "the policy changed since the job "
+                                                              "was last verified (sha256 "
+                                                            : "the policy changed since the job "
+                                                              "ran (sha256 ") +
+                                (checked_under.empty() ? "none" : checked_under) + ", now " +
+                                (current.empty() ? "none" : current) +
                                 "); land with --reverify to re-run the current policy's checks");
   }
 
@@ -436,7 +451,7 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
     if (Result<Receipt> receipt = LoadReceipt(job)) verification = receipt->verification;
   // Auto-landing never takes an unverified job, whatever allow_unverified says.
   bool allow_unverified = landing.allow_unverified && options.authorised_by != kAutoLand;
-  if (std::string why = VerificationRefusal(verification, allow_unverified); !why.empty())
+  if (std::string why = VerificationRefusal(job.id, verification, allow_unverified); !why.empty())
     return Refuse(result, why);
 
   // 3. The target and the cherry-pick.

@@ -3,6 +3,7 @@
 
 #include "git/repository.h"
 #include "job/job_json.h"
+#include "job/receipt.h"
 #include "job/secret_mask.h"
 #include "mcp/tools.h"
 #include "sys/fs.h"
@@ -45,9 +46,22 @@ Result<std::string> JobStream(Backend& backend, const std::string& job, const st
     }
     return text;
   }
+  // "check:NAME": the kept output of that check of the latest verification, as
+  // `berth logs JOB --check NAME` prints it.
+  std::string path = j.job_dir + "/" + stream;
+  if (stream.rfind("check:", 0) == 0) {
+    const std::string name = stream.substr(6);
+    job::Receipt receipt = TRY(job::LoadReceipt(j));
+    std::optional<std::string> log;
+    if (receipt.verification) log = job::CheckLogPath(j.job_dir, *receipt.verification, name);
+    if (!log)
+      return Error(Cause::kNotFound,
+                   "the latest verification of job " + j.id + " kept no output of check " + name);
+    path = *log;
+  }
   // What `berth logs` prints of the stream: the file, masked with the secrets this caller
   // knows. Offsets count bytes of the masked stream.
-  Result<std::string> raw = sys::ReadFile(j.job_dir + "/" + stream);
+  Result<std::string> raw = sys::ReadFile(path);
   if (!raw) return std::string();
   job::StreamMasker masker(store->mask());
   std::string masked = masker.Feed(*raw);
@@ -125,20 +139,27 @@ Tool LogsTool(Backend& backend) {
   t.name = "logs";
   t.title = "Read a job's logs";
   t.description =
-      "A page of the job's stdout, stderr or events (one JSON object per line), masked like "
-      "`berth logs`. Read on from next_offset until eof.";
+      "A page of the job's stdout, stderr or events (one JSON object per line), or with "
+      "`check` the kept output of that check of the latest verification (`berth logs "
+      "--check`), masked like `berth logs`. Read on from next_offset until eof.";
   t.params = {JobParam(),
               {"stream",
                Param::Type::kString,
                false,
                "stdout (default), stderr or events",
                {"stdout", "stderr", "events"}},
+              {"check",
+               Param::Type::kString,
+               false,
+               "a check's name (berth show lists them): its output instead of the stream",
+               {}},
               PageParam("offset", "the first byte (default 0)", std::nullopt),
               PageParam("limit", "at most this many bytes (default and most 65536)",
                         static_cast<double>(kMaxPage))};
   t.idempotent = true;
   t.run = [&backend](const nlohmann::json& args, CallContext&) -> ToolResult {
-    const std::string stream = Str(args, "stream", "stdout");
+    const std::string stream =
+        args.contains("check") ? "check:" + Str(args, "check") : Str(args, "stream", "stdout");
     std::string id;
     Result<std::string> all = JobStream(backend, args["job"], stream, &id);
     if (!all) return ToolError(all.error().ToString());
@@ -157,7 +178,8 @@ Tool DiffTool(Backend& backend) {
   t.title = "A job's diff";
   t.description =
       "A page of the job's committed patch against its base, as `berth diff` prints it, with "
-      "the changed files. Read on from next_offset until eof.";
+      "the changed files (a refused job: its kept workspace's patch, not committed). Read on "
+      "from next_offset until eof.";
   t.params = {JobParam(), PageParam("offset", "the first byte (default 0)", std::nullopt),
               PageParam("limit", "at most this many bytes (default and most 65536)",
                         static_cast<double>(kMaxPage))};
@@ -178,7 +200,11 @@ Tool DiffTool(Backend& backend) {
         {"eof", p.eof},
         {"patch", p.data}};
     std::string text = p.data;
-    if (Field(*d, "commit").is_null())
+    // A refused job's kept workspace (`berth diff`): its patch, said to be uncommitted.
+    if (Field(*d, "commit").is_null() && d->contains("kept"))
+      text = "job " + Str(*d, "id") + " is refused; its kept workspace, not committed (berth " +
+             "recollect collects it under the current policy):\n" + p.data;
+    else if (Field(*d, "commit").is_null())
       text = "job " + Str(*d, "id") + " has no commit (" + Str(*d, "state") + ")";
     return ToolResult{text + PageTrailer(p), structured, false};
   };

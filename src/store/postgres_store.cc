@@ -692,7 +692,7 @@ Result<bool> PostgresStore::MarkLanded(const std::string& job_id, const std::str
   // jobs_terminal_is_final trigger lets them change; the WHERE clause makes it happen once.
   PgResult update =
       TRY(db_.Exec("UPDATE jobs SET landed_at_ms = $2, landed_commit = $3 WHERE id = $1 AND "
-                   "landed_at_ms IS NULL AND state = 'completed'",
+                   "landed_at_ms IS NULL AND state IN ('completed', 'verification-failed')",
                    PgParams().Text(job_id).Int(landed_at_ms).Text(landed_commit)));
   if (update.AffectedRows() == 1) return true;
   return Missed(job_id);

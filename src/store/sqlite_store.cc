@@ -687,7 +687,7 @@ Result<bool> SqliteStore::MarkLanded(const std::string& job_id, const std::strin
   // jobs_terminal_is_final trigger lets them change; the WHERE clause makes it happen once.
   SqliteStatement update =
       TRY(db_.Prepare("UPDATE jobs SET landed_at_ms = ?2, landed_commit = ?3 WHERE id = ?1 AND "
-                      "landed_at_ms IS NULL AND state = 'completed'"));
+                      "landed_at_ms IS NULL AND state IN ('completed', 'verification-failed')"));
   update.BindText(1, job_id).BindInt(2, landed_at_ms).BindText(3, landed_commit);
   TRY(update.Run());
   if (db_.Changes() == 1) return true;

@@ -97,8 +97,9 @@ class Store {
   virtual Status SetReceipt(const std::string& job_id, const std::string& receipt_json) = 0;
 
   // Compare-and-set: records that the job landed as `landed_commit` at `landed_at_ms`, only
-  // while it is completed and not landed yet. false, changing nothing, otherwise (landed
-  // before, or not completed); kNotFound for an unknown job.
+  // while it is completed (or verification-failed: re-verified, docs/landing.md) and not landed
+  // yet. false, changing nothing, otherwise (landed before, or not landable); kNotFound for an
+  // unknown job.
   virtual Result<bool> MarkLanded(const std::string& job_id, const std::string& landed_commit,
                                   int64_t landed_at_ms) = 0;
 

@@ -282,5 +282,201 @@ TEST_F(LandTest, KillNineAtEveryStepLeavesTheRepositoryBeforeOrAfter) {
   }
 }
 
+// --- Checks you can see and re-run (issue 29) ------------------------------------------------
+
+// A check that fails the first time it runs and passes every time after: its counter file is
+// outside the repository, in the test's root, which the check may write through its grant.
+std::string FlakyCheck(const std::string& dir) {
+  return "\n[[verify]]\nname = \"flaky\"\nargv = [\"sh\", \"-c\", \"if [ -e " + dir +
+         "/ran ]; then echo second run passes; exit 0; fi; : > " + dir +
+         "/ran; echo first run fails; exit 3\"]\ngrants = [\"write:" + dir + "\"]\n";
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Every audit entry of the job with this action, as `berth show` prints them (JSON details).
+std::vector<json> AuditDetails(const std::string& show_text, const std::string& action) {
+  std::vector<json> out;
+  for (const std::string& line : SplitLines(show_text)) {
+    if (!line.starts_with("  #")) continue;
+    size_t at = line.find("  " + action + " ");
+    size_t brace = line.find('{');
+    if (at == std::string::npos || brace == std::string::npos || brace < at) continue;
+    out.push_back(json::parse(line.substr(brace), nullptr, false));
+  }
+  return out;
+}
+
+TEST_F(LandTest, FlakyCheckPassingOnReverificationMakesTheJobLandableAndAudited) {
+  const std::string dir = root() + "/flaky";
+  ASSERT_TRUE(sys::MakeDirs(dir, 0777));
+  CommitPolicy(std::string(kPolicyHead) + FlakyCheck(dir));
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"}, "verification-failed");
+  ASSERT_TRUE(PathExists(dir + "/ran"));
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+
+  json refused = LandJson({id}, 1);
+  EXPECT_TRUE(Contains(refused.value("refused_reason", ""), "a required check failed"))
+      << refused.dump(2);
+  EXPECT_TRUE(Contains(refused.value("refused_reason", ""), "berth verify " + id))
+      << refused.dump(2);
+
+  RunResult verify = Berth({"verify", id});
+  EXPECT_EQ(verify.exit_code, 0) << verify.Describe();
+  EXPECT_TRUE(Contains(verify.out, "landable")) << verify.Describe();
+
+  json landed = LandJson({id}, 0);
+  EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), head);
+  EXPECT_EQ(ReadText(ws() + "/src/copy.c"), kMainC);
+
+  // The job stays verification-failed; its receipt and the audit log say who re-verified it.
+  json job = ShowJson(id);
+  EXPECT_EQ(GetStr(job, "state"), "verification-failed");
+  EXPECT_EQ(Get(job, "receipt.verification.required_passed"), true) << job.dump(2);
+  EXPECT_EQ(GetStr(job, "receipt.verification.via"), "berth verify");
+  EXPECT_FALSE(GetStr(job, "receipt.verification.by").empty());
+  EXPECT_EQ(Get(job, "receipt.verification_history").size(), 2u);
+  RunResult show = Berth({"show", id});
+  std::vector<json> audits = AuditDetails(show.out, "verify");
+  ASSERT_EQ(audits.size(), 1u) << show.Describe();
+  EXPECT_EQ(audits[0].value("via", ""), "berth verify") << audits[0].dump(2);
+  EXPECT_EQ(audits[0].value("by", ""), GetStr(job, "receipt.verification.by"));
+  EXPECT_EQ(audits[0].value("required_passed", false), true);
+  ASSERT_TRUE(audits[0]["checks"].is_array() && audits[0]["checks"].size() == 1u)
+      << audits[0].dump(2);
+  EXPECT_EQ(audits[0]["checks"][0].value("name", ""), "flaky");
+  EXPECT_EQ(audits[0]["checks"][0].value("passed", false), true);
+  EXPECT_EQ(AuditDetails(show.out, "land").size(), 1u) << show.Describe();
+}
+
+TEST_F(LandTest, LandReverifyTakesAJobThatFailedVerificationOncePassing) {
+  const std::string dir = root() + "/flaky";
+  ASSERT_TRUE(sys::MakeDirs(dir, 0777));
+  CommitPolicy(std::string(kPolicyHead) + FlakyCheck(dir));
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"}, "verification-failed");
+  json landed = LandJson({id, "--reverify"}, 0);
+  EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  std::vector<json> audits = AuditDetails(Berth({"show", id}).out, "verify");
+  ASSERT_EQ(audits.size(), 1u);
+  EXPECT_EQ(audits[0].value("via", ""), "berth land --reverify");
+}
+
+TEST_F(LandTest, FailingReverificationLeavesTheJobRefused) {
+  CommitPolicy(std::string(kPolicyHead) + kFailingCheck);
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"}, "verification-failed");
+  auto before = RepoState();
+  RunResult verify = Berth({"verify", id});
+  EXPECT_EQ(verify.exit_code, 1) << verify.Describe();
+  EXPECT_FALSE(Contains(verify.out, "landable")) << verify.Describe();
+  json refused = LandJson({id}, 1);
+  EXPECT_TRUE(Contains(refused.value("refused_reason", ""), "a required check failed"))
+      << refused.dump(2);
+  json reverified = LandJson({id, "--reverify"}, 1);
+  EXPECT_TRUE(Contains(reverified.value("refused_reason", ""), "a required check failed"))
+      << reverified.dump(2);
+  auto after = RepoState();
+  EXPECT_EQ(after, before);
+  std::vector<json> audits = AuditDetails(Berth({"show", id}).out, "verify");
+  ASSERT_EQ(audits.size(), 2u);
+  EXPECT_EQ(audits[1].value("required_passed", true), false);
+}
+
+TEST_F(LandTest, RunSuggestsOnlyWhatCanSucceedAfterAFailedVerification) {
+  CommitPolicy(std::string(kPolicyHead) + kFailingCheck);
+  RunResult run = Berth({"run", "implement", "--", "sh", std::string(AGENTS_DIR) + "/copy.sh",
+                         "src/main.c", "src/copy.c"});
+  EXPECT_EQ(run.exit_code, 1) << run.Describe();
+  std::string next;
+  for (const std::string& line : SplitLines(run.out))
+    if (Contains(line, "  next ")) next = line;
+  EXPECT_TRUE(Contains(next, "--check unit")) << run.Describe();
+  EXPECT_TRUE(Contains(next, "berth verify")) << run.Describe();
+  EXPECT_FALSE(Contains(next, ", then berth land")) << run.Describe();
+  EXPECT_TRUE(Contains(run.out, "FAIL unit")) << run.Describe();
+}
+
+TEST_F(LandTest, ACheckOutputLongerThanTheReceiptTailIsKeptAndShown) {
+  CommitPolicy(std::string(kPolicyHead) +
+               "\n[[verify]]\nname = \"long\"\nargv = [\"sh\", \"-c\", \"i=0; while [ $i -lt 3000 "
+               "]; do echo line $i of the long check; i=$((i+1)); done\"]\n");
+  const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"});
+  json job = ShowJson(id);
+  json check = Get(job, "receipt.verification.checks");
+  ASSERT_TRUE(check.is_array() && check.size() == 1u) << job.dump(2);
+  const std::string tail = GetStr(check[0], "output_tail");
+  EXPECT_LE(tail.size(), 4096u);
+  EXPECT_FALSE(Contains(tail, "line 0 of")) << tail;
+  EXPECT_GT(GetInt(check[0], "output_bytes").value_or(0), 4096 * 10);
+
+  RunResult logs = Berth({"logs", id, "--check", "long"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.Describe();
+  EXPECT_TRUE(Contains(logs.out, "line 0 of the long check\n")) << logs.err;
+  EXPECT_TRUE(Contains(logs.out, "line 1500 of the long check\n")) << logs.err;
+  EXPECT_TRUE(Contains(logs.out, "line 2999 of the long check\n")) << logs.err;
+  EXPECT_GT(logs.out.size(), 4096u * 10);
+  RunResult unknown = Berth({"logs", id, "--check", "nope"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(Contains(unknown.err, "long")) << unknown.Describe();
+
+  RunResult show = Berth({"show", id});
+  EXPECT_TRUE(Contains(show.out, ", verify ")) << show.out;
+  bool line = false;
+  for (const std::string& l : SplitLines(show.out))
+    line = line || (Contains(l, "ok   long") && Contains(l, " ms  exited 0 as expected"));
+  EXPECT_TRUE(line) << show.out;
+}
+
+TEST_F(LandTest, RefusedJobsWorkIsShownAndRecollectedUnderAWidenedPolicy) {
+  const std::string id = RunJob("outside.sh", {}, "refused");
+  RunResult diff = Berth({"diff", id});
+  EXPECT_EQ(diff.exit_code, 0) << diff.Describe();
+  EXPECT_TRUE(Contains(diff.out, "+rewritten by the agent")) << diff.Describe();
+  EXPECT_TRUE(Contains(diff.out, "+allowed")) << diff.Describe();
+  EXPECT_TRUE(Contains(diff.err, "not committed")) << diff.Describe();
+  RunResult stat = Berth({"diff", id, "--json"});
+  json files = ParseJson(stat.out)["files"];
+  EXPECT_TRUE(files.is_array() && files.size() == 2u) << stat.Describe();
+
+  // Under the same policy the work is still refused: nothing is recorded.
+  RunResult again = Berth({"recollect", id});
+  EXPECT_EQ(again.exit_code, 3) << again.Describe();
+  EXPECT_TRUE(Contains(again.err, "README.md")) << again.Describe();
+  EXPECT_EQ(ListJson().size(), 1u);
+
+  std::string widened = kPolicyHead;
+  widened.replace(widened.find("[\"src/**\"]"), std::string("[\"src/**\"]").size(),
+                  "[\"src/**\", \"README.md\"]");
+  CommitPolicy(widened + kPassingCheck);
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  EXPECT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  json out = ParseJson(recollect.out);
+  const std::string fresh = GetStr(out, "job.id");
+  EXPECT_EQ(GetStr(out, "job.state"), "completed") << recollect.Describe();
+  EXPECT_NE(fresh, id);
+  json job = ShowJson(fresh);
+  EXPECT_EQ(GetStr(job, "receipt.recollected_from"), id) << job.dump(2);
+  EXPECT_TRUE(Contains(Berth({"show", fresh}).out, "refused job " + id));
+  EXPECT_EQ(Get(job, "receipt.verification.required_passed"), true) << job.dump(2);
+  EXPECT_EQ(GitOut({"show", "berth/" + fresh + ":README.md"}), "rewritten by the agent");
+  EXPECT_EQ(GitOut({"show", "berth/" + fresh + ":src/allowed.c"}), "allowed");
+
+  json landed = LandJson({fresh}, 0);
+  EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(ReadText(ws() + "/README.md"), "rewritten by the agent\n");
+  EXPECT_EQ(AuditDetails(Berth({"show", id}).out, "recollect").size(), 1u);
+  EXPECT_EQ(GetStr(ShowJson(id), "state"), "refused");
+}
+
 }  // namespace
 }  // namespace berth::e2e

@@ -461,5 +461,41 @@ TEST_F(McpTest, InspectorCliListsAndCallsTools) {
   EXPECT_NE(Text(ls).find(id), std::string::npos) << ls.dump(2);
 }
 
+// The logs tool reads a check's kept output (`check`), whole, beyond the receipt's 4 KiB tail;
+// show carries the verification with each check's log.
+TEST_F(McpTest, LogsToolReadsAChecksKeptOutput) {
+  REQUIRE_FEATURE(!node_.empty(), "node is needed");
+  std::string policy = ReadText(PolicyPath());
+  policy +=
+      "\n[[verify]]\nname = \"long\"\nargv = [\"sh\", \"-c\", \"i=0; while [ $i -lt 3000 ]; "
+      "do echo line $i of the long check; i=$((i+1)); done\"]\n";
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "a check with long output"}).exit_code, 0);
+  RunResult run = Berth({"run", "implement", "-p", "edit"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json calls = json::array(
+      {{{"name", "logs"}, {"arguments", {{"job", id}, {"check", "long"}}}},
+       {{"name", "show"}, {"arguments", {{"job", id}}}},
+       {{"name", "logs"}, {"arguments", {{"job", id}, {"check", "nope"}}}},
+       {{"name", "logs"}, {"arguments", {{"job", id}, {"check", "long"}, {"offset", 65536}}}}});
+  json answers = Client({std::string(kClients) + "/call_client.mjs", BERTH_BINARY, calls.dump()});
+  ASSERT_TRUE(answers.is_array() && answers.size() == 4u) << answers.dump(2);
+  std::map<int, json> by_id;
+  for (const json& a : answers) by_id[a["id"].get<int>()] = Get(a, "result");
+  const json logs = Get(by_id[0], "structuredContent");
+  const std::string data = GetStr(logs, "data");
+  EXPECT_TRUE(Contains(data, "line 0 of the long check\n")) << by_id[0].dump(2);
+  EXPECT_GT(GetInt(logs, "size").value_or(0), 4096 * 10) << by_id[0].dump(2);
+  // Paged like the agent's output: the last page ends with the check's last line.
+  const json last = Get(by_id[3], "structuredContent");
+  EXPECT_EQ(Get(last, "eof"), true) << by_id[3].dump(2);
+  EXPECT_TRUE(Contains(GetStr(last, "data"), "line 2999 of the long check\n")) << by_id[3].dump(2);
+  json checks = Get(Get(by_id[1], "structuredContent"), "receipt.verification.checks");
+  ASSERT_TRUE(checks.is_array() && checks.size() == 2u) << by_id[1].dump(2);
+  EXPECT_EQ(GetStr(checks[1], "log").rfind("checks/", 0), 0u) << checks.dump(2);
+  EXPECT_EQ(Get(by_id[2], "isError"), true) << by_id[2].dump(2);
+}
+
 }  // namespace
 }  // namespace berth::e2e
