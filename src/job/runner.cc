@@ -790,15 +790,16 @@ store::JobRecord JobRun::CollectAndCommit() {
   if (changes->changes.empty()) return Finish(JobState::kCompleted, "no changes");
 
   start = clock_.SteadyMillis();
-  Step("commit", "committing to " + job_.branch);
-  // Authored by the user, committed by berth (docs/landing.md, "The job commit").
+  // Authored by the user, committed by berth (docs/landing.md, "The job commit"); one event.
   git::Signature author;
+  std::string authored;
   if (!request_.author_name.empty() && !request_.author_email.empty()) {
     author = git::Signature{request_.author_name, request_.author_email};
   } else {
-    Step("commit", "no git identity (user.name and user.email) for " + job_.repo +
-                       "; the commit is authored by berth <berth@localhost>");
+    authored = "; no git identity (user.name and user.email) for " + job_.repo +
+               ": the commit is authored by berth <berth@localhost>";
   }
+  Step("commit", "committing to " + job_.branch + authored);
   Result<std::string> commit =
       repo_->CommitChanges(job_.base, changes->changes, CommitMessage(), author, git::Signature{});
   if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());
