@@ -114,6 +114,7 @@ int List(Session& s, const JobsOptions& o) {
     std::string result = j.commit   ? j.branch + " @ " + j.commit->substr(0, 10)
                          : position ? QueueText(*position)
                                     : j.state_reason;
+    if (j.landed_commit) result = "[landed " + j.landed_commit->substr(0, 10) + "] " + result;
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
     result = EscapeControls(result);

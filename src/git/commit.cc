@@ -153,7 +153,7 @@ std::string WithFinalNewline(const std::string& message) {
 
 Result<std::string> CreateCommit(git_repository* repo, const git_oid& tree_id,
                                  const git_commit* parent, const std::string& message,
-                                 const Signature& author) {
+                                 const Signature& author, const Signature& committer) {
   git_tree* raw_tree = nullptr;
   if (int code = git_tree_lookup(&raw_tree, repo, &tree_id); code < 0)
     return Git2Error("read the new tree", code);
@@ -163,12 +163,17 @@ Result<std::string> CreateCommit(git_repository* repo, const git_oid& tree_id,
       code < 0)
     return Git2Error("signature '" + author.name + " <" + author.email + ">'", code);
   SignaturePtr signature(raw_signature);
+  git_signature* raw_committer = nullptr;
+  if (int code = git_signature_now(&raw_committer, committer.name.c_str(), committer.email.c_str());
+      code < 0)
+    return Git2Error("signature '" + committer.name + " <" + committer.email + ">'", code);
+  SignaturePtr committer_signature(raw_committer);
   const git_commit* parents[] = {parent};
   git_oid commit_id;
   std::string text = WithFinalNewline(message);
-  if (int code = git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, signature.get(),
-                                   signature.get(), /*message_encoding=*/nullptr, text.c_str(),
-                                   tree.get(), 1, parents);
+  if (int code = git_commit_create(
+          &commit_id, repo, /*update_ref=*/nullptr, signature.get(), committer_signature.get(),
+          /*message_encoding=*/nullptr, text.c_str(), tree.get(), 1, parents);
       code < 0)
     return Git2Error("create the commit", code);
   return OidHex(commit_id);
@@ -193,7 +198,8 @@ class IndexOverride {
 
 Result<std::string> Repository::CommitChanges(const std::string& parent,
                                               const std::vector<Change>& changes,
-                                              const std::string& message, const Signature& author) {
+                                              const std::string& message, const Signature& author,
+                                              const Signature& committer) {
   CommitPtr parent_commit = TRY(LookupCommit(Raw(*this), parent));
   git_tree* raw_base = nullptr;
   if (int code = git_commit_tree(&raw_base, parent_commit.get()); code < 0)
@@ -201,7 +207,7 @@ Result<std::string> Repository::CommitChanges(const std::string& parent,
   TreePtr base(raw_base);
   ChangeNode root = TRY(BuildChangeTree(changes));
   std::optional<git_oid> tree_id = TRY(TreeUpdater(Raw(*this)).Apply(base.get(), root, ""));
-  return CreateCommit(Raw(*this), *tree_id, parent_commit.get(), message, author);
+  return CreateCommit(Raw(*this), *tree_id, parent_commit.get(), message, author, committer);
 }
 
 Result<std::string> Repository::CommitWorkingTree(const std::string& message,
@@ -235,7 +241,7 @@ Result<std::string> Repository::CommitWorkingTree(const std::string& message,
   git_oid tree_id;
   if (int code = git_index_write_tree_to(&tree_id, index.get(), repo); code < 0)
     return Git2Error("write the working tree", code);
-  return CreateCommit(repo, tree_id, head_commit.get(), message, author);
+  return CreateCommit(repo, tree_id, head_commit.get(), message, author, author);
 }
 
 }  // namespace berth::git

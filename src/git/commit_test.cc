@@ -175,5 +175,37 @@ TEST_F(CommitTest, WorkingTreeIncludesStagedUnstagedUntrackedButNotIgnored) {
   EXPECT_EQ(ByPath(*repo->ListTree(*again)).size(), tree.size());
 }
 
+TEST_F(CommitTest, AuthorAndCommitterAreEachTheirOwn) {
+  Result<std::string> commit = repo_->CommitChanges(base_, {Upsert("README", "x\n")}, "job",
+                                                    Signature{"Ada Lovelace", "ada@example.com"});
+  ASSERT_TRUE(commit.has_value()) << commit.error().ToString();
+  testing::RunResult log = RunGit({"log", "-1", "--format=%an <%ae>|%cn <%ce>", *commit}, work_);
+  EXPECT_EQ(log.output, "Ada Lovelace <ada@example.com>|berth <berth@localhost>\n");
+}
+
+TEST_F(CommitTest, UserIdentityIsTheRepositoryConfigsThenTheGlobalOne) {
+  // The hermetic HOME's ~/.gitconfig names "Test <test@example.com>".
+  Result<std::optional<Signature>> global = repo_->UserIdentity();
+  ASSERT_TRUE(global.has_value()) << global.error().ToString();
+  ASSERT_TRUE(global->has_value());
+  EXPECT_EQ((*global)->name, "Test");
+  EXPECT_EQ((*global)->email, "test@example.com");
+  ASSERT_EQ(RunGit({"config", "user.name", "Repo Person"}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"config", "user.email", "repo@example.com"}, work_).exit_code, 0);
+  Result<Repository> reopened = Repository::Discover(work_);
+  ASSERT_TRUE(reopened.has_value());
+  Result<std::optional<Signature>> local = reopened->UserIdentity();
+  ASSERT_TRUE(local.has_value() && local->has_value());
+  EXPECT_EQ((*local)->name, "Repo Person");
+  EXPECT_EQ((*local)->email, "repo@example.com");
+  // An empty name is no identity: git refuses to commit with one.
+  ASSERT_EQ(RunGit({"config", "user.name", ""}, work_).exit_code, 0);
+  Result<Repository> emptied = Repository::Discover(work_);
+  ASSERT_TRUE(emptied.has_value());
+  Result<std::optional<Signature>> none = emptied->UserIdentity();
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
+}
+
 }  // namespace
 }  // namespace berth::git

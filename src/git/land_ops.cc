@@ -197,12 +197,15 @@ Result<PickResult> Repository::CherryPick(const std::string& base, const std::st
       code < 0)
     return Git2Error("signature '" + committer.name + " <" + committer.email + ">'", code);
   SignaturePtr signature(raw_signature);
+  // The author (name, email and time) stays the picked commit's, as with git cherry-pick.
+  CommitPtr picked = TRY(LookupCommit(repo, commit));
+  const git_signature* author = git_commit_author(picked.get());
   const git_commit* parents[] = {parent.get()};
   git_oid commit_id;
   std::string text = MessageWithNewline(message);
-  if (int code = git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, signature.get(),
-                                   signature.get(), /*message_encoding=*/nullptr, text.c_str(),
-                                   tree.get(), 1, parents);
+  if (int code =
+          git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, author, signature.get(),
+                            /*message_encoding=*/nullptr, text.c_str(), tree.get(), 1, parents);
       code < 0)
     return Git2Error("create the landed commit", code);
   result.commit = OidHex(commit_id);

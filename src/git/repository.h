@@ -27,9 +27,12 @@ struct Change {
   std::string data;  // file content, or the symlink's target
 };
 
+// A commit's author or committer. The default is berth's own.
 struct Signature {
   std::string name = "berth";
   std::string email = "berth@localhost";
+
+  bool operator==(const Signature&) const = default;
 };
 
 // What an in-memory cherry-pick produced: the conflicting paths, or the new commit.
@@ -129,7 +132,12 @@ class Repository {
   // A new commit: `parent`'s tree with `changes` applied, written to the user's object store.
   // Cost grows with the number of changes, not the size of the tree.
   Result<std::string> CommitChanges(const std::string& parent, const std::vector<Change>& changes,
-                                    const std::string& message, const Signature& author);
+                                    const std::string& message, const Signature& author,
+                                    const Signature& committer = Signature{});
+  // The user's identity (user.name and user.email) as git resolves it for this repository:
+  // its config, then the global (~/.gitconfig), XDG and system files, includes followed.
+  // nullopt when either is unset (identity.cc).
+  Result<std::optional<Signature>> UserIdentity();
   // A commit whose parent is HEAD and whose tree is the user's working tree: staged,
   // unstaged and untracked (not ignored) changes included.
   Result<std::string> CommitWorkingTree(const std::string& message, const Signature& author);
@@ -153,8 +161,8 @@ class Repository {
   std::string common_dir() const;
   // Cherry-picks `commit` (whose parent is `base`) onto `onto` in memory: git_merge_trees with
   // ancestor = base's tree, ours = onto's tree, theirs = commit's tree. With kWriteCommit and no
-  // conflict, writes the merged tree and a commit (parent `onto`, `message`, `committer` as
-  // author and committer). Touches no ref, no index, no file.
+  // conflict, writes the merged tree and a commit (parent `onto`, `message`, the author of
+  // `commit` kept as git cherry-pick keeps it, `committer`). Touches no ref, no index, no file.
   Result<PickResult> CherryPick(const std::string& base, const std::string& commit,
                                 const std::string& onto, const std::string& message,
                                 const Signature& committer, PickMode mode);

@@ -158,6 +158,8 @@ class JobRun {
   std::optional<store::JobRecord> JudgeProvider(const sandbox::LaunchResult& run);
   std::string Mask(std::string text) const;
   store::JobRecord CollectAndCommit();
+  // The job commit's message from the agent's summary, the prompt and the policy's template.
+  std::string CommitMessage() const;
   store::JobRecord Verify(const std::string& committed);
 
   const JobContext& ctx_;

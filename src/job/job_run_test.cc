@@ -203,6 +203,32 @@ TEST_F(JobRunTest, NormalRunMovesThroughItsStatesAndCommitsTheAgentsChange) {
   EXPECT_TRUE(receipt_saved_);
 }
 
+TEST_F(JobRunTest, TheCommitIsTheSubmittersAndSaysTheTemplatedMessage) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  request_.author_name = "Ada Lovelace";
+  request_.author_email = "ada@example.com";
+  request_.commit_template = "{agent}: job {job}";
+  ASSERT_EQ(Run().state, JobState::kCompleted);
+  EXPECT_EQ(RunGit({"log", "-1", "--format=%an <%ae>|%cn <%ce>|%B", std::string("berth/") + kJobId},
+                   repo_dir_)
+                .output,
+            std::string("Ada Lovelace <ada@example.com>|berth <berth@localhost>|coder: job ") +
+                kJobId + "\n\nBerth-Job: " + kJobId + "\n\n");
+  EXPECT_EQ(EventsOf("commit").find("no git identity"), std::string::npos) << EventsOf("commit");
+}
+
+TEST_F(JobRunTest, WithoutAnIdentityBerthAuthorsTheCommitAndTheCommitEventSaysSo) {
+  launcher_.agent.writes = {{"a.txt", "two\n"}};
+  ASSERT_EQ(Run().state, JobState::kCompleted);
+  EXPECT_EQ(
+      RunGit({"log", "-1", "--format=%an <%ae>|%s", std::string("berth/") + kJobId}, repo_dir_)
+          .output,
+      std::string("berth <berth@localhost>|berth: job ") + kJobId + " (agent coder)\n");
+  EXPECT_NE(EventsOf("commit").find("no git identity (user.name and user.email)"),
+            std::string::npos)
+      << EventsOf("commit");
+}
+
 TEST_F(JobRunTest, ARunWithoutChangesCompletesWithoutABranch) {
   store::JobRecord ended = Run();
   EXPECT_EQ(ended.state, JobState::kCompleted);

@@ -238,7 +238,10 @@ constexpr std::string_view kRequestKeys[] = {"agent",
                                              "access_requested_by",
                                              "access_user",
                                              "access_uid",
-                                             "limits"};
+                                             "limits",
+                                             "author_name",
+                                             "author_email",
+                                             "commit_template"};
 
 }  // namespace
 
@@ -290,6 +293,9 @@ nlohmann::json RunRequest::ToJson() const {
   j["access_requested_by"] = AccessAskName(access_requested_by);
   j["access_user"] = access_user;
   j["access_uid"] = access_uid;
+  j["author_name"] = author_name;
+  j["author_email"] = author_email;
+  j["commit_template"] = commit_template;
   j["limits"] = {{"memory_bytes", limits.memory_bytes},
                  {"pids", limits.pids},
                  {"cpus", limits.cpus},
@@ -364,6 +370,9 @@ Result<RunRequest> DecodeRequest(const std::string& text) {
   TRY(r.ReadOrNull("access_user", &out.access_user));
   TRY(r.ReadOrNull("access_uid", &out.access_uid));
   TRY(LimitsFromJson(r, &out.limits));
+  TRY(r.ReadOrNull("author_name", &out.author_name));
+  TRY(r.ReadOrNull("author_email", &out.author_email));
+  TRY(r.ReadOrNull("commit_template", &out.commit_template));
 
   std::optional<workspace::Backend> parsed_backend = ParseBackend(backend);
   if (!parsed_backend)

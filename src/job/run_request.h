@@ -119,6 +119,12 @@ struct RunRequest {
   // approval requests from `approvals`, the agent's rules or else the policy's top-level ones.
   bool app_server = false;
   policy::ApprovalRules approvals;
+  // The job commit (docs/landing.md): the user's git identity read on the submitting host
+  // ("" when the user has none: berth's is used, and an event says so), and the policy's
+  // [commit] message template ("" for berth's own message). Absent in older requests.
+  std::string author_name;
+  std::string author_email;
+  std::string commit_template;
 
   // Where the agent reads its prompt: kPromptPathInJob inside the sandbox; the job's own
   // copy on the host for a full-access job, which has no mounts.

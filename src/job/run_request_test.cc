@@ -45,6 +45,24 @@ TEST(RunRequestJsonTest, TypedFieldsRoundTripAsTheirNames) {
   EXPECT_EQ(provider::ToJson(*back.provider_def), provider::ToJson(*r.provider_def));
 }
 
+TEST(RunRequestJsonTest, TheAuthorAndCommitTemplateTravelAndOlderRequestsHaveNone) {
+  RunRequest r = ProviderRequest();
+  r.author_name = "Ada Lovelace";
+  r.author_email = "ada@example.com";
+  r.commit_template = "{agent}: {subject}";
+  nlohmann::json j = r.ToJson();
+  RunRequest back = RunRequest::FromJson(j.dump()).value();
+  EXPECT_EQ(back.author_name, "Ada Lovelace");
+  EXPECT_EQ(back.author_email, "ada@example.com");
+  EXPECT_EQ(back.commit_template, "{agent}: {subject}");
+  for (const char* key : {"author_name", "author_email", "commit_template"}) j.erase(key);
+  RunRequest older = RunRequest::FromJson(j.dump()).value();
+  EXPECT_EQ(older.author_name, "");
+  EXPECT_EQ(older.author_email, "");
+  EXPECT_EQ(older.commit_template, "");
+  EXPECT_TRUE(older.extra.is_null() || older.extra.empty()) << older.extra.dump();
+}
+
 TEST(RunRequestJsonTest, TheEnvironmentTravelsAndOlderRequestsHaveNone) {
   RunRequest r = ProviderRequest();
   policy::Environment e;

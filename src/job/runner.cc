@@ -12,6 +12,7 @@
 #include "env/postgres.h"
 #include "git/branches.h"
 #include "git/repository.h"
+#include "job/commit_message.h"
 #include "job/disk_watch.h"
 #include "job/env_setup.h"
 #include "job/full_access.h"
@@ -722,6 +723,24 @@ std::optional<store::JobRecord> JobRun::JudgeProvider(const sandbox::LaunchResul
                              Mask(outcome.evidence)});
 }
 
+std::string JobRun::CommitMessage() const {
+  CommitFacts facts;
+  facts.job = job_.id;
+  facts.agent = job_.agent;
+  facts.model = request_.model;
+  if (receipt_.provider) {
+    facts.summary = receipt_.provider->final_text;  // masked already
+    if (receipt_.provider->model.reported) facts.model = *receipt_.provider->model.reported;
+  }
+  if (request_.has_prompt) {
+    // The prompt is the user's, read on the host; a masked copy, as everything berth keeps.
+    constexpr size_t kPromptHead = 4096;
+    if (Result<std::string> prompt = sys::ReadFile(request_.prompt_file))
+      facts.prompt = Mask(prompt->substr(0, kPromptHead));
+  }
+  return JobCommitMessage(facts, request_.commit_template);
+}
+
 store::JobRecord JobRun::CollectAndCommit() {
   int64_t start = clock_.SteadyMillis();
   Result<policy::GlobSet> writable = policy::GlobSet::Create(request_.writable);
@@ -753,11 +772,18 @@ store::JobRecord JobRun::CollectAndCommit() {
   if (changes->changes.empty()) return Finish(JobState::kCompleted, "no changes");
 
   start = clock_.SteadyMillis();
-  Step("commit", "committing to " + job_.branch);
-  std::string message =
-      "berth: job " + job_.id + " (agent " + job_.agent + ")\n\nBerth-Job: " + job_.id + "\n";
+  // Authored by the user, committed by berth (docs/landing.md, "The job commit"); one event.
+  git::Signature author;
+  std::string authored;
+  if (!request_.author_name.empty() && !request_.author_email.empty()) {
+    author = git::Signature{request_.author_name, request_.author_email};
+  } else {
+    authored = "; no git identity (user.name and user.email) for " + job_.repo +
+               ": the commit is authored by berth <berth@localhost>";
+  }
+  Step("commit", "committing to " + job_.branch + authored);
   Result<std::string> commit =
-      repo_->CommitChanges(job_.base, changes->changes, message, git::Signature{});
+      repo_->CommitChanges(job_.base, changes->changes, CommitMessage(), author, git::Signature{});
   if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());
   // A cancel may have won while the commit was written: then no branch may appear.
   Reload();

@@ -120,9 +120,37 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
   for (const policy::Check& check : pol.verify) r.checks.push_back(CheckSpecOf(check));
   r.include_secrets = pol.include.secrets;
   r.environment = pol.environment;
+  r.commit_template = pol.commit.message;
   // The passed variables' values are not taken here: the supervisor reads them from its own
   // environment when the agent starts (runner.cc), so that none is ever stored.
   return r;
+}
+
+// Whether git would take `text` in an identity: not empty, no angle bracket, no control
+// character (libgit2 refuses those in a signature, and a job must not fail over its author).
+bool UsableInIdentity(const std::string& text) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (c == '<' || c == '>' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+// The job commit's author: the user's identity as git resolves it for the repository (its
+// config, the global and system files; GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL over them, as
+// for git commit), read here on the submitting host. None leaves the request's empty:
+// the runner then commits as berth and says so.
+void ResolveAuthor(const JobContext& ctx, git::Repository& repo, RunRequest* request) {
+  git::Signature who{"", ""};
+  if (Result<std::optional<git::Signature>> configured = repo.UserIdentity();
+      configured && *configured)
+    who = **configured;
+  if (std::optional<std::string> name = provider::EnvValue(ctx.environ, "GIT_AUTHOR_NAME"))
+    who.name = *name;
+  if (std::optional<std::string> email = provider::EnvValue(ctx.environ, "GIT_AUTHOR_EMAIL"))
+    who.email = *email;
+  if (!UsableInIdentity(who.name) || !UsableInIdentity(who.email)) return;
+  request->author_name = who.name;
+  request->author_email = who.email;
 }
 
 // The commit a --with-uncommitted job starts from: the user's uncommitted changes (what the
@@ -249,6 +277,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   request.with_uncommitted = options.with_uncommitted;
   request.state_dir = ctx.state_dir;
   request.extra_hidden = ctx.user.hidden_paths;
+  ResolveAuthor(ctx, repo, &request);
 
   if (for_workers) TRY(CheckQueueable(options, request));
   std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");

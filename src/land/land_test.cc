@@ -62,7 +62,8 @@ class LandTest : public ::testing::Test {
         {git::Change::Kind::kUpsert, "dir/new.sh", git::Change::Mode::kExecutable, "#!/bin/sh\n"},
         {git::Change::Kind::kUpsert, "link", git::Change::Mode::kSymlink, "a.txt"}};
     Result<std::string> commit =
-        repo_->CommitChanges(base_, changes, "job edit\n\nBerth-Job: job1\n", git::Signature{});
+        repo_->CommitChanges(base_, changes, "job edit\n\nBerth-Job: job1\n",
+                             git::Signature{"Ada Lovelace", "ada@example.com"}, git::Signature{});
     ASSERT_TRUE(commit) << commit.error().ToString();
     job_commit_ = *commit;
     ASSERT_TRUE(repo_->CreateBranch("berth/job1", job_commit_, "test"));
@@ -301,8 +302,11 @@ TEST_F(LandWithStoreTest, LandsOnceRecordsItAndRefusesTheSecondTime) {
   EXPECT_EQ(Git({"rev-parse", "HEAD"}, dir()), landed->new_commit);
   EXPECT_EQ(Git({"rev-parse", "HEAD^"}, dir()), base_);
   EXPECT_EQ(Git({"status", "--porcelain"}, dir()), "");
-  EXPECT_EQ(Git({"log", "-1", "--format=%an <%ae>%n%B"}, dir()),
-            "berth <berth@localhost>\njob edit\n\nBerth-Job: job1");
+  // The job commit's author and message are kept; berth is the committer.
+  EXPECT_EQ(Git({"log", "-1", "--format=%an <%ae> %at / %cn <%ce>%n%B"}, dir()),
+            "Ada Lovelace <ada@example.com> " +
+                Git({"log", "-1", "--format=%at", job_commit_}, dir()) +
+                " / berth <berth@localhost>\njob edit\n\nBerth-Job: job1");
   store::JobRecord job = **store_->GetJob("job1");
   EXPECT_EQ(job.landed_commit, landed->new_commit);
   std::vector<store::AuditEntry> audit = *store_->ListAudit("job1");

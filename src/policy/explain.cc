@@ -222,6 +222,10 @@ std::string ExplainPolicy(const Policy& policy) {
   Line(&out, 2, "allow_unverified",
        l.allow_unverified ? "yes: `berth land` may land jobs whose checks failed"
                           : "no: only jobs that passed every required check land");
+  out += "\ncommit\n";
+  Line(&out, 2, "message",
+       policy.commit.message.empty() ? "(berth's: the agent's summary or the prompt's first line)"
+                                     : policy.commit.message);
   return out;
 }
 

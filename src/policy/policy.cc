@@ -935,6 +935,21 @@ Status ParseLanding(const Reader& reader, const toml::node& node, Landing* out) 
   return {};
 }
 
+Status ParseCommit(const Reader& reader, const toml::node& node, CommitPolicy* out) {
+  const toml::table* table = TRY(reader.Table(node, "commit"));
+  for (const auto& [key, value] : *table) {
+    std::string key_path = Join("commit", key.str());
+    if (key == "message") {
+      out->message = TRY(reader.NonEmptyString(value, key_path));
+      std::string problem = CommitTemplateProblem(out->message);
+      if (!problem.empty()) return reader.Fail(value, key_path, "the message template " + problem);
+    } else {
+      return reader.Unknown(value, key_path, {"message"});
+    }
+  }
+  return {};
+}
+
 Status ParseVersion(const Reader& reader, const toml::table& root) {
   const std::string supported = "this berth reads policy version " + std::to_string(kPolicyVersion);
   const toml::node* version = root.get("version");
@@ -982,12 +997,14 @@ Result<Policy> ParsePolicy(const std::string& text, const std::string& source_na
       TRY(ParseInclude(reader, value, &policy.include));
     } else if (key == "landing") {
       TRY(ParseLanding(reader, value, &policy.landing));
+    } else if (key == "commit") {
+      TRY(ParseCommit(reader, value, &policy.commit));
     } else if (key == "approvals") {
       policy.approvals = TRY(ParseApprovals(reader, value, "approvals"));
     } else {
       return reader.Unknown(value, std::string(key.str()),
                             {"version", "defaults", "agents", "verify", "environment", "env",
-                             "include", "landing", "approvals"});
+                             "include", "landing", "commit", "approvals"});
     }
   }
   policy.sha256 = Sha256Hex(text);

@@ -142,6 +142,12 @@ struct Landing {
   bool allow_unverified = false;
 };
 
+struct CommitPolicy {
+  // [commit] message: the job commit's message with placeholders (syntax.h,
+  // kCommitPlaceholders); "" for berth's own (docs/landing.md).
+  std::string message;
+};
+
 struct Policy {
   int version = kPolicyVersion;
   Defaults defaults;
@@ -151,6 +157,7 @@ struct Policy {
   EnvPolicy env;
   Include include;
   Landing landing;
+  CommitPolicy commit;
   // [approvals], for the app-server agents without their own table.
   ApprovalRules approvals;
   std::string sha256;  // of the file's bytes, recorded with every job

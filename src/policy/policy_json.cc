@@ -79,6 +79,7 @@ nlohmann::json PolicyToJson(const Policy& p) {
            {{"auto", p.landing.auto_land},
             {"target", p.landing.target},
             {"allow_unverified", p.landing.allow_unverified}}},
+          {"commit", {{"message", p.commit.message}}},
           {"approvals", ApprovalsJson(p.approvals)}};
 }
 

@@ -257,6 +257,27 @@ TEST(ParsePolicy, SectionsHaveTheirTypes) {
   ExpectFails("version = 1\nverify = [1]\n", 2, "verify[0]", "expected a table, got an integer");
 }
 
+TEST(ParsePolicy, CommitMessageTemplate) {
+  Result<Policy> ok = Parse("version = 1\n[commit]\nmessage = \"{subject}\\n\\n{job} {{x}}\"\n");
+  ASSERT_TRUE(ok.has_value()) << ok.error().ToString();
+  EXPECT_EQ(ok->commit.message, "{subject}\n\n{job} {{x}}");
+  EXPECT_EQ(Parse("version = 1\n")->commit.message, "");
+  ExpectFails("version = 1\n[commit]\nmessage = \"fix {summry}\"\n", 3, "commit.message",
+              "unknown placeholder {summry}; the placeholders are {subject}, {summary}");
+  ExpectFails("version = 1\n[commit]\nmessage = \"fix {job\"\n", 3, "commit.message",
+              "never closed");
+  ExpectFails("version = 1\n[commit]\nmessage = \"fix job}\"\n", 3, "commit.message",
+              "closes nothing");
+  ExpectFails("version = 1\n[commit]\nmessage = \"\\n{summary}\"\n", 3, "commit.message",
+              "empty first line");
+  ExpectFails("version = 1\n[commit]\nmessage = \"x\\n\\nBerth-Job: 1\"\n", 3, "commit.message",
+              "Berth-Job");
+  ExpectFails("version = 1\n[commit]\nmessage = \"a\\u001bb\"\n", 3, "commit.message",
+              "control character");
+  ExpectFails("version = 1\n[commit]\nmessage = 3\n", 3, "commit.message", "expected a string");
+  ExpectFails("version = 1\n[commit]\ntemplate = \"x\"\n", 3, "commit.template", "unknown key");
+}
+
 TEST(ParsePolicy, Defaults) {
   auto defaults = [](const std::string& line) { return "version = 1\n[defaults]\n" + line + "\n"; };
   ExpectFails(defaults("max_concurrent_jobs = 0"), 3, "defaults.max_concurrent_jobs",

@@ -205,4 +205,55 @@ bool IsProfileName(std::string_view name) {
   return true;
 }
 
+std::string CommitTemplateProblem(std::string_view text) {
+  if (text.size() > 4096) return "is longer than 4 KiB";
+  size_t first_end = text.find('\n');
+  std::string_view first = text.substr(0, first_end);
+  if (first.find_first_not_of(" \t") == std::string_view::npos)
+    return "has an empty first line; it is the commit's subject (e.g. \"{subject}\")";
+  for (char c : text) {
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+      return "holds a control character (only newline and tab are allowed)";
+  }
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '}') {
+      if (i + 1 < text.size() && text[i + 1] == '}') {
+        ++i;
+        continue;
+      }
+      return "has a '}' that closes nothing (write }} for a literal brace)";
+    }
+    if (text[i] != '{') continue;
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    size_t close = text.find('}', i);
+    if (close == std::string_view::npos)
+      return "has a '{' that is never closed (write {{ for a literal brace)";
+    std::string_view name = text.substr(i + 1, close - i - 1);
+    bool known = false;
+    for (std::string_view placeholder : kCommitPlaceholders) known |= name == placeholder;
+    if (!known) {
+      std::string names;
+      for (std::string_view placeholder : kCommitPlaceholders)
+        names += (names.empty() ? "{" : ", {") + std::string(placeholder) + "}";
+      return "has the unknown placeholder {" + std::string(name) + "}; the placeholders are " +
+             names;
+    }
+    i = close;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    std::string_view line =
+        text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+    if (line.starts_with("Berth-Job:"))
+      return "has a Berth-Job: line; berth ends every job commit with its own";
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
 }  // namespace berth::policy

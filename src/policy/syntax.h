@@ -21,4 +21,11 @@ bool IsEnvName(std::string_view name);
 // [a-z0-9][a-z0-9_-]*, at most 64 characters: agent and provider names.
 bool IsProfileName(std::string_view name);
 
+// The placeholders of [commit] message, each written {NAME}; "{{" and "}}" are literal braces.
+inline constexpr std::string_view kCommitPlaceholders[] = {"subject", "summary", "prompt", "job",
+                                                           "id",      "agent",   "model"};
+// A [commit] message template: at most 4 KiB, a non-empty first line, no control characters
+// but newline and tab, only known placeholders, no Berth-Job: line (berth adds it).
+std::string CommitTemplateProblem(std::string_view text);
+
 }  // namespace berth::policy

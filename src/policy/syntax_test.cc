@@ -115,5 +115,20 @@ TEST(IsProfileName, LowerCaseWithDashes) {
   EXPECT_FALSE(IsProfileName(std::string(65, 'a')));
 }
 
+TEST(CommitTemplateProblem, PlaceholdersBracesAndLines) {
+  EXPECT_EQ(CommitTemplateProblem("{subject}"), "");
+  EXPECT_EQ(
+      CommitTemplateProblem("{agent}: {prompt}\n\n{summary}\nJob {job} ({model}) {{literal}}"), "");
+  EXPECT_NE(CommitTemplateProblem("{nope}"), "");
+  EXPECT_NE(CommitTemplateProblem("{"), "");
+  EXPECT_NE(CommitTemplateProblem("}"), "");
+  EXPECT_NE(CommitTemplateProblem(""), "");
+  EXPECT_NE(CommitTemplateProblem("   \nbody"), "");
+  EXPECT_NE(CommitTemplateProblem("x\rY"), "");
+  EXPECT_NE(CommitTemplateProblem("x\nBerth-Job: 2"), "");
+  EXPECT_EQ(CommitTemplateProblem("x\n\tindented"), "");
+  EXPECT_NE(CommitTemplateProblem(std::string(5000, 'a')), "");
+}
+
 }  // namespace
 }  // namespace berth::policy

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "sys/fs.h"
 #include "tests/e2e/jobs_fixture.h"
 
@@ -69,6 +70,28 @@ class LandTest : public JobsTest {
     return job.value("id", "<no id>");
   }
 
+  // RunJob with a prompt: `berth run --json -p PROMPT implement -- sh AGENTS/SCRIPT`.
+  std::string RunPromptedJob(const std::string& prompt, const std::string& script) {
+    RunResult run = Berth({"run", "--json", "-p", prompt, "implement", "--", "sh",
+                           std::string(AGENTS_DIR) + "/" + script});
+    json job = json::parse(run.out, nullptr, false);
+    EXPECT_TRUE(job.is_object()) << run.Describe();
+    if (!job.is_object()) return "<no job>";
+    EXPECT_EQ(job.value("state", ""), "completed") << run.Describe();
+    return job.value("id", "<no id>");
+  }
+
+  // No identity in the repository's config nor in HOME's (a lived-in HOME has one).
+  void ForgetIdentity() {
+    ASSERT_EQ(Git({"config", "--unset", "user.name"}).exit_code, 0);
+    ASSERT_EQ(Git({"config", "--unset", "user.email"}).exit_code, 0);
+    ::unlink((home() + "/.gitconfig").c_str());
+    ::unlink((home() + "/.config/git/config").c_str());
+  }
+
+  // The landed commit as `git log -1 --format=%an%n%ae%n%cn%n%s%n%b` prints it.
+  std::string LastCommit() { return GitOut({"log", "-1", "--format=%an%n%ae%n%cn%n%s%n%b"}); }
+
   json LandJson(const std::vector<std::string>& extra, int expected_exit) {
     std::vector<std::string> argv = {"land", "--json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -106,7 +129,9 @@ TEST_F(LandTest, VerifiedJobLandsAsOneCommitKeepingTheUsersOtherEditAndOnlyOnce)
   EXPECT_EQ(landed.value("new", ""), head);
   EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), base());
   EXPECT_TRUE(Contains(GitOut({"log", "-1", "--format=%B"}), "Berth-Job: " + id));
-  EXPECT_EQ(GitOut({"log", "-1", "--format=%an"}), "berth");
+  // The repository's own identity (the fixture's), berth as committer.
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an <%ae> / %cn"}),
+            "berth e2e <e2e@berth.invalid> / berth");
   // The checkout holds the job's tree; the only difference is the user's edit.
   EXPECT_EQ(GitOut({"status", "--porcelain"}), " M README.md");
   EXPECT_EQ(ReadText(ws() + "/README.md"), "the user's uncommitted edit\n");
@@ -476,6 +501,77 @@ TEST_F(LandTest, RefusedJobsWorkIsShownAndRecollectedUnderAWidenedPolicy) {
   EXPECT_EQ(ReadText(ws() + "/README.md"), "rewritten by the agent\n");
   EXPECT_EQ(AuditDetails(Berth({"show", id}).out, "recollect").size(), 1u);
   EXPECT_EQ(GetStr(ShowJson(id), "state"), "refused");
+}
+
+// Commits people want to read (issue 29): the user's identity as author, the prompt's first
+// line as subject, the job, agent and trailer in the body; `berth ls` marks the landed job.
+TEST_F(LandTest, LandedCommitIsTheUsersAndSaysWhatTheJobDid) {
+  ASSERT_EQ(Git({"config", "user.name", "Ada Lovelace"}).exit_code, 0);
+  ASSERT_EQ(Git({"config", "user.email", "ada@example.invalid"}).exit_code, 0);
+  const std::string id =
+      RunPromptedJob("  Add the added() helper\n\nIt returns 2; keep it small.\n", "edit.sh");
+  // The job commit already reads so; landing keeps it.
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an <%ae>|%s", "berth/" + id}),
+            "Ada Lovelace <ada@example.invalid>|Add the added() helper");
+  RunResult before = Berth({"ls"});
+  EXPECT_FALSE(Contains(before.out, "[landed")) << before.Describe();
+
+  json landed = LandJson({id}, 0);
+  ASSERT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(LastCommit(),
+            "Ada Lovelace\nada@example.invalid\nberth\nAdd the added() helper\n"
+            "berth job " +
+                id + ", agent implement\n\nBerth-Job: " + id);
+
+  RunResult ls = Berth({"ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.Describe();
+  std::string row;
+  for (const std::string& line : Split(ls.out, '\n'))
+    if (line.starts_with(id)) row = line;
+  EXPECT_TRUE(Contains(row, "[landed " + landed.value("new", "").substr(0, 10) + "]"))
+      << ls.Describe();
+  json listed = json::parse(Berth({"ls", "--json"}).out, nullptr, false);
+  ASSERT_TRUE(listed.is_array() && !listed.empty());
+  EXPECT_EQ(listed[0].value("landed_commit", ""), landed.value("new", "")) << listed.dump(2);
+}
+
+TEST_F(LandTest, GlobalIdentityInHomeIsTheAuthorWhenTheRepositoryHasNone) {
+  ForgetIdentity();
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/git", 0755));
+  ASSERT_TRUE(WriteText(home() + "/.config/git/config",
+                        "[user]\n\tname = Xdg Person\n\temail = xdg@example.invalid\n"));
+  ASSERT_TRUE(WriteText(home() + "/.gitconfig", "[user]\n\tname = Home Person\n"));
+  const std::string id = RunPromptedJob("tidy up", "edit.sh");
+  LandJson({id}, 0);
+  // git's order: ~/.gitconfig over the XDG file, key by key.
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an <%ae>"}), "Home Person <xdg@example.invalid>");
+}
+
+TEST_F(LandTest, NoIdentityFallsBackToBerthAndSaysSo) {
+  ForgetIdentity();
+  const std::string id = RunPromptedJob("tidy up", "edit.sh");
+  EXPECT_TRUE(Contains(Logs(id), "no git identity (user.name and user.email)")) << Logs(id);
+  LandJson({id}, 0);
+  EXPECT_EQ(LastCommit(), "berth\nberth@localhost\nberth\ntidy up\nberth job " + id +
+                              ", agent implement\n\nBerth-Job: " + id);
+}
+
+TEST_F(LandTest, PolicyTemplateSetsTheMessageAndTheTrailerStays) {
+  CommitPolicy(std::string(kPolicyHead) + kPassingCheck +
+               "[commit]\nmessage = \"{agent}: {prompt}\\n\\nJob {job} {{{model}}}\"\n");
+  const std::string id = RunPromptedJob("make main return 1\nsecond line", "edit.sh");
+  LandJson({id}, 0);
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%B"}),
+            "implement: make main return 1\n\nJob " + id + " {}\n\nBerth-Job: " + id);
+
+  // A template with an unknown placeholder is refused by name, before any job runs.
+  CommitPolicy(std::string(kPolicyHead) + "[commit]\nmessage = \"{summry}\"\n");
+  RunResult check = Berth({"policy", "check"});
+  EXPECT_NE(check.exit_code, 0) << check.Describe();
+  EXPECT_TRUE(Contains(check.out + check.err,
+                       "commit.message: the message template has the "
+                       "unknown placeholder {summry}"))
+      << check.Describe();
 }
 
 }  // namespace

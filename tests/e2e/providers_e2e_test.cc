@@ -90,6 +90,11 @@ TEST_F(ProvidersTest, CompletedJobRecordsTheProviderInTheReceipt) {
   EXPECT_EQ(ReceiptFiles(receipt),
             (std::map<std::string, std::string>{{"src/fake.txt", "upsert"}}));
   EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/fake.txt"}), "written by fake");
+  // The commit says what the agent said it did, with the model it reported, and is the
+  // user's (docs/landing.md, "The job commit").
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an%n%B", "berth/" + id}),
+            "berth e2e\ndone: edited src/fake.txt\n\nberth job " + id +
+                ", agent fake, model fake-1\n\nBerth-Job: " + id);
   // Only the provider's credential reached the CLI, and no value is in the receipt.
   const std::string stdout_text = ReadText(JobDir(id) + "/stdout");
   EXPECT_TRUE(Contains(stdout_text, "\"seen\":\" FAKE_API_KEY\"")) << stdout_text;
