@@ -127,5 +127,25 @@ TEST_F(SubmodulesTest, UninitialisedSubmoduleIsEmptyAndSaysWhy) {
   EXPECT_FALSE(sys::Exists(ws.git_dir + "/modules/sub"));
 }
 
+TEST_F(SubmodulesTest, DerivedSnapshotsKeepTheSubmoduleAndAMovedOneIsWrittenInFull) {
+  const Snapshot& first = snapshot();
+  // A commit that leaves the submodule alone derives, and carries its index.
+  WriteFile(work_, "README.md", "changed\n");
+  std::string same = CommitAll(work_, "readme");
+  Result<Snapshot> derived = EnsureSnapshot(repo(), state_, same);
+  ASSERT_TRUE(derived.has_value()) << derived.error().ToString();
+  EXPECT_EQ(derived->below, first.name);
+  EXPECT_TRUE(sys::Exists(derived->dir + "/git/modules/sub/index"));
+  // A commit that moves it is written in full, with the new commit's files.
+  ASSERT_EQ(RunGit({"-C", "lib/sub", "checkout", "-q", v2_}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"commit", "-q", "-am", "bump"}, work_).exit_code, 0);
+  std::string bumped = RunGit({"rev-parse", "HEAD"}, work_).output.substr(0, 40);
+  Result<Snapshot> full = EnsureSnapshot(repo(), state_, bumped);
+  ASSERT_TRUE(full.has_value()) << full.error().ToString();
+  EXPECT_EQ(full->below, "");
+  EXPECT_EQ(ReadFileOrDie(full->tree + "/lib/sub/lib.c"), "v2\n");
+  EXPECT_TRUE(sys::Exists(full->dir + "/git/modules/sub/index"));
+}
+
 }  // namespace
 }  // namespace berth::workspace

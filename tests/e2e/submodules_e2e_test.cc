@@ -35,6 +35,10 @@ writable = ["src/**"]
 [[verify]]
 name = "sees-submodule"
 argv = ["sh", "-c", "grep -q 'lib v' sub/lib.c"]
+
+[[verify]]
+name = "shows-submodule"
+argv = ["sh", "-c", "cat sub/lib.c; true"]
 )";
 
 class SubmodulesTest : public JobsTest {
@@ -89,6 +93,15 @@ class SubmodulesTest : public JobsTest {
     return job.value("id", "<no id>");
   }
 
+  // The output the check "shows-submodule" left in the receipt.
+  static std::string ShownByCheck(const json& receipt) {
+    json checks = Get(receipt, "verification.checks");
+    if (!checks.is_array()) return "<no checks: " + checks.dump() + ">";
+    for (const json& check : checks)
+      if (GetStr(check, "name") == "shows-submodule") return GetStr(check, "output_tail");
+    return "<no shows-submodule check>";
+  }
+
   static std::vector<std::string> IgnoredPaths(const json& receipt) {
     std::vector<std::string> paths;
     json list = Get(receipt, "changes.ignored_paths");
@@ -111,6 +124,7 @@ TEST_F(SubmodulesTest, AgentAndChecksSeeTheSubmoduleAtTheRecordedCommit) {
   // The recorded commit (v1), not the one the user's clone has checked out or its newest.
   EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}), "lib v1");
   EXPECT_EQ(Get(receipt, "verification.required_passed"), true) << receipt.dump(2);
+  EXPECT_TRUE(Contains(ShownByCheck(receipt), "lib v1")) << ShownByCheck(receipt);
   EXPECT_EQ(Get(receipt, "workspace.empty_submodules"), json::array()) << receipt.dump(2);
   // The job's commit keeps the gitlink as it was.
   EXPECT_EQ(GitOut({"rev-parse", "berth/" + id + ":sub"}), v1_);
@@ -127,6 +141,7 @@ TEST_F(SubmodulesTest, CheckoutInsideTheSubmoduleIsCommittedAsAGitlinkAndLands) 
   EXPECT_EQ(GitOut({"ls-tree", "berth/" + id, "sub"}), "160000 commit " + v2_ + "\tsub");
   // The check ran on the job's commit: the submodule at v2.
   EXPECT_EQ(Get(receipt, "verification.required_passed"), true) << receipt.dump(2);
+  EXPECT_TRUE(Contains(ShownByCheck(receipt), "lib v2")) << ShownByCheck(receipt);
 
   RunResult land = Berth({"land", id});
   ASSERT_EQ(land.exit_code, 0) << land.Describe();
@@ -136,6 +151,23 @@ TEST_F(SubmodulesTest, CheckoutInsideTheSubmoduleIsCommittedAsAGitlinkAndLands) 
   EXPECT_TRUE(Contains(GitOut({"submodule", "status", "--cached"}), v2_ + " sub"));
   EXPECT_EQ(GitOut({"status", "--porcelain"}), " M sub");
   EXPECT_EQ(ReadText(ws() + "/src/note.txt"), "bumped\n");
+}
+
+TEST_F(SubmodulesTest, CopyBackendShowsAndCommitsTheSubmoduleToo) {
+  std::string policy = kSubmodulePolicy;
+  policy.replace(policy.find("version = 1\n"), 12,
+                 "version = 1\n[defaults]\nworkspace = \"copy\"\n");
+  ASSERT_TRUE(WriteText(PolicyPath(), policy));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "copy backend"}).exit_code, 0);
+  const std::string id = RunScript(
+      "implement", "cat sub/lib.c > src/seen.txt && git -C sub checkout -q " + v2_, "completed");
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GetStr(receipt, "workspace.backend"), "copy");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}), "lib v1");
+  EXPECT_EQ(GitOut({"rev-parse", "berth/" + id + ":sub"}), v2_);
+  // The checkout changed the submodule's files: named, never committed.
+  json ignored = Get(receipt, "changes.ignored_paths");
+  EXPECT_EQ(ignored, json::array({"sub/"})) << receipt.dump(2);
 }
 
 TEST_F(SubmodulesTest, SubmoduleUpdateOutsideTheWritableGlobsIsRefusedByName) {
