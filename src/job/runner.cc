@@ -410,7 +410,7 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   sandbox::PathGrant objects{Access::kReadOnly, kObjectsPath, "user objects"};
   objects.source = repo_->objects_dir();
   spec.paths.push_back(objects);
-  if (std::string modules = sys::Dirname(repo_->objects_dir()) + "/modules";
+  if (std::string modules = repo_->gitdir() + "/modules";
       !ws.submodules.empty() && sys::TypeOf(modules) == sys::FileType::kDirectory) {
     sandbox::PathGrant grant{Access::kReadOnly, kModulesPath, "user submodules"};
     grant.source = modules;

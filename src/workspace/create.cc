@@ -166,9 +166,8 @@ Status CopyIncludes(git::Repository& repo, const Snapshot& snapshot, const Creat
 // snapshot's git/ holds its index; the copy backend copies it like the job's own.
 Status MakeModuleGitDirs(git::Repository& repo, const Snapshot& snapshot,
                          const CreateOptions& options, JobWorkspace& workspace) {
-  std::string modules = options.modules_alternate.empty()
-                            ? sys::Dirname(repo.objects_dir()) + "/modules"
-                            : options.modules_alternate;
+  std::string modules =
+      options.modules_alternate.empty() ? repo.gitdir() + "/modules" : options.modules_alternate;
   for (const Submodule& sub : TRY(ListSubmodules(repo, snapshot.commit))) {
     WorkspaceSubmodule seen{sub.path, sub.commit, ""};
     std::string index = snapshot.dir + "/git/modules/" + sub.name + "/index";

@@ -97,7 +97,7 @@ Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::
 }
 
 std::string ModuleGitDir(const git::Repository& repo, const std::string& name) {
-  return sys::Dirname(repo.objects_dir()) + "/modules/" + name;
+  return repo.gitdir() + "/modules/" + name;
 }
 
 std::optional<git::Repository> OpenModule(const git::Repository& repo, const Submodule& sub,

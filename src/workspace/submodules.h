@@ -24,7 +24,9 @@ struct Submodule {
 // of .git/modules (empty, absolute, a `..` component) is skipped.
 Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::string& commit);
 
-// The user's git directory of a submodule: <common git dir>/modules/<name>.
+// The user's git directory of a submodule: <git dir>/modules/<name>. git keeps `modules/` per
+// worktree (it is not among the common dir's parts): a linked worktree's submodules live in
+// .git/worktrees/<worktree>/modules.
 std::string ModuleGitDir(const git::Repository& repo, const std::string& name);
 
 // The submodule's repository when it is initialised (its git directory exists) and holds the
