@@ -79,6 +79,8 @@ git_filemode_t FileMode(Change::Mode mode) {
       return GIT_FILEMODE_BLOB_EXECUTABLE;
     case Change::Mode::kSymlink:
       return GIT_FILEMODE_LINK;
+    case Change::Mode::kGitlink:
+      return GIT_FILEMODE_COMMIT;
   }
   return GIT_FILEMODE_BLOB;
 }
@@ -103,9 +105,16 @@ class TreeUpdater {
         if (child.change->kind == Change::Kind::kUpsert) {
           git_oid blob;
           const std::string& data = child.change->data;
-          if (int code = git_blob_create_from_buffer(&blob, repo_, data.data(), data.size());
-              code < 0)
+          if (child.change->mode == Change::Mode::kGitlink) {
+            // A submodule's commit lives in the submodule's repository: only its id is stored.
+            if (data.size() != GIT_OID_HEXSZ ||
+                git_oid_fromstrn(&blob, data.data(), data.size()) < 0)
+              return Error(Cause::kInvalidArgument,
+                           "the submodule commit '" + data + "' of " + path + " is not an id");
+          } else if (int code = git_blob_create_from_buffer(&blob, repo_, data.data(), data.size());
+                     code < 0) {
             return Git2Error("write blob for " + path, code);
+          }
           if (int code = git_treebuilder_insert(nullptr, builder.get(), name.c_str(), &blob,
                                                 FileMode(child.change->mode));
               code < 0)

@@ -270,7 +270,8 @@ Status StatEntries(const sys::Dir& root, const std::vector<git_index_entry*>& en
 
 }  // namespace
 
-Status Repository::Materialize(const std::string& commit, const std::string& dir) {
+Status Repository::Materialize(const std::string& commit, const std::string& dir,
+                               bool git_mount_point) {
   struct timespec stamp = MaterializeStamp();
   TreePtr tree = TRY(LookupCommitTree(Raw(*this), commit));
   git_odb* odb = nullptr;
@@ -283,7 +284,7 @@ Status Repository::Materialize(const std::string& commit, const std::string& dir
   TRY(directories.Walk(tree.get(), root, ""));
   TRY(FilePass(odb, root, directories, stamp).Run());
   // The mount point of the job's private git dir.
-  TRY(root.MakeDir(".git", 0755));
+  if (git_mount_point) TRY(root.MakeDir(".git", 0755));
   return {};
 }
 

@@ -145,6 +145,31 @@ Result<Repository> Repository::Discover(const std::string& dir) {
   return repository;
 }
 
+Result<Repository> Repository::OpenGitDir(const std::string& gitdir) {
+  InitLibgit2();
+  git_repository* raw = nullptr;
+  if (int code = git_repository_open_ext(
+          &raw, gitdir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, nullptr);
+      code < 0)
+    return Git2Error("open the git directory " + gitdir, code);
+  RepositoryPtr owned(raw);
+  Repository repository;
+  repository.gitdir_ = WithoutTrailingSlash(git_repository_path(raw));
+  repository.objects_ = WithoutTrailingSlash(git_repository_commondir(raw)) + "/objects";
+  repository.repo_ = owned.release();
+  return repository;
+}
+
+bool Repository::HasCommit(const std::string& oid) {
+  git_oid id;
+  if (oid.size() != GIT_OID_HEXSZ || git_oid_fromstrn(&id, oid.data(), oid.size()) < 0)
+    return false;
+  git_commit* commit = nullptr;
+  if (git_commit_lookup(&commit, Raw(*this), &id) < 0) return false;
+  git_commit_free(commit);
+  return true;
+}
+
 Repository::Repository(Repository&& other) noexcept
     : repo_(std::exchange(other.repo_, nullptr)),
       workdir_(std::move(other.workdir_)),

@@ -20,11 +20,12 @@ namespace berth::git {
 // One path of a change set, with its new content read as data.
 struct Change {
   enum class Kind { kUpsert, kDelete };
-  enum class Mode { kRegular, kExecutable, kSymlink };
+  // kGitlink: a submodule's commit (a gitlink, mode 160000); `data` is its id (40 hex).
+  enum class Mode { kRegular, kExecutable, kSymlink, kGitlink };
   Kind kind = Kind::kUpsert;
   std::string path;  // repository-relative, '/'-separated
   Mode mode = Mode::kRegular;
-  std::string data;  // file content, or the symlink's target
+  std::string data;  // file content, the symlink's target, or the gitlink's commit id
 };
 
 // A commit's author or committer. The default is berth's own.
@@ -71,6 +72,12 @@ class Repository {
  public:
   // Finds the repository containing `dir` (like git rev-parse --show-toplevel).
   static Result<Repository> Discover(const std::string& dir);
+  // Opens the git directory `gitdir` itself, as a bare repository (no search upwards, no
+  // work tree, core.worktree not followed): a submodule's .git/modules/<name>, whose objects
+  // and trees berth reads and nothing else (no hook, no filter, no command of its config).
+  static Result<Repository> OpenGitDir(const std::string& gitdir);
+  // Whether the object database holds the commit `oid` (40 hex).
+  bool HasCommit(const std::string& oid);
   Repository(Repository&&) noexcept;
   Repository& operator=(Repository&&) noexcept;
   ~Repository();
@@ -105,7 +112,9 @@ class Repository {
   // attributes, symlinks as symlinks, executable bits kept, submodules as empty dirs, and an
   // empty `.git` directory (the mount point of a job's private git dir). Every file gets the
   // same mtime, one whole second before the call (see materialize.cc).
-  Status Materialize(const std::string& commit, const std::string& dir);
+  // With `git_mount_point` false no `.git` is made (a submodule's files).
+  Status Materialize(const std::string& commit, const std::string& dir,
+                     bool git_mount_point = true);
   // Writes a git index for `commit` whose stat data comes from the files in `dir` (as made
   // by Materialize), so `git status` in a workspace of `dir` is clean without rehashing.
   Status WriteIndex(const std::string& commit, const std::string& dir,

@@ -114,6 +114,7 @@ std::string AccessLine(const nlohmann::json& access) {
 void UseFullAccessWorkspace(workspace::CreateOptions* options) {
   options->backend = workspace::Backend::kCopy;
   options->objects_alternate.clear();  // the user's objects directory, seen as it is
+  options->modules_alternate.clear();  // and its .git/modules
   options->git_place = workspace::GitDirPlace::kInsideCopy;
 }
 

@@ -445,7 +445,8 @@ nlohmann::json Receipt::ToJson() const {
   j["network"] = NetworkToJson(network);
   j["workspace"] = {{"backend", backend},
                     {"dir", job.job_dir},
-                    {"skipped_includes", PairsJson(skipped_includes, "reason")}};
+                    {"skipped_includes", PairsJson(skipped_includes, "reason")},
+                    {"empty_submodules", PairsJson(empty_submodules, "reason")}};
   j["child"] = {{"exit", OrNull(child_exit)}, {"signal", OrNull(child_signal)}};
   nlohmann::json files = nlohmann::json::array();
   for (const ReceiptChange& c : changes) files.push_back({{"path", c.path}, {"kind", c.kind}});
@@ -453,7 +454,8 @@ nlohmann::json Receipt::ToJson() const {
                   {"branch", job.commit ? nlohmann::json(job.branch) : nullptr},
                   {"files", files},
                   {"refusals", PairsJson(refusals, "reason")},
-                  {"ignored", ignored}};
+                  {"ignored", ignored},
+                  {"ignored_paths", ignored_paths}};
   j["output"] = output ? nlohmann::json{{"stdout", StreamToJson(output->stdout_stream)},
                                         {"stderr", StreamToJson(output->stderr_stream)}}
                        : nlohmann::json::object();
@@ -539,6 +541,7 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   TRY(ws.Read("backend", &out.backend));
   TRY(ws.Read("dir", &job.job_dir));
   out.skipped_includes = TRY(PairsFromJson(ws, "skipped_includes", "reason"));
+  out.empty_submodules = TRY(PairsFromJson(ws, "empty_submodules", "reason"));
 
   JsonReader child = TRY(r.Object("child"));
   TRY(child.Read("exit", &out.child_exit));
@@ -561,6 +564,7 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
       }));
   out.refusals = TRY(PairsFromJson(changes, "refusals", "reason"));
   TRY(changes.Read("ignored", &out.ignored));
+  if (changes.Has("ignored_paths")) TRY(changes.Read("ignored_paths", &out.ignored_paths));
 
   JsonReader output = TRY(r.Object("output"));
   if (!r.At("output").empty()) {
@@ -621,10 +625,10 @@ Result<Receipt> Receipt::FromText(const std::string& text) {
 bool Receipt::operator==(const Receipt& o) const {
   auto tie = [](const Receipt& r) {
     return std::tie(r.argv, r.write, r.backend, r.skipped_includes, r.sandbox, r.child_exit,
-                    r.child_signal, r.changes, r.refusals, r.ignored, r.output, r.timings,
-                    r.verify_ms, r.verification, r.verification_history, r.error, r.provider,
-                    r.network, r.access, r.landing, r.approvals, r.environment, r.recollected_from,
-                    r.extra);
+                    r.child_signal, r.changes, r.refusals, r.ignored, r.ignored_paths,
+                    r.empty_submodules, r.output, r.timings, r.verify_ms, r.verification,
+                    r.verification_history, r.error, r.provider, r.network, r.access, r.landing,
+                    r.approvals, r.environment, r.recollected_from, r.extra);
   };
   return ReceiptJobEqual(job, o.job) && tie(*this) == tie(o);
 }

@@ -246,6 +246,9 @@ struct EnvironmentRecord {
   bool operator==(const EnvironmentRecord&) const = default;
 };
 
+// The most ignored paths a receipt names.
+constexpr size_t kMaxIgnoredPaths = 1000;
+
 struct Receipt {
   // State, ids, owner and times as recorded; only the fields the receipt carries are read back
   // (ReceiptJobEqual).
@@ -254,12 +257,16 @@ struct Receipt {
   bool write = false;
   std::string backend;
   std::vector<std::pair<std::string, std::string>> skipped_includes;  // [include] path, reason
+  // Submodules the job saw as empty directories: path, why (not initialised, commit missing).
+  std::vector<std::pair<std::string, std::string>> empty_submodules;
   std::optional<SandboxRecord> sandbox;  // {} until the sandbox spec was built
   std::optional<int> child_exit;
   std::optional<int> child_signal;
   std::vector<ReceiptChange> changes;
   std::vector<std::pair<std::string, std::string>> refusals;  // path, reason
-  uint64_t ignored = 0;
+  uint64_t ignored = 0;  // how many paths collection neither committed nor refused
+  // Those paths, sorted, at most kMaxIgnoredPaths of them (`ignored` counts them all).
+  std::vector<std::string> ignored_paths;
   std::optional<OutputRecord> output;  // {} until the agent ran
   Timings timings;
   int64_t verify_ms = 0;

@@ -47,6 +47,8 @@ Receipt FullReceipt() {
   r.changes = {{"src/app.c", "upsert"}, {"old.c", "delete"}};
   r.refusals = {{".git/config", "inside .git"}};
   r.ignored = 3;
+  r.ignored_paths = {"build/", "debug.log", "sub/"};
+  r.empty_submodules = {{"vendor/lib", "not initialised in the repository"}};
   r.output = OutputRecord{{1234, 0}, {5, 1}};
   r.timings = {1, 2, 3, 4, 5, 6};
   r.verify_ms = 840;
@@ -461,9 +463,11 @@ TEST(ReceiptCodec, OlderReceiptDecodes) {
   ASSERT_TRUE(r->error);
   EXPECT_EQ(r->error->cause, "child-failed");
   EXPECT_EQ(r->job.created_at_ms + 154, *r->job.ended_at_ms);
-  // Written back, it is the same receipt with the field added since.
+  // Written back, it is the same receipt with the fields added since.
   nlohmann::json expected = nlohmann::json::parse(kOlderReceipt);
   expected["sandbox"]["denied_sockets"] = nlohmann::json::array();
+  expected["changes"]["ignored_paths"] = nlohmann::json::array();
+  expected["workspace"]["empty_submodules"] = nlohmann::json::array();
   EXPECT_EQ(r->ToJson(), expected);
 }
 

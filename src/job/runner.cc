@@ -57,6 +57,8 @@ using store::JobState;
 constexpr const char* kPromptPath = kPromptPathInJob;
 // The user's object store, read-only, for the agent's git (the user's .git is covered).
 constexpr const char* kObjectsPath = "/run/berth/objects";
+// The user's .git/modules, read-only: the objects of the submodules the job shows.
+constexpr const char* kModulesPath = "/run/berth/modules";
 constexpr size_t kMaxPromptInEnv = 64 * 1024;
 // How long a Codex app-server's turn has to end after turn/interrupt before its tree is ended.
 constexpr int64_t kInterruptNoticeMs = 5000;
@@ -246,6 +248,7 @@ Status JobRun::PrepareWorkspace() {
   options.include_paths = request_.include_paths;
   options.include_secrets = request_.include_secrets;
   options.objects_alternate = kObjectsPath;
+  options.modules_alternate = kModulesPath;
   if (request_.full_access) UseFullAccessWorkspace(&options);
   workspace_ =
       TRY_CTX(workspace::CreateWorkspace(*repo_, *snapshot_, job_.id, job_.job_dir, options),
@@ -257,6 +260,15 @@ Status JobRun::PrepareWorkspace() {
     IgnoreError(store_.AppendEvent(job_.id, "include",
                                    "skipped [include] " + skipped.path + ": " + skipped.reason),
                 "the receipt lists the skipped path too");
+  }
+  // A submodule shown as an empty directory changes what the agent and the checks see.
+  for (const workspace::WorkspaceSubmodule& sub : workspace_->submodules) {
+    if (sub.missing.empty()) continue;
+    receipt_.empty_submodules.emplace_back(sub.path, sub.missing);
+    IgnoreError(
+        store_.AppendEvent(job_.id, "submodule",
+                           "submodule " + sub.path + " is an empty directory: " + sub.missing),
+        "the receipt lists the submodule too");
   }
   IgnoreError(store_.SetWorkspace(job_.id, receipt_.backend),
               "the backend is shown by `berth show`; the receipt records it as well");
@@ -401,6 +413,12 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   sandbox::PathGrant objects{Access::kReadOnly, kObjectsPath, "user objects"};
   objects.source = repo_->objects_dir();
   spec.paths.push_back(objects);
+  if (std::string modules = repo_->gitdir() + "/modules";
+      !ws.submodules.empty() && sys::TypeOf(modules) == sys::FileType::kDirectory) {
+    sandbox::PathGrant grant{Access::kReadOnly, kModulesPath, "user submodules"};
+    grant.source = modules;
+    spec.paths.push_back(grant);
+  }
   if (request_.has_prompt) {
     sandbox::PathGrant prompt{Access::kReadOnly, kPromptPath, "prompt"};
     prompt.source = request_.prompt_file;
@@ -753,7 +771,19 @@ store::JobRecord JobRun::CollectAndCommit() {
   if (!changes)
     return Finish(JobState::kFailed, "collecting changes: " + changes.error().ToString());
   DropNonJobPaths(request_, &*changes);
+  // Nothing is left out without its path (docs/receipt.md, changes.ignored_paths).
   receipt_.ignored = changes->ignored.size();
+  receipt_.ignored_paths.assign(
+      changes->ignored.begin(),
+      changes->ignored.begin() +
+          static_cast<std::ptrdiff_t>(std::min(changes->ignored.size(), job::kMaxIgnoredPaths)));
+  if (!changes->ignored.empty()) {
+    std::string listed;
+    for (size_t i = 0; i < changes->ignored.size() && i < 5; ++i)
+      listed += (i ? ", " : "") + changes->ignored[i];
+    if (changes->ignored.size() > 5) listed += ", ...";
+    Step("collect", "not committed (ignored): " + listed);
+  }
   for (const workspace::Refusal& r : changes->refusals)
     receipt_.refusals.push_back({r.path, r.reason});
   for (const git::Change& c : changes->changes)

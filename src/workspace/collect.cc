@@ -16,6 +16,7 @@
 #include "workspace/ignore_rules.h"
 #include "workspace/layer_stack.h"
 #include "workspace/paths.h"
+#include "workspace/submodules.h"
 #include "workspace/workspace.h"
 
 namespace berth::workspace {
@@ -104,6 +105,8 @@ uint32_t GitMode(git::Change::Mode mode) {
       return kExecutableMode;
     case git::Change::Mode::kSymlink:
       return kLinkMode;
+    case git::Change::Mode::kGitlink:
+      return kGitlinkMode;
   }
   return kBlobMode;
 }
@@ -184,6 +187,17 @@ class Collector {
     return {};
   }
 
+  // A submodule whose checked-out commit (in the job's git dir) differs from the base's
+  // gitlink: committed as a gitlink update where the writable globs admit the path, refused
+  // by name otherwise, or when the user's submodule repository lacks the commit.
+  void Gitlink(const std::string& path, const std::string& commit, const std::string& missing) {
+    if (!missing.empty()) {
+      Refuse(path, missing);
+      return;
+    }
+    Propose(git::Change{git::Change::Kind::kUpsert, path, git::Change::Mode::kGitlink, commit});
+  }
+
   ChangeSet Finish() && {
     ChangeSet set;
     for (const std::string& path : deletes_) {
@@ -224,8 +238,11 @@ class Collector {
     if (!opened) return Unreadable(path + "/", opened.error());
     sys::Dir child = std::move(*opened);
     if (base && base->mode == kGitlinkMode) {
-      // A submodule's files belong to the submodule's own repository.
-      if (!TRY(child.List()).empty()) ignored_.insert(path + "/");
+      // A submodule's files belong to the submodule's own repository: never committed here,
+      // but named when they differ from the snapshot's (its gitlink is judged in Gitlink).
+      bool differs = layer_ == Layer::kOverlayUpper ? !TRY(child.List()).empty()
+                                                    : TRY(DiffersFromSnapshot(child, path + "/"));
+      if (differs) ignored_.insert(path + "/");
       return {};
     }
     if (base && !base->is_tree()) TRY(NoteDelete(path));  // a file became a directory
@@ -339,6 +356,22 @@ class Collector {
     return {};
   }
 
+  // Copy backend: whether anything under the directory `dir` (`prefix` ends in '/') is new
+  // or has other stat data than the snapshot's file at its path.
+  Result<bool> DiffersFromSnapshot(const sys::Dir& dir, const std::string& prefix) {
+    for (const std::string& name : TRY(dir.List())) {
+      struct stat st = TRY(dir.Stat(name));
+      std::optional<struct stat> original = TRY(snapshot_tree_->Stat(prefix + name));
+      if (!original || (original->st_mode & S_IFMT) != (st.st_mode & S_IFMT)) return true;
+      if (S_ISDIR(st.st_mode)) {
+        if (TRY(DiffersFromSnapshot(TRY(dir.OpenDir(name)), prefix + name + "/"))) return true;
+      } else if (!SameStat(*original, st)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   Status DeleteUnder(const std::string& dir) {
     for (const git::TreeEntry& entry : TRY(base_.Under(dir))) TRY(NoteDelete(entry.path));
     return {};
@@ -388,6 +421,28 @@ class Collector {
 
 }  // namespace
 
+namespace {
+
+// Sets each submodule whose job git dir has another commit checked out than the base's.
+Status CollectGitlinks(const JobWorkspace& workspace, const Snapshot& snapshot,
+                       git::Repository& repo, Collector& collector) {
+  for (const Submodule& sub : TRY(ListSubmodules(repo, snapshot.commit))) {
+    std::optional<std::string> head = ModuleHead(workspace.git_dir, sub.name);
+    if (!head || *head == sub.commit) continue;
+    std::string why;
+    std::optional<git::Repository> module = OpenModule(repo, sub, &why);
+    std::string missing;
+    if (!module || !module->HasCommit(*head))
+      missing = "a submodule update to " + *head + ", a commit .git/modules/" + sub.name +
+                " does not hold: berth records only submodule commits the repository already "
+                "has (a commit made inside the job stays in its workspace)";
+    collector.Gitlink(sub.path, *head, missing);
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapshot,
                           git::Repository& repo, const policy::GlobSet& writable) {
   IgnoreRules ignore = TRY(IgnoreRules::Open(repo, snapshot, workspace.job_dir));
@@ -397,6 +452,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
       sys::Dir upper = TRY(sys::Dir::Open(workspace.upper));
       Collector collector(Layer::kOverlayUpper, base, ignore, writable, nullptr);
       TRY_CTX(collector.Walk(upper, ""), "collect the changes in " + workspace.upper);
+      TRY(CollectGitlinks(workspace, snapshot, repo, collector));
       return std::move(collector).Finish();
     }
     case Backend::kCopy: {
@@ -407,6 +463,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
       if (workspace.git_place == GitDirPlace::kInsideCopy) collector.SetOwnGitInside();
       TRY_CTX(collector.Walk(copy, ""), "collect the changes in " + workspace.copy);
       TRY(collector.DeleteUnseen());
+      TRY(CollectGitlinks(workspace, snapshot, repo, collector));
       return std::move(collector).Finish();
     }
     case Backend::kAuto:

@@ -379,9 +379,9 @@ TEST_F(WorkspaceTest, GitDirInsideTheCopyIsTheAgentsOwnAndNeverCollected) {
   ASSERT_TRUE(WriteText(ws.copy + "/src/new.c", "new\n"));
   EXPECT_EQ(Describe(CollectOrDie(ws, Writable({"src/**"}))), "U file src/new.c\n");
   // Only the copy backend can hold it.
-  Result<JobWorkspace> overlay =
-      CreateWorkspace(repo(), snapshot(), "git-inside-overlay", state_ + "/jobs/git-inside-overlay",
-                      CreateOptions{Backend::kOverlay, {}, false, "", GitDirPlace::kInsideCopy});
+  Result<JobWorkspace> overlay = CreateWorkspace(
+      repo(), snapshot(), "git-inside-overlay", state_ + "/jobs/git-inside-overlay",
+      CreateOptions{Backend::kOverlay, {}, false, "", "", GitDirPlace::kInsideCopy});
   EXPECT_FALSE(overlay.has_value());
 }
 

@@ -13,6 +13,7 @@
 #include "workspace/paths.h"
 #include "workspace/private_git.h"
 #include "workspace/secrets.h"
+#include "workspace/submodules.h"
 #include "workspace/workspace.h"
 
 namespace berth::workspace {
@@ -159,6 +160,32 @@ Status CopyIncludes(git::Repository& repo, const Snapshot& snapshot, const Creat
   return {};
 }
 
+// Each submodule whose files the snapshot shows gets a git dir of its own at
+// <git dir>/modules/<name> (its `.git` file in the snapshot names it), reading the user's
+// submodule objects through alternates, with a detached HEAD at the recorded commit. The
+// snapshot's git/ holds its index; the copy backend copies it like the job's own.
+Status MakeModuleGitDirs(git::Repository& repo, const Snapshot& snapshot,
+                         const CreateOptions& options, JobWorkspace& workspace) {
+  std::string modules =
+      options.modules_alternate.empty() ? repo.gitdir() + "/modules" : options.modules_alternate;
+  for (const Submodule& sub : TRY(ListSubmodules(repo, snapshot.commit))) {
+    WorkspaceSubmodule seen{sub.path, sub.commit, ""};
+    std::string index = snapshot.dir + "/git/modules/" + sub.name + "/index";
+    if (!sys::Exists(index)) {
+      if (OpenModule(repo, sub, &seen.missing))
+        seen.missing = "initialised after berth made the snapshot of this commit";
+      workspace.submodules.push_back(seen);
+      continue;
+    }
+    std::string git_dir = workspace.git_dir + "/modules/" + sub.name;
+    TRY(sys::MakeDirs(sys::Dirname(git_dir), 0755));
+    TRY(MakeGitDir(git_dir, modules + "/" + sub.name + "/objects", sub.commit,
+                   workspace.git_lower.empty() ? index : std::string()));
+    workspace.submodules.push_back(seen);
+  }
+  return {};
+}
+
 Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::string& job_id,
                 const CreateOptions& options, const sys::Dir& job, JobWorkspace& workspace) {
   std::string writable_layer;
@@ -195,6 +222,7 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
               options.objects_alternate.empty() ? repo.objects_dir() : options.objects_alternate,
               snapshot, /*copy_index=*/workspace.git_lower.empty()),
           "create the private git dir");
+  TRY_CTX(MakeModuleGitDirs(repo, snapshot, options, workspace), "create the submodules' git dirs");
   TRY(CopyIncludes(repo, snapshot, options, writable_layer, workspace.skipped_includes));
   // Garbage collection keeps the snapshot and those below it while any user is live.
   return RegisterUser(snapshot, job_id);

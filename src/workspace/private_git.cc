@@ -23,13 +23,13 @@ std::string PrivateGitConfig() {
          "\tauto = 0\n";
 }
 
-Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_dir,
-                         const Snapshot& snapshot, bool copy_index) {
+Status MakeGitDir(const std::string& git_dir, const std::string& objects_dir,
+                  const std::string& head, const std::string& index_from) {
   if (objects_dir.find('\n') != std::string::npos)
     return Error(Cause::kInvalidArgument, "the object directory path holds a newline");
   sys::Dir parent = TRY(sys::Dir::Open(git_dir.substr(0, git_dir.rfind('/'))));
   sys::Dir git = TRY(parent.MakeDir(git_dir.substr(git_dir.rfind('/') + 1), 0755));
-  TRY(git.WriteNewFile("HEAD", snapshot.commit + "\n", 0644));
+  TRY(git.WriteNewFile("HEAD", head + "\n", 0644));
   TRY(git.WriteNewFile("config", PrivateGitConfig(), 0644));
   sys::Dir objects = TRY(git.MakeDir("objects", 0755));
   sys::Dir objects_info = TRY(objects.MakeDir("info", 0755));
@@ -40,10 +40,16 @@ Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_
   TRY(refs.MakeDir("tags", 0755));
   sys::Dir info = TRY(git.MakeDir("info", 0755));
   TRY(info.WriteNewFile("exclude", "", 0644));
-  if (!copy_index) return {};
-  sys::Dir snapshot_dir = TRY(sys::Dir::Open(sys::Dirname(snapshot.index_path)));
-  TRY(git.CopyFileFrom(snapshot_dir, "index", "index"));
+  if (index_from.empty()) return {};
+  sys::Dir index_dir = TRY(sys::Dir::Open(sys::Dirname(index_from)));
+  TRY(git.CopyFileFrom(index_dir, index_from.substr(index_from.rfind('/') + 1), "index"));
   return {};
+}
+
+Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_dir,
+                         const Snapshot& snapshot, bool copy_index) {
+  return MakeGitDir(git_dir, objects_dir, snapshot.commit,
+                    copy_index ? snapshot.index_path : std::string());
 }
 
 }  // namespace berth::workspace

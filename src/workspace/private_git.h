@@ -26,6 +26,12 @@ Status MakePrivateGitDir(const std::string& git_dir, const std::string& objects_
                          const Snapshot& snapshot, bool copy_index);
 
 // The config text written by MakePrivateGitDir.
+// A git dir at `git_dir` (its parent exists) with berth's config, a detached HEAD at `head`,
+// `objects_dir` as its alternate, and a copy of the index file `index_from` unless empty:
+// the job's own git dir, and each submodule's under it (modules/<name>).
+Status MakeGitDir(const std::string& git_dir, const std::string& objects_dir,
+                  const std::string& head, const std::string& index_from);
+
 std::string PrivateGitConfig();
 
 }  // namespace berth::workspace

@@ -15,6 +15,7 @@
 #include "sys/fs.h"
 #include "sys/self.h"
 #include "workspace/ignore_rules.h"
+#include "workspace/submodules.h"
 #include "workspace/workspace.h"
 
 namespace berth::workspace {
@@ -79,9 +80,68 @@ Status RemoveAbandonedBuilds(const std::string& snapshots_dir, const std::string
   return {};
 }
 
+// The submodule's index in a snapshot's git/ (the lower layer of a job's git dir).
+std::string ModuleIndexPath(const std::string& dir, const Submodule& sub) {
+  return dir + "/git/modules/" + sub.name + "/index";
+}
+
+// Writes each initialised submodule's files at its recorded commit into the snapshot's tree,
+// read from the user's .git/modules/<name> as raw objects (docs/workspace.md, "Submodules"),
+// with a `.git` file naming the job's .git/modules/<name> and that git dir's index in git/.
+// A submodule that is not initialised, or lacks its commit, stays an empty directory.
+Status PopulateSubmodules(git::Repository& repo, const std::string& commit,
+                          const std::string& dir) {
+  for (const Submodule& sub : TRY(ListSubmodules(repo, commit))) {
+    std::string why;
+    std::optional<git::Repository> module = OpenModule(repo, sub, &why);
+    if (!module) continue;
+    std::string target = dir + "/tree/" + sub.path;
+    TRY_CTX(module->Materialize(sub.commit, target, /*git_mount_point=*/false),
+            "materialize the submodule " + sub.path + " at " + sub.commit);
+    sys::Dir sub_dir = TRY(sys::Dir::Open(target));
+    TRY(sub_dir.WriteNewFile(".git", "gitdir: " + GitFileTarget(sub) + "\n", 0644));
+    std::string index = ModuleIndexPath(dir, sub);
+    TRY(sys::MakeDirs(sys::Dirname(index), 0755));
+    TRY_CTX(module->WriteIndex(sub.commit, target, index),
+            "write the index of the submodule " + sub.path);
+  }
+  return {};
+}
+
+// Whether a layer over `below` can show `commit`'s submodules: the same ones at the same
+// commits, initialised in both or in neither. Otherwise the snapshot is written in full.
+Result<bool> SubmodulesAsBelow(git::Repository& repo, const std::string& commit,
+                               const Snapshot& below) {
+  std::vector<Submodule> now = TRY(ListSubmodules(repo, commit));
+  if (now != TRY(ListSubmodules(repo, below.commit))) return false;
+  for (const Submodule& sub : now) {
+    std::string why;
+    bool populated = OpenModule(repo, sub, &why).has_value();
+    if (populated != sys::Exists(ModuleIndexPath(below.dir, sub))) return false;
+  }
+  return true;
+}
+
+// A derived snapshot's git/ is the only lower layer of its jobs' git dirs: it carries the
+// submodules' indexes of the snapshot below, whose files the stack still shows.
+Status CopySubmoduleIndexes(git::Repository& repo, const std::string& commit, const Snapshot& below,
+                            const std::string& dir) {
+  for (const Submodule& sub : TRY(ListSubmodules(repo, commit))) {
+    std::string from = ModuleIndexPath(below.dir, sub);
+    if (!sys::Exists(from)) continue;
+    std::string to = ModuleIndexPath(dir, sub);
+    TRY(sys::MakeDirs(sys::Dirname(to), 0755));
+    sys::Dir source = TRY(sys::Dir::Open(sys::Dirname(from)));
+    sys::Dir target = TRY(sys::Dir::Open(sys::Dirname(to)));
+    TRY(target.CopyFileFrom(source, "index", "index"));
+  }
+  return {};
+}
+
 Status BuildFull(git::Repository& repo, const std::string& commit, const std::string& dir) {
   TRY_CTX(repo.Materialize(commit, dir + "/tree"), "materialize " + commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
+  TRY(PopulateSubmodules(repo, commit, dir));
   TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/" + kIndexPath),
           "write the snapshot index");
   TRY(IgnoreRules::Create(dir + "/ignore"));
@@ -91,11 +151,13 @@ Status BuildFull(git::Repository& repo, const std::string& commit, const std::st
 
 Status BuildDerived(git::Repository& repo, const std::string& commit, const Snapshot& below,
                     const std::string& dir) {
+  if (!TRY(SubmodulesAsBelow(repo, commit, below))) return BuildFull(repo, commit, dir);
   git::LayerDiff diff = TRY_CTX(repo.WriteLayer(below.commit, commit, dir + "/tree"),
                                 "write the layer of " + commit + " over " + below.commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
   TRY_CTX(repo.DeriveIndex(below.index_path, diff, dir + "/tree", dir + "/" + kIndexPath),
           "derive the snapshot index");
+  TRY(CopySubmoduleIndexes(repo, commit, below, dir));
   // No ignore/ of its own: IgnoreRules::Open uses the full snapshot's at the stack's bottom.
   TRY(sys::MakeDirs(dir + "/users", 0700));
   sys::Dir root = TRY(sys::Dir::Open(dir));

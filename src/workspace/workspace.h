@@ -104,6 +104,13 @@ struct SkippedInclude {
   std::string reason;
 };
 
+// A submodule of the base commit as the job sees it (docs/workspace.md, "Submodules").
+struct WorkspaceSubmodule {
+  std::string path;
+  std::string commit;   // the commit the base records
+  std::string missing;  // why it is an empty directory; "" when its files are shown
+};
+
 struct JobWorkspace {
   Backend backend = Backend::kOverlay;
   std::string job_dir;             // <state>/jobs/<id>
@@ -120,6 +127,7 @@ struct JobWorkspace {
   GitDirPlace git_place = GitDirPlace::kJobDir;
   std::string target;  // where the agent sees the workspace: the repository's own path
   std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths
+  std::vector<WorkspaceSubmodule> submodules;
 };
 
 struct CreateOptions {
@@ -130,6 +138,9 @@ struct CreateOptions {
   // sandbox the user's .git is covered by the workspace, so the job binds the object store at
   // a path of its own; empty means the user's objects directory itself.
   std::string objects_alternate;
+  // Where the agent's git finds the user's .git/modules (a submodule's objects are
+  // <it>/<name>/objects), bound read-only like the objects; empty means the user's own.
+  std::string modules_alternate;
   GitDirPlace git_place = GitDirPlace::kJobDir;
 };
 
@@ -148,7 +159,9 @@ struct Refusal {
 struct ChangeSet {
   std::vector<git::Change> changes;  // what to commit when nothing is refused
   std::vector<Refusal> refusals;
-  std::vector<std::string> ignored;  // changed paths skipped by the base's .gitignore rules
+  // Paths neither committed nor refused: ignored by the base's .gitignore rules, or files
+  // inside a submodule's directory (`sub/`, the submodule's own repository's business).
+  std::vector<std::string> ignored;
 };
 
 // Computes the job's changes against the base snapshot, reading files as data (no git
