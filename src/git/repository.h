@@ -194,7 +194,8 @@ class Repository {
 
   // The paths among `paths` that this checkout keeps out of its work tree: those whose index
   // entry is skip-worktree, and, when the checkout is sparse, those the index does not hold
-  // that its cone patterns (info/sparse-checkout) exclude. Empty when nothing is sparse.
+  // that its cone patterns (info/sparse-checkout) exclude; in either case only while no file
+  // is at the path. Empty when nothing is sparse.
   Result<std::set<std::string>> OutsideSparseCheckout(const std::vector<std::string>& paths);
   // HEAD's content of `path` when the sparse checkout keeps it out of the work tree (its index
   // entry is skip-worktree and no file is there); nullopt otherwise.

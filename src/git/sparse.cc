@@ -131,7 +131,10 @@ Result<std::set<std::string>> Repository::OutsideSparseCheckout(
   std::optional<Cone> cone = ReadCone(gitdir_);
   for (const std::string& path : paths) {
     const git_index_entry* entry = git_index_get_bypath(index.get(), path.c_str(), 0);
-    if (entry != nullptr ? SkipsWorktree(entry) : cone && !cone->Takes(path)) outside.insert(path);
+    if (entry != nullptr ? !SkipsWorktree(entry) : !cone || cone->Takes(path)) continue;
+    // A file there anyway (put back by hand) is the work tree's, as git 2.37 and later treat
+    // it: judged and written like any other.
+    if (sys::TypeOf(workdir_ + "/" + path) == sys::FileType::kMissing) outside.insert(path);
   }
   return outside;
 }

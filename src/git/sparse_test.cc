@@ -69,6 +69,15 @@ TEST_F(SparseTest, SkipWorktreeEntriesAndPathsTheConeExcludesAreOutside) {
                                    "other/new.c", ".berth/policy.toml"}));
 }
 
+TEST_F(SparseTest, AFileThereAnywayIsNotOutside) {
+  Sparse({"src"});
+  WriteFile(work_, "lib/b.c", "put back\n");
+  WriteFile(work_, "lib/new.c", "untracked\n");
+  Repository repo = Open();
+  EXPECT_EQ(*repo.OutsideSparseCheckout({"lib/b.c", "lib/new.c", "lib/deep/c.c"}),
+            std::set<std::string>{"lib/deep/c.c"});
+}
+
 TEST_F(SparseTest, PolicyOutsideTheConeIsReadFromHeadOnlyWhileAbsent) {
   Sparse({"src"});
   Repository repo = Open();
