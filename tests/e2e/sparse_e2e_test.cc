@@ -123,6 +123,8 @@ TEST_F(SparseTest, PolicyOutsideTheConeIsReadFromHead) {
   EXPECT_EQ(GetStr(with, "state"), "completed") << with.dump(2);
   RunResult check = Berth({"policy", "check"});
   EXPECT_EQ(check.exit_code, 0) << check.Describe();
+  RunResult verify = Berth({"verify", GetStr(job, "id")});
+  EXPECT_EQ(verify.exit_code, 0) << verify.Describe();
   // Landing reads the same policy: the hash the job recorded matches.
   RunResult land = Berth({"land", GetStr(job, "id")});
   EXPECT_EQ(land.exit_code, 0) << land.Describe();
