@@ -15,6 +15,7 @@
 #include "doctor/host_session.h"
 #include "env/key.h"
 #include "git/repository.h"
+#include "job/repo_policy.h"
 #include "policy/policy.h"
 #include "store/open_store.h"
 #include "store/postgres_schema.h"
@@ -34,7 +35,7 @@ std::vector<std::string> PolicyProviders(const std::string& cwd) {
   git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(cwd);
   if (!repo) return names;
-  Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir());
+  Result<policy::Policy> pol = job::LoadRepoPolicy(repo->workdir());
   if (!pol) return names;
   for (const auto& [name, agent] : pol->agents) names.push_back(agent.provider);
   return names;
@@ -46,7 +47,7 @@ doctor::EnvironmentProbe ProbeEnvironment(const std::string& cwd) {
   git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(cwd);
   if (!repo) return probe;
-  Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir());
+  Result<policy::Policy> pol = job::LoadRepoPolicy(repo->workdir());
   if (!pol) return probe;
   probe.in_repository = true;
   if (!pol->environment) return probe;

@@ -10,6 +10,7 @@
 #include "job/job_json.h"
 #include "job/job_limits.h"
 #include "job/outcome.h"
+#include "job/repo_policy.h"
 #include "policy/policy.h"
 #include "store/open_store.h"
 #include "sys/fs.h"
@@ -101,7 +102,7 @@ int Build(const job::JobContext& ctx, bool json) {
   if (!cwd) return Fail(cwd.error(), format);
   Result<git::Repository> repo = git::Repository::Discover(*cwd);
   if (!repo) return Fail(repo.error(), format, job::kExitUsage);
-  Result<policy::Policy> policy = policy::LoadPolicy(repo->workdir());
+  Result<policy::Policy> policy = job::LoadRepoPolicy(repo->workdir());
   if (!policy) return Fail(policy.error(), format, job::kExitPolicy);
   if (!policy->environment)
     return Fail(Error(Cause::kPolicyDenied, "the policy has no [environment]"), format,

@@ -24,6 +24,7 @@
 #include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/recollect.h"
+#include "job/repo_policy.h"
 #include "job/stale.h"
 #include "job/stored_records.h"
 #include "job/verify.h"
@@ -510,7 +511,7 @@ int Verify(Session& s, const JobsOptions& o) {
   Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
   if (!request) return Fail(request.error(), o);
   // The checks of the policy as it is now: re-verifying after the policy changed is the point.
-  Result<policy::Policy> pol = policy::LoadPolicy(j->repo);
+  Result<policy::Policy> pol = job::LoadRepoPolicy(j->repo);
   if (!pol) return Fail(pol.error(), FormatOf(o.json), job::kExitPolicy);
   request->checks.clear();
   for (const policy::Check& c : pol->verify) request->checks.push_back(job::CheckSpecOf(c));

@@ -6,6 +6,7 @@
 #include "confine/homes.h"
 #include "git/repository.h"
 #include "job/outcome.h"
+#include "job/repo_policy.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
 #include "policy/starter.h"
@@ -74,7 +75,7 @@ int RunPolicyCheckCommand(const GlobalOptions&, const PolicyOptions& options) {
   Result<std::string> root = RepoRoot();
   if (!root) return Fail(root.error(), format);
   const std::string path = *root + "/.berth/policy.toml";
-  Result<policy::Policy> loaded = policy::LoadPolicy(*root);
+  Result<policy::Policy> loaded = job::LoadRepoPolicy(*root);
   if (!loaded) {
     PrintError(loaded.error());
     fmt::print(stderr, "berth: write agents are denied until the policy is valid\n");

@@ -11,6 +11,7 @@
 #include "git/branches.h"
 #include "git/repository.h"
 #include "job/job_json.h"
+#include "job/repo_policy.h"
 #include "job/stale.h"
 #include "job/stored_records.h"
 #include "policy/policy.h"
@@ -505,7 +506,7 @@ class Collector {
       if (in && *in) return "its tip is contained in the landed commit " + landed;
     }
     std::string target;
-    if (Result<policy::Policy> pol = policy::LoadPolicy(orphan.repo); pol)
+    if (Result<policy::Policy> pol = job::LoadRepoPolicy(orphan.repo); pol)
       target = pol->landing.target;  // [landing] target
     if (target.empty()) {
       Result<std::string> current = repo->CurrentBranch();

@@ -237,9 +237,20 @@ Result<std::string> Repository::CommitWorkingTree(const std::string& message,
   std::string index_path = gitdir_ + "/index";
   git_index* raw_index = nullptr;
   if (int code = git_index_open(&raw_index, index_path.c_str()); code < 0)
-    return Git2Error("read the index " + index_path, code);
+    return IndexError("read the index " + index_path, code);
   IndexPtr index(raw_index);
   IndexOverride override(repo, index.get());
+  // A sparse checkout's skip-worktree entries are unchanged by definition, as git sees them
+  // (git/sparse.cc): their files are absent from the work tree, not deleted. libgit2 would
+  // drop them below, so they are put back as they were.
+  std::vector<git_index_entry> sparse;
+  std::vector<std::string> sparse_paths;
+  for (size_t i = 0, n = git_index_entrycount(index.get()); i < n; ++i) {
+    const git_index_entry* entry = git_index_get_byindex(index.get(), i);
+    if ((entry->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) == 0) continue;
+    sparse.push_back(*entry);
+    sparse_paths.emplace_back(entry->path);
+  }
   // Adds modified and untracked files (ignored ones stay out), then drops deleted ones.
   if (int code = git_index_add_all(index.get(), /*pathspec=*/nullptr, GIT_INDEX_ADD_DEFAULT,
                                    nullptr, nullptr);
@@ -247,6 +258,11 @@ Result<std::string> Repository::CommitWorkingTree(const std::string& message,
     return Git2Error("collect the working tree", code);
   if (int code = git_index_update_all(index.get(), nullptr, nullptr, nullptr); code < 0)
     return Git2Error("collect deletions from the working tree", code);
+  for (size_t i = 0; i < sparse.size(); ++i) {
+    sparse[i].path = sparse_paths[i].c_str();
+    if (int code = git_index_add(index.get(), &sparse[i]); code < 0)
+      return Git2Error("keep " + sparse_paths[i] + " outside the sparse checkout", code);
+  }
   git_oid tree_id;
   if (int code = git_index_write_tree_to(&tree_id, index.get(), repo); code < 0)
     return Git2Error("write the working tree", code);

@@ -70,6 +70,11 @@ std::string OidHex(const git_oid& oid);
 // Parses a full 40-hex object id; anything else is kInvalidArgument.
 Result<git_oid> ParseOid(std::string_view hex);
 
+// Git2Error for a failed read of the user's index, except that a sparse index (git's
+// index.sparse, whose 'sdir' extension libgit2 refuses) is kUnavailable with the git command
+// that makes the index full again (sparse.cc).
+Error IndexError(const std::string& what, int code);
+
 // The commit named by a full object id.
 Result<CommitPtr> LookupCommit(git_repository* repo, std::string_view id);
 // The root tree of the commit named by a full object id.

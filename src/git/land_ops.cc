@@ -310,7 +310,21 @@ Result<std::vector<std::string>> Repository::UncommittedPaths(
     const std::vector<std::string>& paths) {
   std::vector<std::string> dirty;
   const std::set<std::string> touched(paths.begin(), paths.end());
+  const std::set<std::string> sparse = TRY(OutsideSparseCheckout(paths));
   for (const std::string& path : paths) {
+    if (sparse.count(path) != 0 && sys::TypeOf(workdir_ + "/" + path) == sys::FileType::kMissing) {
+      // Outside a sparse checkout the absent file is no change (git/sparse.cc); only a
+      // staged one is.
+      unsigned int flags = 0;
+      int code = git_status_file(&flags, Raw(*this), path.c_str());
+      if (code == GIT_ENOTFOUND) continue;
+      if (code < 0) return Git2Error("status of " + path, code);
+      constexpr unsigned int kStaged = GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
+                                       GIT_STATUS_INDEX_DELETED | GIT_STATUS_INDEX_RENAMED |
+                                       GIT_STATUS_INDEX_TYPECHANGE;
+      if ((flags & kStaged) != 0) dirty.push_back(path);
+      continue;
+    }
     // A parent that is a symlink or a file in the work tree: writing would go elsewhere or fail,
     // unless that parent is itself a path the land replaces (a file that becomes a directory);
     // it is then judged as a path of its own, and written (removed) first.
@@ -355,12 +369,14 @@ Result<std::vector<std::string>> Repository::UncommittedPaths(
 Status Repository::WriteIndexEntries(const std::string& commit,
                                      const std::vector<std::string>& paths) {
   TreePtr tree = TRY(LookupCommitTree(Raw(*this), commit));
+  // What a sparse checkout keeps out of the work tree stays out: skip-worktree, no stat data.
+  const std::set<std::string> sparse = TRY(OutsideSparseCheckout(paths));
   git_index* raw_index = nullptr;
   if (int code = git_repository_index(&raw_index, Raw(*this)); code < 0)
     return Git2Error("open the index", code);
   IndexPtr index(raw_index);
   if (int code = git_index_read(index.get(), /*force=*/1); code < 0)
-    return Git2Error("read the index", code);
+    return IndexError("read the index", code);
   for (const std::string& path : paths) {
     std::optional<TreeEntry> source = TRY(EntryAt(tree.get(), path));
     if (!source) {
@@ -370,7 +386,9 @@ Status Repository::WriteIndexEntries(const std::string& commit,
     }
     git_index_entry entry = {};
     std::string full = workdir_ + "/" + path;
-    if (source->mode != GIT_FILEMODE_COMMIT && FileMatches(*this, full, *source)) {
+    if (sparse.count(path) != 0) {
+      entry.flags_extended = GIT_INDEX_ENTRY_SKIP_WORKTREE;
+    } else if (source->mode != GIT_FILEMODE_COMMIT && FileMatches(*this, full, *source)) {
       if (std::optional<sys::FileStatus> st = sys::LinkStatus(full)) FillStat(entry, *st);
     }
     entry.mode = source->mode;
@@ -388,8 +406,11 @@ Status Repository::WriteIndexEntries(const std::string& commit,
 Status Repository::WriteCheckoutFiles(const std::string& commit,
                                       const std::vector<std::string>& paths) {
   TreePtr tree = TRY(LookupCommitTree(Raw(*this), commit));
+  // A sparse checkout's files outside its cone are neither written nor removed.
+  const std::set<std::string> sparse = TRY(OutsideSparseCheckout(paths));
   std::vector<std::pair<std::string, std::optional<TreeEntry>>> wanted;
-  for (const std::string& path : paths) wanted.emplace_back(path, TRY(EntryAt(tree.get(), path)));
+  for (const std::string& path : paths)
+    if (sparse.count(path) == 0) wanted.emplace_back(path, TRY(EntryAt(tree.get(), path)));
   // Deletions first, so a file that replaces a directory (or the reverse) finds its place free.
   for (const auto& [path, entry] : wanted) {
     if (entry) continue;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -205,6 +206,17 @@ class Repository {
                                                         const std::string& line, int limit);
   // The full message of `commit`.
   Result<std::string> CommitMessage(const std::string& commit);
+
+  // --- Sparse checkouts (sparse.cc) ----------------------------------------------------------
+
+  // The paths among `paths` that this checkout keeps out of its work tree: those whose index
+  // entry is skip-worktree, and, when the checkout is sparse, those the index does not hold
+  // that its cone patterns (info/sparse-checkout) exclude; in either case only while no file
+  // is at the path. Empty when nothing is sparse.
+  Result<std::set<std::string>> OutsideSparseCheckout(const std::vector<std::string>& paths);
+  // HEAD's content of `path` when the sparse checkout keeps it out of the work tree (its index
+  // entry is skip-worktree and no file is there); nullopt otherwise.
+  Result<std::optional<std::string>> SparseFileAtHead(const std::string& path);
 
   void* raw() const { return repo_; }  // git_repository*, for the workspace module
 

@@ -11,6 +11,7 @@
 #include "job/lane_submit.h"
 #include "job/lease.h"
 #include "job/provider_setup.h"
+#include "job/repo_policy.h"
 #include "job/run_request.h"
 #include "policy/policy.h"
 #include "provider/preflight.h"
@@ -45,7 +46,7 @@ Result<RunRequest> ResolveAgent(const JobContext& ctx, const std::string& repo_r
                                 ProviderChoice* choice, policy::RunOn* run_on) {
   RunRequest r;
   r.agent = options.agent;
-  Result<policy::Policy> loaded = policy::LoadPolicy(repo_root);
+  Result<policy::Policy> loaded = LoadRepoPolicy(repo_root);
   policy::Policy pol = loaded ? *loaded : policy::DefaultPolicy();
   // `berth lane` names its agent on its command line, within the policy (job/lane_submit.h).
   if (options.lane) TRY(ApplyLaneAgent(*options.lane, loaded, &pol));
@@ -235,7 +236,7 @@ Status CheckNesting(const JobContext& ctx) {
   int max_depth = policy::DefaultPolicy().defaults.max_depth;
   git::InitLibgit2();
   if (Result<git::Repository> repo = git::Repository::Discover(ctx.cwd); repo) {
-    if (Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir()); pol)
+    if (Result<policy::Policy> pol = LoadRepoPolicy(repo->workdir()); pol)
       max_depth = pol->defaults.max_depth;
   }
   if (depth <= max_depth) return {};
@@ -307,7 +308,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   job.state = store::JobState::kQueued;
   job.base = base;
   job.branch = "berth/" + job.id;
-  if (Result<policy::Policy> pol = policy::LoadPolicy(repo.workdir()); pol) {
+  if (Result<policy::Policy> pol = LoadRepoPolicy(repo.workdir()); pol) {
     std::string branch = pol->defaults.branch_template;
     for (auto [key, value] :
          {std::pair<std::string, std::string>{"{id}", job.id}, {"{agent}", options.agent}}) {

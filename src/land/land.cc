@@ -10,6 +10,7 @@
 #include "gitcli/git_command.h"
 #include "job/job_json.h"
 #include "job/receipt.h"
+#include "job/repo_policy.h"
 #include "job/run_request.h"
 #include "job/stored_records.h"
 #include "job/verify.h"
@@ -400,7 +401,7 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   git::InitLibgit2();
   git::Repository repo = TRY(git::Repository::Discover(job_in.repo));
   if (!job_in.source.empty()) TRY(TakeInResult(ctx, store, job_in, repo));
-  Result<policy::Policy> loaded = policy::LoadPolicy(repo.workdir());
+  Result<policy::Policy> loaded = job::LoadRepoPolicy(repo.workdir());
   std::optional<policy::Policy> pol;
   if (loaded) {
     pol = std::move(*loaded);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "git/repository.h"
+#include "job/repo_policy.h"
 #include "mcp/tools.h"
 #include "policy/policy.h"
 
@@ -16,7 +17,7 @@ std::optional<std::string> RefusedGrant(const Backend& backend, const std::strin
   if (grants.empty()) return std::nullopt;
   Result<git::Repository> repo = git::Repository::Discover(backend.repo());
   if (!repo) return "cannot check the grants: " + repo.error().ToString();
-  Result<policy::Policy> pol = policy::LoadPolicy(repo->workdir());
+  Result<policy::Policy> pol = job::LoadRepoPolicy(repo->workdir());
   if (!pol) return "cannot check the grants: " + pol.error().ToString();
   auto it = pol->agents.find(agent);
   if (it == pol->agents.end()) return "the policy defines no agent '" + agent + "'";
