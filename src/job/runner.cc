@@ -57,7 +57,8 @@ using store::JobState;
 constexpr const char* kPromptPath = kPromptPathInJob;
 // The user's object store, read-only, for the agent's git (the user's .git is covered).
 constexpr const char* kObjectsPath = "/run/berth/objects";
-// The user's .git/modules, read-only: the objects of the submodules the job shows.
+// The object stores of the user's .git/modules/<name>, read-only, for the submodules the job
+// shows: their objects only, never their config (a remote URL may hold a token) or hooks.
 constexpr const char* kModulesPath = "/run/berth/modules";
 constexpr size_t kMaxPromptInEnv = 64 * 1024;
 // How long a Codex app-server's turn has to end after turn/interrupt before its tree is ended.
@@ -413,10 +414,13 @@ Result<sandbox::SandboxSpec> JobRun::BuildSpec() {
   sandbox::PathGrant objects{Access::kReadOnly, kObjectsPath, "user objects"};
   objects.source = repo_->objects_dir();
   spec.paths.push_back(objects);
-  if (std::string modules = repo_->gitdir() + "/modules";
-      !ws.submodules.empty() && sys::TypeOf(modules) == sys::FileType::kDirectory) {
-    sandbox::PathGrant grant{Access::kReadOnly, kModulesPath, "user submodules"};
-    grant.source = modules;
+  for (const workspace::WorkspaceSubmodule& sub : ws.submodules) {
+    const std::string objects = repo_->gitdir() + "/modules/" + sub.name + "/objects";
+    if (!sub.missing.empty() || sys::TypeOf(objects) != sys::FileType::kDirectory) continue;
+    sandbox::PathGrant grant{Access::kReadOnly,
+                             std::string(kModulesPath) + "/" + sub.name + "/objects",
+                             "objects of submodule " + sub.path};
+    grant.source = objects;
     spec.paths.push_back(grant);
   }
   if (request_.has_prompt) {

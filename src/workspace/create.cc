@@ -169,7 +169,7 @@ Status MakeModuleGitDirs(git::Repository& repo, const Snapshot& snapshot,
   std::string modules =
       options.modules_alternate.empty() ? repo.gitdir() + "/modules" : options.modules_alternate;
   for (const Submodule& sub : TRY(ListSubmodules(repo, snapshot.commit))) {
-    WorkspaceSubmodule seen{sub.path, sub.commit, ""};
+    WorkspaceSubmodule seen{sub.path, sub.commit, "", sub.name};
     std::string index = snapshot.dir + "/git/modules/" + sub.name + "/index";
     if (!sys::Exists(index)) {
       if (OpenModule(repo, sub, &seen.missing))

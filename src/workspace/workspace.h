@@ -109,6 +109,7 @@ struct WorkspaceSubmodule {
   std::string path;
   std::string commit;   // the commit the base records
   std::string missing;  // why it is an empty directory; "" when its files are shown
+  std::string name;     // its name in .gitmodules: the directory under .git/modules
 };
 
 struct JobWorkspace {

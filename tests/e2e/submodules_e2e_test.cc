@@ -117,10 +117,26 @@ class SubmodulesTest : public JobsTest {
 };
 
 TEST_F(SubmodulesTest, AgentAndChecksSeeTheSubmoduleAtTheRecordedCommit) {
-  const std::string id = RunScript("implement", "cat sub/lib.c > src/seen.txt", "completed");
+  // The submodule's own config may hold a token in its remote URL: the job gets its objects
+  // only (regression: the whole .git/modules was bound, config and hooks included).
+  ASSERT_EQ(Git({"-C", "sub", "config", "remote.origin.url",
+                 "https://user:SUBMODULE-TOKEN@example.com/x"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(Contains(ReadText(ws() + "/.git/modules/sub/config"), "SUBMODULE-TOKEN"));
+  const std::string id =
+      RunScript("implement",
+                "cat sub/lib.c > src/seen.txt; grep -rs SUBMODULE-TOKEN /run/berth > src/leak.txt; "
+                "ls /run/berth/modules/sub > src/listed.txt; true",
+                "completed");
   json receipt = ReadReceiptFile(id);
-  EXPECT_EQ(ReceiptFiles(receipt), (std::map<std::string, std::string>{{"src/seen.txt", "upsert"}}))
+  EXPECT_EQ(
+      ReceiptFiles(receipt),
+      (std::map<std::string, std::string>{
+          {"src/seen.txt", "upsert"}, {"src/leak.txt", "upsert"}, {"src/listed.txt", "upsert"}}))
       << receipt.dump(2);
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/leak.txt"}), "");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/listed.txt"}), "objects");
   // The recorded commit (v1), not the one the user's clone has checked out or its newest.
   EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}), "lib v1");
   EXPECT_EQ(Get(receipt, "verification.required_passed"), true) << receipt.dump(2);
