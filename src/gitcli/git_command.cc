@@ -37,7 +37,10 @@ Result<std::string> GitCommand::Run(const std::string& dir, const std::vector<st
   sys::CommandResult result = TRY(sys::RunCommand(argv, env_, "/", timeout_ms));
   if (!result.timed_out && !result.status.signaled && result.status.code == 0)
     return std::move(result.output);
-  std::string what = "git " + (args.empty() ? std::string() : args[0]);
+  // The subcommand names the failure, past any `-c name=value` before it.
+  size_t sub = 0;
+  while (sub + 1 < args.size() && args[sub] == "-c") sub += 2;
+  std::string what = "git " + (sub < args.size() ? args[sub] : std::string());
   std::string why = result.timed_out ? "it ran past " + std::to_string(timeout_ms / 1000) + " s"
                                      : OneLine(result.output, 400);
   return Error(Cause::kUnavailable, what + " in " + dir + " failed: " + why);

@@ -1,6 +1,7 @@
 // The git command, for what libgit2 as berth links it cannot do: talk to remotes (berth's
 // libgit2 has no network transports, git/no_network_transports.cc) and read or write bundles.
-// Used by `berth worker` for its mirrors and results and by `berth land` to import a result.
+// Used by `berth worker` for its mirrors and results, by `berth land` to import a result and
+// by a job to fetch a partial clone's missing blobs of its base (promisor.h).
 #pragma once
 
 #include <string>

@@ -1,0 +1,85 @@
+#include "gitcli/promisor.h"
+
+#include <vector>
+
+#include "base/strings.h"
+
+namespace berth::gitcli {
+
+namespace {
+
+// A promisor remote's name: `remote.<name>.promisor = true`, else `extensions.partialclone`.
+std::string PromisorRemote(const GitCommand& git, const std::string& repo_dir) {
+  Result<std::string> listed =
+      git.Run(repo_dir, {"config", "--get-regexp", "^remote\\..*\\.promisor$"}, 60 * 1000);
+  if (listed) {
+    for (const std::string& line : Split(*listed, '\n')) {
+      size_t space = line.rfind(' ');
+      if (space == std::string::npos || line.substr(space + 1) != "true") continue;
+      std::string key = line.substr(0, space);  // remote.<name>.promisor
+      const std::string prefix = "remote.", suffix = ".promisor";
+      if (key.size() > prefix.size() + suffix.size())
+        return key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
+    }
+  }
+  Result<std::string> extension =
+      git.Run(repo_dir, {"config", "--get", "extensions.partialclone"}, 60 * 1000);
+  if (!extension) return "";
+  std::string name = *extension;
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  return name;
+}
+
+// Objects per `git fetch`, to stay well below the kernel's limit on an argv.
+constexpr size_t kObjectsPerFetch = 2000;
+
+}  // namespace
+
+Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
+                           const std::string& commit,
+                           const std::function<void(const std::string&)>& progress) {
+  std::string remote = PromisorRemote(git, repo_dir);
+  if (remote.empty()) return {};
+  // --missing=print lists what is absent without fetching it; --no-walk keeps to this commit.
+  std::string listed = TRY(git.Run(
+      repo_dir, {"rev-list", "--objects", "--no-walk", "--missing=print", commit}, 10 * 60 * 1000));
+  std::vector<std::string> missing;
+  for (const std::string& line : Split(listed, '\n'))
+    if (!line.empty() && line[0] == '?') missing.push_back(line.substr(1));
+  if (missing.empty()) return {};
+  std::string short_commit = commit.substr(0, 12);
+  progress("fetching " + std::to_string(missing.size()) + " missing objects of " + short_commit +
+           " from the promisor remote " + remote + " with git");
+  for (size_t first = 0; first < missing.size(); first += kObjectsPerFetch) {
+    // What git itself runs to fetch a partial clone's missing objects.
+    std::vector<std::string> args = {"-c",
+                                     "fetch.negotiationAlgorithm=noop",
+                                     "fetch",
+                                     remote,
+                                     "--no-tags",
+                                     "--no-write-fetch-head",
+                                     "--recurse-submodules=no",
+                                     "--filter=blob:none"};
+    for (size_t i = first; i < missing.size() && i < first + kObjectsPerFetch; ++i)
+      args.push_back(missing[i]);
+    Result<std::string> fetched = git.Run(repo_dir, args);
+    if (!fetched) {
+      std::string count =
+          std::to_string(missing.size()) + (missing.size() == 1 ? " object" : " objects");
+      return Error(Cause::kUnavailable,
+                   "the base commit " + short_commit + " has " + count +
+                       " missing from this partial clone, and fetching them from its promisor "
+                       "remote " +
+                       remote + " failed: " + fetched.error().message(),
+                   0,
+                   "once `git -C " + repo_dir + " remote get-url " + remote +
+                       "` is reachable, run the job again, or fetch them yourself with `git -C " +
+                       repo_dir + " archive -o /dev/null " + commit + "`");
+    }
+  }
+  progress("fetched " + std::to_string(missing.size()) + " objects of " + short_commit + " from " +
+           remote);
+  return {};
+}
+
+}  // namespace berth::gitcli

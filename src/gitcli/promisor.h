@@ -1,0 +1,22 @@
+// Partial clones (`git clone --filter=blob:none`): a commit's blobs may be missing locally and
+// live on the promisor remote. berth's libgit2 cannot fetch them (it has no transports), so
+// the user's own git fetches exactly the objects a commit's tree needs before berth reads it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "base/result.h"
+#include "gitcli/git_command.h"
+
+namespace berth::gitcli {
+
+// Makes every object of `commit`'s tree present in the repository at `repo_dir`. Does nothing
+// (one `git config` call) unless the repository has a promisor remote. `progress` is told
+// before a fetch starts and after it ends. When the fetch fails, the error names the command
+// that fetches the objects by hand.
+Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
+                           const std::string& commit,
+                           const std::function<void(const std::string&)>& progress);
+
+}  // namespace berth::gitcli
