@@ -122,44 +122,42 @@ int BringUpLoopback() {
   return saved;
 }
 
-int AddBlackholeDefaultRoute() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno;
-  // SIOCADDRT rather than netlink: one fixed-size request, no allocation (this runs between
-  // clone and exec). A route of type "blackhole" would not do: it fails connect at once too.
+namespace {
+
+// Adds an IPv4 route to `destination`/`mask` through the loopback with `flags`. SIOCADDRT
+// rather than netlink: one fixed-size request, no allocation (this runs between clone and
+// exec).
+int AddLoopbackRoute(in_addr_t destination, in_addr_t mask, unsigned short flags) {
   struct rtentry route;
   std::memset(&route, 0, sizeof route);
-  auto* any = reinterpret_cast<struct sockaddr_in*>(&route.rt_dst);
-  any->sin_family = AF_INET;
-  any->sin_addr.s_addr = htonl(INADDR_ANY);
-  std::memcpy(&route.rt_genmask, &route.rt_dst, sizeof route.rt_dst);
+  auto* dst = reinterpret_cast<struct sockaddr_in*>(&route.rt_dst);
+  dst->sin_family = AF_INET;
+  dst->sin_addr.s_addr = destination;
+  auto* genmask = reinterpret_cast<struct sockaddr_in*>(&route.rt_genmask);
+  genmask->sin_family = AF_INET;
+  genmask->sin_addr.s_addr = mask;
   char device[] = "lo";
   route.rt_dev = device;
-  route.rt_flags = RTF_UP;
+  route.rt_flags = flags;
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
   int rc = ::ioctl(fd, SIOCADDRT, &route);
   int saved = rc == 0 ? 0 : errno;
   ::close(fd);
   return saved;
 }
 
+}  // namespace
+
+// A route of type "blackhole" would not do: it fails connect at once too.
+int AddBlackholeDefaultRoute() {
+  return AddLoopbackRoute(htonl(INADDR_ANY), htonl(INADDR_ANY), RTF_UP);
+}
+
 int AddRejectRoute(const char* ipv4) {
-  struct rtentry route;
-  std::memset(&route, 0, sizeof route);
-  auto* host = reinterpret_cast<struct sockaddr_in*>(&route.rt_dst);
-  host->sin_family = AF_INET;
-  if (::inet_pton(AF_INET, ipv4, &host->sin_addr) != 1) return EINVAL;
-  auto* mask = reinterpret_cast<struct sockaddr_in*>(&route.rt_genmask);
-  mask->sin_family = AF_INET;
-  mask->sin_addr.s_addr = htonl(INADDR_NONE);
-  char device[] = "lo";
-  route.rt_dev = device;
-  route.rt_flags = RTF_UP | RTF_HOST | RTF_REJECT;
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno;
-  int rc = ::ioctl(fd, SIOCADDRT, &route);
-  int saved = rc == 0 ? 0 : errno;
-  ::close(fd);
-  return saved;
+  struct in_addr host;
+  if (::inet_pton(AF_INET, ipv4, &host) != 1) return EINVAL;
+  return AddLoopbackRoute(host.s_addr, htonl(INADDR_NONE), RTF_UP | RTF_HOST | RTF_REJECT);
 }
 
 int SetResourceLimit(int resource, rlim_t value) {
