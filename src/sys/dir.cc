@@ -120,6 +120,27 @@ Status Dir::WriteNewFile(std::string_view name, std::string_view data, mode_t mo
   return {};
 }
 
+Status Dir::WriteNewFileFrom(std::string_view name, mode_t mode, const struct timespec* mtime,
+                             const std::function<Result<std::string_view>()>& next) const {
+  std::string n = NameString(name);
+  UniqueFd fd(RetryEintr([&] {
+    return ::openat(fd_.get(), n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    mode);
+  }));
+  if (!fd.valid()) return Error::FromErrno("create " + PathOf(name), errno);
+  for (;;) {
+    std::string_view piece = TRY(next());
+    if (piece.empty()) break;
+    TRY(WriteAllTo(fd.get(), piece, PathOf(name)));
+  }
+  if (mtime != nullptr) {
+    struct timespec times[2] = {*mtime, *mtime};
+    if (::futimens(fd.get(), times) != 0)
+      return Error::FromErrno("set times of " + PathOf(name), errno);
+  }
+  return {};
+}
+
 Status Dir::MakeSymlink(const std::string& target, std::string_view name) const {
   std::string n = NameString(name);
   if (::symlinkat(target.c_str(), fd_.get(), n.c_str()) != 0)

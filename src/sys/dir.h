@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,10 @@ class Dir {
   // its access and modification times.
   Status WriteNewFile(std::string_view name, std::string_view data, mode_t mode,
                       const struct timespec* mtime = nullptr) const;
+  // The same with the content in pieces: writes what `next` returns until it returns an
+  // empty piece, so that a large file never has to be in memory whole.
+  Status WriteNewFileFrom(std::string_view name, mode_t mode, const struct timespec* mtime,
+                          const std::function<Result<std::string_view>()>& next) const;
   Status MakeSymlink(const std::string& target, std::string_view name) const;
 
   // lstat of `name`; ENOENT becomes nullopt.
