@@ -97,6 +97,11 @@ void PrintSummary(const store::JobRecord& job) {
       job.ended_at_ms && job.started_at_ms ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0 : 0.0;
   fmt::print("berth: job {} {} in {:.1f}s\n", job.id, store::JobStateName(job.state), seconds);
   if (!job.state_reason.empty()) fmt::print("  reason   {}\n", EscapeControls(job.state_reason));
+  // The likely cause berth sees comes after the provider's own reason (docs/providers.md).
+  if (job.receipt_json && job.state != store::JobState::kCompleted)
+    if (Result<job::Receipt> r = job::Receipt::FromText(*job.receipt_json);
+        r && r->error && !r->error->hint.empty())
+      fmt::print("  hint     {}\n", EscapeControls(r->error->hint));
   fmt::print("  agent    {} ({})\n", job.agent, job.provider);
   if (std::string access = job::AccessLine(job::AccessJsonOfRecord(job)); !access.empty())
     fmt::print("  access   {}\n", access);

@@ -112,6 +112,10 @@ store::JobRecord JobRun::Finish(JobState to, std::string reason, std::optional<R
   if (end_not_recorded_) return job_;
   Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
+  // The likely cause berth sees, after the provider's own reason, where `berth show` and
+  // `berth logs` print events (masked like everything the receipt holds).
+  if (receipt_.error && !receipt_.error->hint.empty() && job_.state != JobState::kCompleted)
+    Step("hint", Mask(receipt_.error->hint));
   Reload();
   return job_;
 }
