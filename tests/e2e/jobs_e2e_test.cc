@@ -1357,5 +1357,25 @@ TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
   EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed");  // a terminal state never changes
 }
 
+// A write: grant opens an existing path only; one that is missing fails the job, naming the
+// path and how to create it (a command the user can paste, the path quoted) or fix the grant.
+TEST_F(JobsTest, AWriteGrantOnAMissingPathSaysToCreateIt) {
+  const std::string missing = root() + "/build out";
+  RunResult run =
+      Run({"run", "implement", "--grant", "write:" + missing, "--", "sh", "-c", "true"});
+  EXPECT_NE(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json receipt = ReadReceiptFile(id);
+  EXPECT_TRUE(Contains(GetStr(receipt, "error.message"), missing + " does not exist"))
+      << receipt.dump(2);
+  const std::string hint = GetStr(receipt, "error.hint");
+  EXPECT_TRUE(Contains(hint, "mkdir -p '" + missing + "'")) << hint;
+  EXPECT_TRUE(Contains(hint, "fix the grant")) << hint;
+  // `berth run` prints the hint under the reason.
+  EXPECT_TRUE(Contains(run.out, "  hint     create it (`mkdir -p '" + missing + "'`"))
+      << run.Describe();
+  EXPECT_FALSE(PathExists(missing)) << "berth never creates a granted path";
+}
+
 }  // namespace
 }  // namespace berth::e2e
