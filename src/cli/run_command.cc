@@ -195,8 +195,11 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!store) return Fail(store.error(), format);
   IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
   job::RunRequest request;
+  std::vector<std::string> warnings;
+  options.submit.warnings = &warnings;
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
+  for (const std::string& w : warnings) PrintWarning(w);
 
   if (!job->source.empty()) {  // for workers: --queue, or the policy's run_on
     // The passed variables travel by name only: the worker's environment gives their values

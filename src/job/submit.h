@@ -42,6 +42,9 @@ struct SubmitOptions {
   bool placement_by_policy = false;
   // --no-wait: fail at once when no slot is free here; refused for a job for workers.
   bool no_wait = false;
+  // Where Submit puts a line for the person who submits (the uncommitted changes the job will
+  // not see); nullptr for callers with nobody to tell.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 // The largest prompt a queued job carries in its request.
