@@ -397,6 +397,31 @@ TEST_F(LandTest, LandReverifyTakesAJobThatFailedVerificationOncePassing) {
   EXPECT_EQ(audits[0].value("via", ""), "berth land --reverify");
 }
 
+// Issue 30: a landed job was first refused with "the policy changed ... land with
+// --reverify", and --reverify ran every check before saying "already landed". Being landed
+// is the answer, without and with --reverify, and no check runs.
+TEST_F(LandTest, AlreadyLandedComesBeforeAChangedPolicyAndRunsNoCheckRegression) {
+  const std::string id = RunJob("edit.sh", {});
+  ASSERT_EQ(LandJson({id}, 0).value("landed", false), true);
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+  const std::string dir = root() + "/marker";
+  ASSERT_TRUE(sys::MakeDirs(dir, 0777));
+  CommitPolicy(std::string(kPolicyHead) + "\n[[verify]]\nname = \"marks\"\nargv = [\"sh\", " +
+               "\"-c\", \": > " + dir + "/ran\"]\ngrants = [\"write:" + dir + "\"]\n");
+  const std::string policy_head = GitOut({"rev-parse", "HEAD"});
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{id}, std::vector<std::string>{id, "--reverify"}}) {
+    json again = LandJson(args, 1);
+    const std::string why = again.value("refused_reason", "");
+    EXPECT_TRUE(Contains(why, "already landed")) << args.size() << " " << again.dump(2);
+    EXPECT_FALSE(Contains(why, "policy changed")) << again.dump(2);
+    EXPECT_FALSE(PathExists(dir + "/ran")) << "a check ran for an already-landed job";
+  }
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), policy_head);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), head);
+  EXPECT_TRUE(AuditDetails(Berth({"show", id}).out, "verify").empty());
+}
+
 TEST_F(LandTest, FailingReverificationLeavesTheJobRefused) {
   CommitPolicy(std::string(kPolicyHead) + kFailingCheck);
   const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"}, "verification-failed");
