@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "job/fetch_objects.h"
 #include "job/job_json.h"
 #include "job/lease.h"
 #include "job/outcome.h"
@@ -120,6 +121,13 @@ Result<Recollected> Recollect(
   RunRequest request = TRY(RunRequest::FromJson(refused.request_json));
   request.writable = agent->second.writable.patterns();
   Recollected out;
+  // The kept workspace is compared with its base, whose blobs a partial clone may lack.
+  TRY_CTX(FetchCommitObjects(ctx, refused.repo, refused.base,
+                             "run `berth recollect " + refused.id + "` again",
+                             [&](const std::string& what) {
+                               if (on_event) on_event("recollect", what);
+                             }),
+          "fetching the base commit's objects");
   workspace::ChangeSet changes = TRY(CollectKept(refused, request, repo, agent->second.writable));
   if (!changes.refusals.empty()) {
     out.refusals = std::move(changes.refusals);
