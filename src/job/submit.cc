@@ -136,10 +136,9 @@ bool UsableInIdentity(const std::string& text) {
   return true;
 }
 
-// The job commit's author: the user's identity as git resolves it for the repository (its
-// config, the global and system files; GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL over them, as
-// for git commit), read here on the submitting host. None leaves the request's empty:
-// the runner then commits as berth and says so.
+}  // namespace
+
+// Read on the submitting host; the runner commits as berth when it found none.
 void ResolveAuthor(const JobContext& ctx, git::Repository& repo, RunRequest* request) {
   git::Signature who{"", ""};
   if (Result<std::optional<git::Signature>> configured = repo.UserIdentity();
@@ -153,6 +152,8 @@ void ResolveAuthor(const JobContext& ctx, git::Repository& repo, RunRequest* req
   request->author_name = who.name;
   request->author_email = who.email;
 }
+
+namespace {
 
 // The commit a --with-uncommitted job starts from: the user's uncommitted changes (what the
 // working tree adds to HEAD) on top of `base` (--base resolved). With the default base that is

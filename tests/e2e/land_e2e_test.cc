@@ -599,5 +599,39 @@ TEST_F(LandTest, PolicyTemplateSetsTheMessageAndTheTrailerStays) {
       << check.Describe();
 }
 
+// A recollected job's commit reads like any job's commit (issue 29): the user who recollects
+// is its author, berth its committer, the current policy's [commit] template its message, and
+// the Berth-Job trailer of the new job ends it; landing keeps all of it.
+TEST_F(LandTest, RecollectedCommitIsTheUsersAndFollowsThePolicysTemplate) {
+  ASSERT_EQ(Git({"config", "user.name", "Ada Lovelace"}).exit_code, 0);
+  ASSERT_EQ(Git({"config", "user.email", "ada@example.invalid"}).exit_code, 0);
+  RunResult run = Berth({"run", "--json", "-p", "Rewrite the readme\nsecond line", "implement",
+                         "--", "sh", std::string(AGENTS_DIR) + "/outside.sh"});
+  json refused = json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(refused.is_object()) << run.Describe();
+  ASSERT_EQ(refused.value("state", ""), "refused") << run.Describe();
+  const std::string id = refused.value("id", "");
+
+  std::string widened = kPolicyHead;
+  widened.replace(widened.find("[\"src/**\"]"), std::string("[\"src/**\"]").size(),
+                  "[\"src/**\", \"README.md\"]");
+  CommitPolicy(widened + kPassingCheck +
+               "[commit]\nmessage = \"{agent}: {subject}\\n\\nJob {job}\"\n");
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  ASSERT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  const std::string fresh = GetStr(ParseJson(recollect.out), "job.id");
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an <%ae>|%cn <%ce>|%B", "berth/" + fresh}),
+            "Ada Lovelace <ada@example.invalid>|berth <berth@localhost>|implement: Rewrite the "
+            "readme\n\nJob " +
+                fresh + "\n\nBerth-Job: " + fresh);
+
+  json landed = LandJson({fresh}, 0);
+  ASSERT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(LastCommit(),
+            "Ada Lovelace\nada@example.invalid\nberth\nimplement: Rewrite the "
+            "readme\nJob " +
+                fresh + "\n\nBerth-Job: " + fresh);
+}
+
 }  // namespace
 }  // namespace berth::e2e
