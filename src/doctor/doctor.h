@@ -93,6 +93,9 @@ struct Inputs {
   std::vector<std::pair<std::string, std::string>> host_map;
   int network_timeout_ms = 3000;
   EnvironmentProbe environment;
+  // Where the kernel's /proc is: the user namespace sysctls and AppArmor label are read under
+  // it (userns_check.h); tests point it at a tree of their own.
+  std::string proc_root = "/proc";
 };
 
 Report RunDoctor(const Inputs& inputs);
