@@ -24,7 +24,9 @@ build: configure
 test: build
 	ctest --test-dir $(DEV_DIR) $(CTEST_FLAGS)
 
-demo: build
+# The demo needs only the berth binary, not the ~480 targets of the tests.
+demo: configure
+	cmake --build $(DEV_DIR) --target berth
 	@test -x scripts/demo || { echo "make: scripts/demo is missing or not executable" >&2; exit 1; }
 	BERTH=$(DEV_DIR)/src/cli/berth scripts/demo
 

@@ -14,6 +14,7 @@
 #include "cli/env_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
+#include "cli/generate_command.h"
 #include "cli/hook_command.h"
 #include "cli/integrate_command.h"
 #include "cli/jobs_commands.h"
@@ -193,6 +194,8 @@ int main(int argc, char** argv) {
   if (want({"version"}))
     app.add_subcommand("version", "Print berth's version")
         ->add_flag("--json", version_json, "berth's and libgit2's versions as JSON");
+  GenerateOptions generate;  // hidden; it needs every command, which an unknown name builds
+  if (named.empty()) AddGenerateCommand(app, &generate);
 
   // `berth --version`, `-V`: what `berth version` prints.
   app.set_version_flag("-V,--version", std::string("berth ") + BERTH_VERSION,
@@ -257,6 +260,7 @@ int main(int argc, char** argv) {
     fmt::print("berth {}\n", BERTH_VERSION);
     return 0;
   }
+  if (chosen == "__generate") return RunGenerateCommand(app, generate, BERTH_VERSION);
   if (chosen == "sandbox") return RunSandboxCommand(global, sandbox, command);
   if (chosen == "run") return RunRunCommand(global, run, command);
   if (chosen == "supervise") return RunSuperviseCommand(global, supervised_job);

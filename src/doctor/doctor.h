@@ -91,6 +91,9 @@ struct Inputs {
   std::vector<std::string> policy_providers;  // named by the repository's policy, if any
   int network_timeout_ms = 3000;
   EnvironmentProbe environment;
+  // Where the kernel's /proc is: the user namespace sysctls and AppArmor label are read under
+  // it (userns_check.h); tests point it at a tree of their own.
+  std::string proc_root = "/proc";
 };
 
 Report RunDoctor(const Inputs& inputs);
