@@ -203,11 +203,12 @@ int main(int argc, char** argv) {
   // A word that names no command: say so, and name the nearest one (CLI11 would only say that
   // a subcommand is required).
   if (const std::string word = FirstWord(args); named.empty() && !word.empty()) {
-    const std::vector<std::string> names = VisibleNames(app);
-    if (std::find(names.begin(), names.end(), word) == names.end() &&
-        std::find(args.begin(), args.end(), "-h") == args.end() &&
+    // A hidden command (`__generate`) runs when named exactly; only visible ones are suggested.
+    const bool known =
+        !app.get_subcommands([&](CLI::App* s) { return s->get_name() == word; }).empty();
+    if (!known && std::find(args.begin(), args.end(), "-h") == args.end() &&
         std::find(args.begin(), args.end(), "--help") == args.end()) {
-      const std::string nearest = NearestName(word, names);
+      const std::string nearest = NearestName(word, VisibleNames(app));
       return UsageError(args, "unknown command '" + berth::EscapeControls(word) + "'" +
                                   (nearest.empty() ? "" : "; did you mean " + nearest + "?") +
                                   " (berth --help lists the commands)");
