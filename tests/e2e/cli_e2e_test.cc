@@ -372,5 +372,65 @@ TEST_F(CliTest, UnknownCommandSuggestsTheNearestRegression) {
   EXPECT_TRUE(Contains(flag.err, "--jsn: did you mean --json?")) << flag.err;
 }
 
+// The rows of `berth ls` (header first), each split where the header's ID, STATE, AGENT and
+// RESULT start (the AGENT cell runs to RESULT, AGE included); one "<misaligned ...>" cell
+// when a row's cells do not start (AGE: end) where the header's do.
+std::vector<std::vector<std::string>> LsCells(const std::string& out) {
+  std::vector<std::string> lines;
+  for (const std::string& line : Split(out, '\n'))
+    if (!line.empty()) lines.push_back(line);
+  if (lines.empty()) return {};
+  std::vector<size_t> starts = {0};
+  for (const char* name : {"STATE", "AGENT", "RESULT"}) starts.push_back(lines[0].find(name));
+  std::vector<std::vector<std::string>> rows;
+  const size_t age_end = lines[0].find(" AGE ") + 4;  // AGE is right-aligned
+  for (const std::string& line : lines) {
+    if (age_end >= line.size() || line[age_end - 1] == ' ' || line[age_end] != ' ')
+      return {{"<AGE misaligned: " + line + ">"}};
+    std::vector<std::string> cells;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      size_t end = i + 1 < starts.size() ? starts[i + 1] : std::string::npos;
+      // A cell starts at its column (not a space) and the one before it ends with a space.
+      if (starts[i] >= line.size() || line[starts[i]] == ' ' ||
+          (starts[i] > 0 && line[starts[i] - 1] != ' '))
+        return {{"<misaligned: " + line + ">"}};
+      cells.push_back(TrimRight(
+          line.substr(starts[i], end == std::string::npos ? std::string::npos : end - starts[i])));
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// Issue 30: `berth ls` printed 13-character ids in a 12-wide column, so every row was pushed
+// one column right of its header; a landed job's state column did not say so.
+TEST_F(CliTest, LsColumnsAlignAndMarkLandedJobsRegression) {
+  CommitPolicy(std::string(kPolicy) + "[landing]\nallow_unverified = true\n");
+  ASSERT_EQ(Berth(RunArgs({}, "implement", "edit.sh")).exit_code, 0);
+  const std::string landed = NewestJobId();
+  ASSERT_EQ(Berth(RunArgs({}, "explore", "noop.sh")).exit_code, 0);
+  const std::string read = NewestJobId();
+  RunResult land = Berth({"land", landed});
+  ASSERT_EQ(land.exit_code, 0) << land.Describe();
+
+  RunResult ls = Berth({"ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.Describe();
+  std::vector<std::vector<std::string>> rows = LsCells(ls.out);
+  ASSERT_EQ(rows.size(), 3u) << ls.out;
+  ASSERT_EQ(rows[0].size(), 4u) << rows[0][0];
+  EXPECT_EQ(rows[0][3], "RESULT") << ls.out;
+  std::map<std::string, std::vector<std::string>> by_id;
+  for (const auto& row : rows) by_id[row[0]] = row;
+  ASSERT_EQ(by_id.count(landed), 1u) << ls.out;
+  ASSERT_EQ(by_id.count(read), 1u) << ls.out;
+  EXPECT_EQ(by_id[landed][1], "landed") << ls.out;
+  EXPECT_TRUE(by_id[landed][2].starts_with("implement ")) << ls.out;
+  EXPECT_TRUE(Contains(by_id[landed][3], "[landed ")) << ls.out;
+  EXPECT_EQ(by_id[read][1], "completed") << ls.out;
+  EXPECT_TRUE(by_id[read][2].starts_with("explore ")) << ls.out;
+  // --json keeps the stored state.
+  for (const json& j : ListJson()) EXPECT_EQ(GetStr(j, "state"), "completed") << j.dump(2);
+}
+
 }  // namespace
 }  // namespace berth::e2e
