@@ -242,7 +242,7 @@ int Show(Session& s, const JobsOptions& o) {
         fmt::print("from     the kept workspace of refused job {} (berth recollect)\n",
                    r->recollected_from);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
-      for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
+      for (const std::string& line : ReceiptChangeLines(*j, *r)) fmt::print("  {}\n", line);
       std::vector<std::string> approvals = ApprovalLines(*r);
       if (!approvals.empty()) {
         size_t accepted = 0;
@@ -490,7 +490,7 @@ int Diff(Session& s, const JobsOptions& o) {
     }
     fmt::print(stderr, "berth: job {} has no commit ({}{})\n", j->id, store::JobStateName(j->state),
                j->state_reason.empty() ? "" : ": " + EscapeControls(j->state_reason));
-    for (const std::string& line : ReceiptChangeLines(receipt)) fmt::print("  {}\n", line);
+    for (const std::string& line : ReceiptChangeLines(*j, receipt)) fmt::print("  {}\n", line);
     return 0;
   }
   git::InitLibgit2();

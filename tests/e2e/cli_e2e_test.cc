@@ -69,17 +69,17 @@ TEST_F(CliTest, FileNamesWithTerminalEscapesAreQuotedRegression) {
   RunResult run = Berth(RunArgs({}, "implement", "names.sh"));
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_TRUE(NoTerminalControls(run));
-  EXPECT_TRUE(Contains(run.out, "+ " + kEscQuoted)) << run.out;
-  EXPECT_TRUE(Contains(run.out, "+ " + kNewlineQuoted)) << run.out;
-  EXPECT_TRUE(Contains(run.out, "+ " + kBadQuoted + "\n") ||
-              Contains(run.out, "+ \"src/bad\\357\\277\\275.c\"\n"))
+  EXPECT_TRUE(Contains(run.out, "A " + kEscQuoted)) << run.out;
+  EXPECT_TRUE(Contains(run.out, "A " + kNewlineQuoted)) << run.out;
+  EXPECT_TRUE(Contains(run.out, "A " + kBadQuoted + "\n") ||
+              Contains(run.out, "A \"src/bad\\357\\277\\275.c\"\n"))
       << run.out;
   const std::string id = NewestJobId();
 
   RunResult show = Berth({"show", id});
   ASSERT_EQ(show.exit_code, 0) << show.Describe();
   EXPECT_TRUE(NoTerminalControls(show));
-  EXPECT_TRUE(Contains(show.out, "+ " + kEscQuoted)) << show.out;
+  EXPECT_TRUE(Contains(show.out, "A " + kEscQuoted)) << show.out;
 
   RunResult stat = Berth({"diff", id, "--stat"});
   ASSERT_EQ(stat.exit_code, 0) << stat.Describe();
@@ -430,6 +430,49 @@ TEST_F(CliTest, LsColumnsAlignAndMarkLandedJobsRegression) {
   EXPECT_TRUE(by_id[read][2].starts_with("explore ")) << ls.out;
   // --json keeps the stored state.
   for (const json& j : ListJson()) EXPECT_EQ(GetStr(j, "state"), "completed") << j.dump(2);
+}
+
+// Issue 30: changed files were "+ PATH" (added or modified) and "- PATH"; they are lettered
+// as git letters them, with a commit (git's diff, renames paired) and without one (refused:
+// the receipt's changes against the base's tree).
+TEST_F(CliTest, ChangedFilesAreLetteredAsGitDoesRegression) {
+  const std::string script =
+      "set -eu; mv src/old.c src/renamed.c; printf 'x\\n' >> src/main.c; "
+      "printf 'new\\n' > src/new.c; rm src/tool.sh";
+  RunResult run = Berth({"run", "implement", "--", "sh", "-c", script});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  const std::vector<std::string> committed = {"M src/main.c", "A src/new.c",
+                                              "R src/old.c -> src/renamed.c", "D src/tool.sh"};
+  RunResult show = Berth({"show", id});
+  ASSERT_EQ(show.exit_code, 0) << show.Describe();
+  for (const std::string& line : committed) {
+    EXPECT_TRUE(Contains(run.out, "    " + line + "\n")) << line << "\n" << run.out;
+    EXPECT_TRUE(Contains(show.out, "  " + line + "\n")) << line << "\n" << show.out;
+  }
+  EXPECT_TRUE(Contains(run.out, "changes  4 file(s)\n")) << run.out;
+  // --json keeps its fields: the receipt's upserts and deletes.
+  std::map<std::string, std::string> files = ReceiptFiles(Get(ShowJson(id), "receipt"));
+  EXPECT_EQ(files, (std::map<std::string, std::string>{{"src/main.c", "upsert"},
+                                                       {"src/new.c", "upsert"},
+                                                       {"src/old.c", "delete"},
+                                                       {"src/renamed.c", "upsert"},
+                                                       {"src/tool.sh", "delete"}}));
+
+  // Refused (README.md is not writable): nothing committed, letters from the base's tree.
+  RunResult refused =
+      Berth({"run", "implement", "--", "sh", "-c", script + "; echo x >> README.md"});
+  ASSERT_EQ(refused.exit_code, 3) << refused.Describe();
+  const std::string refused_id = NewestJobId();
+  RunResult refused_show = Berth({"show", refused_id});
+  for (const char* line :
+       {"M src/main.c", "A src/new.c", "D src/old.c", "A src/renamed.c", "D src/tool.sh"}) {
+    EXPECT_TRUE(Contains(refused.out, "    " + std::string(line) + "\n")) << line << "\n"
+                                                                          << refused.out;
+    EXPECT_TRUE(Contains(refused_show.out, "  " + std::string(line) + "\n")) << line << "\n"
+                                                                             << refused_show.out;
+  }
+  EXPECT_FALSE(Contains(refused.out + show.out + refused_show.out, "+ ")) << refused.out;
 }
 
 }  // namespace
