@@ -475,5 +475,37 @@ TEST_F(CliTest, ChangedFilesAreLetteredAsGitDoesRegression) {
   EXPECT_FALSE(Contains(refused.out + show.out + refused_show.out, "+ ")) << refused.out;
 }
 
+// Issue 30: `berth init` had no --json. One object: what was written, what was detected, the
+// checks the policy declares, whether it overwrote; an error is the --json error object.
+TEST_F(CliTest, InitJsonSaysWhatItWroteRegression) {
+  ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
+  ASSERT_TRUE(WriteText(ws() + "/Makefile", "all:\n\ttrue\ntest:\n\ttrue\n"));
+  RunResult init = Berth({"init", "--json"});
+  ASSERT_EQ(init.exit_code, 0) << init.Describe();
+  json out = ParseJson(init.out);
+  ASSERT_TRUE(out.is_object()) << init.Describe();
+  EXPECT_EQ(GetStr(out, "path"), PolicyPath()) << init.out;
+  EXPECT_EQ(Get(out, "overwrote"), false) << init.out;
+  EXPECT_EQ(Get(out, "detected"), json::array({"make"})) << init.out;
+  json checks = Get(out, "checks");
+  ASSERT_TRUE(checks.is_array() && !checks.empty()) << init.out;
+  EXPECT_EQ(Get(checks[0], "argv"), json::array({"make", "test"})) << init.out;
+  json policy = ParseJson(Berth({"policy", "check", "--json"}).out);
+  EXPECT_EQ(Get(policy, "policy.verify"), checks) << policy.dump(2);
+
+  RunResult again = Berth({"init", "--json"});
+  EXPECT_EQ(again.exit_code, 1) << again.Describe();
+  json error = ParseJson(again.out);
+  EXPECT_EQ(GetInt(error, "error.exit_code"), 1) << again.out;
+  EXPECT_EQ(GetStr(error, "error.cause"), "invalid-argument") << again.out;
+  EXPECT_TRUE(Contains(GetStr(error, "error.hint"), "--force")) << again.out;
+
+  RunResult forced = Berth({"init", "--force", "--json"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.Describe();
+  EXPECT_EQ(Get(ParseJson(forced.out), "overwrote"), true) << forced.out;
+  RunResult human = Berth({"init", "--force"});
+  EXPECT_TRUE(Contains(human.out, "berth: overwrote " + PolicyPath())) << human.Describe();
+}
+
 }  // namespace
 }  // namespace berth::e2e
