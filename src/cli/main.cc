@@ -203,8 +203,11 @@ int main(int argc, char** argv) {
   // A word that names no command: say so, and name the nearest one (CLI11 would only say that
   // a subcommand is required).
   if (const std::string word = FirstWord(args); named.empty() && !word.empty()) {
+    // Hidden commands (__generate) are known, only never suggested.
     const std::vector<std::string> names = VisibleNames(app);
-    if (std::find(names.begin(), names.end(), word) == names.end() &&
+    const std::vector<CLI::App*> every = app.get_subcommands([](CLI::App*) { return true; });
+    if (std::none_of(every.begin(), every.end(),
+                     [&](const CLI::App* s) { return s->get_name() == word; }) &&
         std::find(args.begin(), args.end(), "-h") == args.end() &&
         std::find(args.begin(), args.end(), "--help") == args.end()) {
       const std::string nearest = NearestName(word, names);
