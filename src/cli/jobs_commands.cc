@@ -242,7 +242,9 @@ int Show(Session& s, const JobsOptions& o) {
         fmt::print("from     the kept workspace of refused job {} (berth recollect)\n",
                    r->recollected_from);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
-      for (const std::string& line : ReceiptChangeLines(*j, *r)) fmt::print("  {}\n", line);
+      // Paths of a commit come from git, not the masked receipt: masked here the same way.
+      for (const std::string& line : ReceiptChangeLines(*j, *r))
+        fmt::print("  {}\n", s.mask().Apply(line));
       std::vector<std::string> approvals = ApprovalLines(*r);
       if (!approvals.empty()) {
         size_t accepted = 0;
