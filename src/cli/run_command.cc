@@ -111,11 +111,9 @@ void PrintSummary(const store::JobRecord& job) {
   if (job.receipt_json)
     if (Result<job::Receipt> receipt = job::Receipt::FromText(*job.receipt_json)) {
       decoded = *receipt;
-      if (!receipt->changes.empty()) {
-        fmt::print("  changes  {} file(s){}\n", receipt->changes.size(),
-                   job.commit ? "" : " (not committed)");
-        for (const job::ReceiptChange& f : receipt->changes)
-          fmt::print("    {} {}\n", f.kind == "delete" ? "-" : "+", QuotePath(f.path));
+      if (std::vector<std::string> files = ChangedFileLines(job, *receipt); !files.empty()) {
+        fmt::print("  changes  {} file(s){}\n", files.size(), job.commit ? "" : " (not committed)");
+        for (const std::string& line : files) fmt::print("    {}\n", line);
       }
       for (const auto& [path, reason] : receipt->refusals)
         fmt::print("  refused  {}: {}\n", QuotePath(path), EscapeControls(reason));
