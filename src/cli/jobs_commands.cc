@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -109,7 +111,10 @@ int List(Session& s, const JobsOptions& o) {
                repo.empty() ? "" : " in " + repo + " (berth ls --all shows every repository)");
     return 0;
   }
-  fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", "ID", "STATE", "AGENT", "AGE", "RESULT");
+  // Each column as wide as its widest cell (in bytes: every cell is escaped, ids and states
+  // are ASCII), so ids of any length line up (docs/cli.md). AGE is right-aligned.
+  using Row = std::array<std::string, 5>;
+  std::vector<Row> rows = {{"ID", "STATE", "AGENT", "AGE", "RESULT"}};
   for (const store::JobRecord& j : *jobs) {
     std::optional<int> position = position_of(j);
     std::string result = j.commit   ? j.branch + " @ " + j.commit->substr(0, 10)
@@ -118,10 +123,24 @@ int List(Session& s, const JobsOptions& o) {
     if (j.landed_commit) result = "[landed " + j.landed_commit->substr(0, 10) + "] " + result;
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
-    result = EscapeControls(result);
-    fmt::print("{:<12} {:<20} {:<12} {:>5}  {}\n", j.id, EscapeControls(store::StoredStateName(j)),
-               j.agent, Age(j.created_at_ms), result);
+    // A landed job reads "landed" where its state would read "completed"; its stored state,
+    // in --json and `berth show`, stays what it was.
+    std::string state = store::StoredStateName(j);
+    if (j.landed_commit)
+      state = j.state == store::JobState::kCompleted ? "landed" : state + ",landed";
+    rows.push_back({EscapeControls(j.id), EscapeControls(state), EscapeControls(j.agent),
+                    Age(j.created_at_ms), EscapeControls(result)});
   }
+  std::array<size_t, 4> width{};
+  for (const Row& row : rows)
+    for (size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  auto pad = [](const std::string& cell, size_t to) {
+    return std::string(to - std::min(to, cell.size()), ' ');
+  };
+  for (const Row& row : rows)
+    fmt::print("{}{} {}{} {}{} {}{}  {}\n", row[0], pad(row[0], width[0]), row[1],
+               pad(row[1], width[1]), row[2], pad(row[2], width[2]), pad(row[3], width[3]), row[3],
+               row[4]);
   return 0;
 }
 
@@ -223,7 +242,9 @@ int Show(Session& s, const JobsOptions& o) {
         fmt::print("from     the kept workspace of refused job {} (berth recollect)\n",
                    r->recollected_from);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
-      for (const std::string& line : ReceiptChangeLines(*r)) fmt::print("  {}\n", line);
+      // Paths of a commit come from git, not the masked receipt: masked here the same way.
+      for (const std::string& line : ReceiptChangeLines(*j, *r))
+        fmt::print("  {}\n", s.mask().Apply(line));
       std::vector<std::string> approvals = ApprovalLines(*r);
       if (!approvals.empty()) {
         size_t accepted = 0;
@@ -471,7 +492,7 @@ int Diff(Session& s, const JobsOptions& o) {
     }
     fmt::print(stderr, "berth: job {} has no commit ({}{})\n", j->id, store::JobStateName(j->state),
                j->state_reason.empty() ? "" : ": " + EscapeControls(j->state_reason));
-    for (const std::string& line : ReceiptChangeLines(receipt)) fmt::print("  {}\n", line);
+    for (const std::string& line : ReceiptChangeLines(*j, receipt)) fmt::print("  {}\n", line);
     return 0;
   }
   git::InitLibgit2();

@@ -31,6 +31,7 @@ void AddPolicyCommands(CLI::App& app, PolicyOptions* o) {
   CLI::App* init =
       app.add_subcommand("init", "Write a starter .berth/policy.toml for this repository");
   init->add_flag("--force", o->force, "overwrite an existing policy");
+  init->add_flag("--json", o->json, "what was written (or the error) as JSON");
   CLI::App* policy = app.add_subcommand("policy", "Work with the repository's policy");
   policy->require_subcommand(1);
   CLI::App* check = policy->add_subcommand("check", "Validate .berth/policy.toml and explain it");
@@ -38,34 +39,41 @@ void AddPolicyCommands(CLI::App& app, PolicyOptions* o) {
 }
 
 int RunInitCommand(const GlobalOptions&, const PolicyOptions& options) {
+  const Format format = FormatOf(options.json);
   Result<std::string> root = RepoRoot();
-  if (!root) {
-    PrintError(root.error());
-    return ExitCodeFor(root.error());
-  }
+  if (!root) return Fail(root.error(), format);
   std::string path = *root + "/.berth/policy.toml";
-  if (sys::Exists(path) && !options.force) {
-    PrintError(Error(Cause::kInvalidArgument, path + " already exists", 0,
-                     "pass --force to overwrite it"));
-    return 1;
-  }
+  const bool existed = sys::Exists(path);
+  if (existed && !options.force)
+    return Fail(
+        Error(Cause::kInvalidArgument, path + " already exists", 0, "pass --force to overwrite it"),
+        format, 1);
   // Every home is hidden in a job: nothing under one may be written into the policy.
   policy::DetectOptions detect;
   detect.homes = confine::HideableHomes(sys::AccountHomes());
   detect.homes.push_back(sys::CurrentIdentity().home);
   policy::RepoFacts facts = policy::DetectRepo(*root, detect);
   std::string text = policy::StarterPolicy(facts);
-  if (Status made = sys::MakeDirs(*root + "/.berth", 0755); !made) {
-    PrintError(made.error());
-    return 1;
-  }
-  if (Status written = sys::WriteFileAtomic(path, text, 0644); !written) {
-    PrintError(written.error());
-    return 1;
+  if (Status made = sys::MakeDirs(*root + "/.berth", 0755); !made)
+    return Fail(made.error(), format, 1);
+  if (Status written = sys::WriteFileAtomic(path, text, 0644); !written)
+    return Fail(written.error(), format, 1);
+  if (options.json) {
+    // The checks as the written policy declares them (a starter leaves some commented out).
+    nlohmann::json checks = nlohmann::json::array();
+    if (Result<policy::Policy> parsed = policy::ParsePolicy(text, path))
+      checks = policy::PolicyToJson(*parsed)["verify"];
+    PrintJson({{"path", path},
+               {"overwrote", existed},
+               {"detected", facts.build_systems},
+               {"checks", checks},
+               {"next", "review it, then berth policy check"}});
+    return 0;
   }
   std::string detected;
   for (const std::string& b : facts.build_systems) detected += (detected.empty() ? "" : ", ") + b;
-  fmt::print("berth: wrote {}{}\n  next     review it, then `berth policy check`\n", path,
+  fmt::print("berth: {} {}{}\n  next     review it, then `berth policy check`\n",
+             existed ? "overwrote" : "wrote", path,
              detected.empty() ? "" : " (detected: " + detected + ")");
   return 0;
 }

@@ -9,7 +9,7 @@ namespace berth::cli {
 
 struct PolicyOptions {
   bool force = false;
-  bool json = false;  // policy check --json
+  bool json = false;  // init --json, policy check --json
 };
 
 void AddPolicyCommands(CLI::App& app, PolicyOptions* options);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/quote.h"
+#include "git/repository.h"
 
 namespace berth::cli {
 
@@ -20,10 +21,38 @@ std::vector<std::string> ApprovalLines(const job::Receipt& receipt) {
   return lines;
 }
 
-std::vector<std::string> ReceiptChangeLines(const job::Receipt& receipt) {
+std::vector<std::string> ChangedFileLines(const store::JobRecord& job,
+                                          const job::Receipt& receipt) {
   std::vector<std::string> lines;
-  for (const job::ReceiptChange& f : receipt.changes)
-    lines.push_back(std::string(f.kind == "delete" ? "- " : "+ ") + QuotePath(f.path));
+  if (receipt.changes.empty()) return lines;
+  git::InitLibgit2();
+  Result<git::Repository> repo = git::Repository::Discover(job.repo);
+  // The commit holds exactly the receipt's changes on the base: git tells them apart.
+  if (repo && job.commit && !job.base.empty()) {
+    Result<std::vector<git::FileDiff>> files = repo->DiffFiles(job.base, *job.commit);
+    if (files && !files->empty()) {
+      for (const git::FileDiff& f : *files)
+        lines.push_back(f.status == 'R' ? "R " + QuotePath(f.old_path) + " -> " + QuotePath(f.path)
+                                        : std::string(1, f.status) + " " + QuotePath(f.path));
+      return lines;
+    }
+  }
+  for (const job::ReceiptChange& c : receipt.changes) {
+    char letter = 'D';
+    if (c.kind != "delete") {
+      letter = '?';
+      if (repo && !job.base.empty())
+        if (Result<std::optional<git::TreeEntry>> in_base = repo->FindEntry(job.base, c.path))
+          letter = *in_base ? 'M' : 'A';
+    }
+    lines.push_back(std::string(1, letter) + " " + QuotePath(c.path));
+  }
+  return lines;
+}
+
+std::vector<std::string> ReceiptChangeLines(const store::JobRecord& job,
+                                            const job::Receipt& receipt) {
+  std::vector<std::string> lines = ChangedFileLines(job, receipt);
   for (const auto& [path, reason] : receipt.refusals)
     lines.push_back("refused " + QuotePath(path) + ": " + EscapeControls(reason));
   for (const std::string& path : receipt.ignored_paths)

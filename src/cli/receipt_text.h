@@ -11,10 +11,17 @@
 
 namespace berth::cli {
 
-// "+ PATH" / "- PATH" per changed file, "refused PATH: REASON" per refusal and
-// "skipped [include] PATH: REASON" per [include] path the workspace did not copy, in that
-// order.
-std::vector<std::string> ReceiptChangeLines(const job::Receipt& receipt);
+// The files `job` changed, one line each, lettered as `git diff --name-status` letters them:
+// "A PATH" added, "M PATH" modified, "D PATH" deleted, "R OLD -> NEW" renamed, "T PATH" type
+// changed (docs/cli.md "Changed files"). A job with a commit: git's diff of its base and
+// commit, renames paired. Without one (refused, failed): the receipt's changes, a delete as D
+// and an upsert as M when its path is in the base's tree, else A (renames are not paired);
+// "?" when the repository cannot be read to tell.
+std::vector<std::string> ChangedFileLines(const store::JobRecord& job, const job::Receipt& receipt);
+// ChangedFileLines, then "refused PATH: REASON" per refusal and "skipped [include] PATH:
+// REASON" per [include] path the workspace did not copy, in that order.
+std::vector<std::string> ReceiptChangeLines(const store::JobRecord& job,
+                                            const job::Receipt& receipt);
 // "accept|decline (RULE) KIND: ASKED" per approval request, in order, each escaped (what was
 // asked comes from the agent).
 std::vector<std::string> ApprovalLines(const job::Receipt& receipt);

@@ -69,17 +69,17 @@ TEST_F(CliTest, FileNamesWithTerminalEscapesAreQuotedRegression) {
   RunResult run = Berth(RunArgs({}, "implement", "names.sh"));
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_TRUE(NoTerminalControls(run));
-  EXPECT_TRUE(Contains(run.out, "+ " + kEscQuoted)) << run.out;
-  EXPECT_TRUE(Contains(run.out, "+ " + kNewlineQuoted)) << run.out;
-  EXPECT_TRUE(Contains(run.out, "+ " + kBadQuoted + "\n") ||
-              Contains(run.out, "+ \"src/bad\\357\\277\\275.c\"\n"))
+  EXPECT_TRUE(Contains(run.out, "A " + kEscQuoted)) << run.out;
+  EXPECT_TRUE(Contains(run.out, "A " + kNewlineQuoted)) << run.out;
+  EXPECT_TRUE(Contains(run.out, "A " + kBadQuoted + "\n") ||
+              Contains(run.out, "A \"src/bad\\357\\277\\275.c\"\n"))
       << run.out;
   const std::string id = NewestJobId();
 
   RunResult show = Berth({"show", id});
   ASSERT_EQ(show.exit_code, 0) << show.Describe();
   EXPECT_TRUE(NoTerminalControls(show));
-  EXPECT_TRUE(Contains(show.out, "+ " + kEscQuoted)) << show.out;
+  EXPECT_TRUE(Contains(show.out, "A " + kEscQuoted)) << show.out;
 
   RunResult stat = Berth({"diff", id, "--stat"});
   ASSERT_EQ(stat.exit_code, 0) << stat.Describe();
@@ -336,6 +336,175 @@ TEST_F(CliTest, ErrorsUnderJsonAreJsonWithTheSameExitCodeRegression) {
   json bad = ParseJson(invalid.out);
   EXPECT_EQ(Get(bad, "valid"), false) << invalid.out;
   EXPECT_EQ(GetInt(bad, "error.exit_code"), 78) << invalid.out;
+}
+
+// Issue 30: `berth --version` and `-V` ended 64 with "A subcommand is required".
+TEST_F(CliTest, VersionFlagPrintsWhatVersionPrintsRegression) {
+  RunResult version = Berth({"version"});
+  ASSERT_EQ(version.exit_code, 0) << version.Describe();
+  ASSERT_TRUE(Contains(version.out, "berth ")) << version.out;
+  for (const char* flag : {"--version", "-V"}) {
+    RunResult run = Berth({flag});
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    EXPECT_EQ(run.out, version.out) << flag;
+  }
+}
+
+// Issue 30: `berth lsx` said only "A subcommand is required"; it names the mistake and the
+// nearest command, and a mistyped flag gets the nearest flag of its command.
+TEST_F(CliTest, UnknownCommandSuggestsTheNearestRegression) {
+  RunResult lsx = Berth({"lsx"});
+  EXPECT_EQ(lsx.exit_code, 64) << lsx.Describe();
+  EXPECT_TRUE(Contains(lsx.err, "unknown command 'lsx'; did you mean ls?")) << lsx.err;
+
+  RunResult far = Berth({"deploy"});
+  EXPECT_EQ(far.exit_code, 64) << far.Describe();
+  EXPECT_TRUE(Contains(far.err, "unknown command 'deploy'")) << far.err;
+  EXPECT_FALSE(Contains(far.err, "did you mean")) << far.err;
+
+  RunResult json_error = Berth({"shwo", "x", "--json"});
+  EXPECT_EQ(json_error.exit_code, 64) << json_error.Describe();
+  EXPECT_TRUE(Contains(GetStr(ParseJson(json_error.out), "error.message"), "did you mean show?"))
+      << json_error.out;
+
+  RunResult flag = Berth({"ls", "--jsn"});
+  EXPECT_EQ(flag.exit_code, 64) << flag.Describe();
+  EXPECT_TRUE(Contains(flag.err, "--jsn: did you mean --json?")) << flag.err;
+}
+
+// The rows of `berth ls` (header first), each split where the header's ID, STATE, AGENT and
+// RESULT start (the AGENT cell runs to RESULT, AGE included); one "<misaligned ...>" cell
+// when a row's cells do not start (AGE: end) where the header's do.
+std::vector<std::vector<std::string>> LsCells(const std::string& out) {
+  std::vector<std::string> lines;
+  for (const std::string& line : Split(out, '\n'))
+    if (!line.empty()) lines.push_back(line);
+  if (lines.empty()) return {};
+  std::vector<size_t> starts = {0};
+  for (const char* name : {"STATE", "AGENT", "RESULT"}) starts.push_back(lines[0].find(name));
+  std::vector<std::vector<std::string>> rows;
+  const size_t age_end = lines[0].find(" AGE ") + 4;  // AGE is right-aligned
+  for (const std::string& line : lines) {
+    if (age_end >= line.size() || line[age_end - 1] == ' ' || line[age_end] != ' ')
+      return {{"<AGE misaligned: " + line + ">"}};
+    std::vector<std::string> cells;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      size_t end = i + 1 < starts.size() ? starts[i + 1] : std::string::npos;
+      // A cell starts at its column (not a space) and the one before it ends with a space.
+      if (starts[i] >= line.size() || line[starts[i]] == ' ' ||
+          (starts[i] > 0 && line[starts[i] - 1] != ' '))
+        return {{"<misaligned: " + line + ">"}};
+      cells.push_back(TrimRight(
+          line.substr(starts[i], end == std::string::npos ? std::string::npos : end - starts[i])));
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// Issue 30: `berth ls` printed 13-character ids in a 12-wide column, so every row was pushed
+// one column right of its header; a landed job's state column did not say so.
+TEST_F(CliTest, LsColumnsAlignAndMarkLandedJobsRegression) {
+  CommitPolicy(std::string(kPolicy) + "[landing]\nallow_unverified = true\n");
+  ASSERT_EQ(Berth(RunArgs({}, "implement", "edit.sh")).exit_code, 0);
+  const std::string landed = NewestJobId();
+  ASSERT_EQ(Berth(RunArgs({}, "explore", "noop.sh")).exit_code, 0);
+  const std::string read = NewestJobId();
+  RunResult land = Berth({"land", landed});
+  ASSERT_EQ(land.exit_code, 0) << land.Describe();
+
+  RunResult ls = Berth({"ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.Describe();
+  std::vector<std::vector<std::string>> rows = LsCells(ls.out);
+  ASSERT_EQ(rows.size(), 3u) << ls.out;
+  ASSERT_EQ(rows[0].size(), 4u) << rows[0][0];
+  EXPECT_EQ(rows[0][3], "RESULT") << ls.out;
+  std::map<std::string, std::vector<std::string>> by_id;
+  for (const auto& row : rows) by_id[row[0]] = row;
+  ASSERT_EQ(by_id.count(landed), 1u) << ls.out;
+  ASSERT_EQ(by_id.count(read), 1u) << ls.out;
+  EXPECT_EQ(by_id[landed][1], "landed") << ls.out;
+  EXPECT_TRUE(by_id[landed][2].starts_with("implement ")) << ls.out;
+  EXPECT_TRUE(Contains(by_id[landed][3], "[landed ")) << ls.out;
+  EXPECT_EQ(by_id[read][1], "completed") << ls.out;
+  EXPECT_TRUE(by_id[read][2].starts_with("explore ")) << ls.out;
+  // --json keeps the stored state.
+  for (const json& j : ListJson()) EXPECT_EQ(GetStr(j, "state"), "completed") << j.dump(2);
+}
+
+// Issue 30: changed files were "+ PATH" (added or modified) and "- PATH"; they are lettered
+// as git letters them, with a commit (git's diff, renames paired) and without one (refused:
+// the receipt's changes against the base's tree).
+TEST_F(CliTest, ChangedFilesAreLetteredAsGitDoesRegression) {
+  const std::string script =
+      "set -eu; mv src/old.c src/renamed.c; printf 'x\\n' >> src/main.c; "
+      "printf 'new\\n' > src/new.c; rm src/tool.sh";
+  RunResult run = Berth({"run", "implement", "--", "sh", "-c", script});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  const std::vector<std::string> committed = {"M src/main.c", "A src/new.c",
+                                              "R src/old.c -> src/renamed.c", "D src/tool.sh"};
+  RunResult show = Berth({"show", id});
+  ASSERT_EQ(show.exit_code, 0) << show.Describe();
+  for (const std::string& line : committed) {
+    EXPECT_TRUE(Contains(run.out, "    " + line + "\n")) << line << "\n" << run.out;
+    EXPECT_TRUE(Contains(show.out, "  " + line + "\n")) << line << "\n" << show.out;
+  }
+  EXPECT_TRUE(Contains(run.out, "changes  4 file(s)\n")) << run.out;
+  // --json keeps its fields: the receipt's upserts and deletes.
+  std::map<std::string, std::string> files = ReceiptFiles(Get(ShowJson(id), "receipt"));
+  EXPECT_EQ(files, (std::map<std::string, std::string>{{"src/main.c", "upsert"},
+                                                       {"src/new.c", "upsert"},
+                                                       {"src/old.c", "delete"},
+                                                       {"src/renamed.c", "upsert"},
+                                                       {"src/tool.sh", "delete"}}));
+
+  // Refused (README.md is not writable): nothing committed, letters from the base's tree.
+  RunResult refused =
+      Berth({"run", "implement", "--", "sh", "-c", script + "; echo x >> README.md"});
+  ASSERT_EQ(refused.exit_code, 3) << refused.Describe();
+  const std::string refused_id = NewestJobId();
+  RunResult refused_show = Berth({"show", refused_id});
+  for (const char* line :
+       {"M src/main.c", "A src/new.c", "D src/old.c", "A src/renamed.c", "D src/tool.sh"}) {
+    EXPECT_TRUE(Contains(refused.out, "    " + std::string(line) + "\n")) << line << "\n"
+                                                                          << refused.out;
+    EXPECT_TRUE(Contains(refused_show.out, "  " + std::string(line) + "\n")) << line << "\n"
+                                                                             << refused_show.out;
+  }
+  EXPECT_FALSE(Contains(refused.out + show.out + refused_show.out, "+ ")) << refused.out;
+}
+
+// Issue 30: `berth init` had no --json. One object: what was written, what was detected, the
+// checks the policy declares, whether it overwrote; an error is the --json error object.
+TEST_F(CliTest, InitJsonSaysWhatItWroteRegression) {
+  ASSERT_TRUE(sys::RemoveTree(PolicyPath()));
+  ASSERT_TRUE(WriteText(ws() + "/Makefile", "all:\n\ttrue\ntest:\n\ttrue\n"));
+  RunResult init = Berth({"init", "--json"});
+  ASSERT_EQ(init.exit_code, 0) << init.Describe();
+  json out = ParseJson(init.out);
+  ASSERT_TRUE(out.is_object()) << init.Describe();
+  EXPECT_EQ(GetStr(out, "path"), PolicyPath()) << init.out;
+  EXPECT_EQ(Get(out, "overwrote"), false) << init.out;
+  EXPECT_EQ(Get(out, "detected"), json::array({"make"})) << init.out;
+  json checks = Get(out, "checks");
+  ASSERT_TRUE(checks.is_array() && !checks.empty()) << init.out;
+  EXPECT_EQ(Get(checks[0], "argv"), json::array({"make", "test"})) << init.out;
+  json policy = ParseJson(Berth({"policy", "check", "--json"}).out);
+  EXPECT_EQ(Get(policy, "policy.verify"), checks) << policy.dump(2);
+
+  RunResult again = Berth({"init", "--json"});
+  EXPECT_EQ(again.exit_code, 1) << again.Describe();
+  json error = ParseJson(again.out);
+  EXPECT_EQ(GetInt(error, "error.exit_code"), 1) << again.out;
+  EXPECT_EQ(GetStr(error, "error.cause"), "invalid-argument") << again.out;
+  EXPECT_TRUE(Contains(GetStr(error, "error.hint"), "--force")) << again.out;
+
+  RunResult forced = Berth({"init", "--force", "--json"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.Describe();
+  EXPECT_EQ(Get(ParseJson(forced.out), "overwrote"), true) << forced.out;
+  RunResult human = Berth({"init", "--force"});
+  EXPECT_TRUE(Contains(human.out, "berth: overwrote " + PolicyPath())) << human.Describe();
 }
 
 }  // namespace
