@@ -4,14 +4,17 @@
 #include <git2/sys/index.h>
 #include <git2/sys/odb_backend.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <ctime>
 #include <memory>
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "base/mutex.h"
 #include "git/checkout_rules.h"
@@ -19,6 +22,7 @@
 #include "git/repository.h"
 #include "sys/dir.h"
 #include "sys/fs.h"
+#include "sys/mapped_file.h"
 
 namespace berth::git {
 
@@ -101,14 +105,15 @@ class DirectoryPass {
 // (docs/workspace.md, "Snapshots"). An object no backend has falls back to git_odb_read,
 // which refreshes the list of packs and reports the error.
 //
-// A loose object is streamed (docs/workspace.md, "Large files"): the loose backend maps the
-// file and inflates it a piece at a time into one buffer per thread, each piece written while
-// it is still in the processor's cache. Taking it whole instead reads the compressed file
-// into one fresh buffer and inflates it into a second, every page of both faulted in and
-// zeroed, and writes it from memory long out of the cache: for a 100 MiB blob that was three
-// times git's time, and the memory grows with the file. A stream is not hashed either
-// (git_odb_stream_read only inflates). libgit2 1.5's pack backend has no stream, so a packed
-// blob is still read whole.
+// A loose object of the repository's own store is streamed (docs/workspace.md, "Large
+// files"): its file is inflated here with zlib a piece at a time into one buffer per thread,
+// and each piece written while it is still in the processor's cache. Taking it whole instead
+// reads the compressed file into one fresh buffer and inflates it into a second, every page of
+// both faulted in and zeroed, and writes it from memory long out of the cache: for a 100 MiB
+// blob that was three times git's time, and the memory grows with the file. libgit2 1.5's own
+// stream (the loose backend's readstream) is not used: on a truncated object it, like its
+// whole read, calls inflate forever. libgit2 1.5's pack backend has no stream, so a packed
+// blob, and a loose one in an alternate, is still read whole.
 class BlobReader {
  public:
   explicit BlobReader(git_odb* odb) : odb_(odb) {
@@ -133,23 +138,29 @@ class BlobReader {
     return ReadFallback(oid, dir, name);
   }
 
-  // Creates the regular file `name` in `dir` holding the blob `oid`.
+  // Creates the regular file `name` in `dir` holding the blob `oid`, looking in the backends
+  // in libgit2's order (packs first); `loose_dir` is the repository's own objects directory.
   Status WriteFile(const git_oid& oid, const sys::Dir& dir, std::string_view name, mode_t mode,
-                   const struct timespec& stamp) {
+                   const struct timespec& stamp, const std::string& loose_dir) {
     Release();
+    bool own_loose_tried = false;
     for (git_odb_backend* backend : backends_) {
-      if (backend->readstream != nullptr) {
-        git_odb_stream* raw = nullptr;
-        size_t size = 0;
-        git_object_t type = GIT_OBJECT_INVALID;
-        int code = backend->readstream(&raw, &size, &type, backend, &oid);
-        if (code == GIT_ENOTFOUND || code == GIT_PASSTHROUGH) continue;
-        if (code < 0) return Git2Error("read blob " + dir.PathOf(name), code);
-        StreamPtr stream(raw);
-        if (type != GIT_OBJECT_BLOB)
-          return Error(Cause::kInvalidArgument,
-                       "the tree names a non-blob as the file " + dir.PathOf(name));
-        return WriteStreamed(stream.get(), size, dir, name, mode, stamp);
+      // The first loose backend is the repository's own (libgit2 sorts alternates last).
+      if (backend->readstream != nullptr && !own_loose_tried) {
+        own_loose_tried = true;
+        char hex[GIT_OID_HEXSZ + 1];
+        git_oid_tostr(hex, sizeof(hex), &oid);
+        std::string path = loose_dir + "/" + std::string(hex, 2) + "/" + (hex + 2);
+        Result<std::string_view> file =
+            sys::MappedFile::ReadOrMap(path, kMapFrom, compressed_, mapped_);
+        if (!file && file.error().sys_errno() != ENOENT) return std::move(file).error();
+        if (file && IsZlib(*file)) {
+          Status written = WriteLoose(*file, dir, name, mode, stamp);
+          mapped_ = sys::MappedFile();
+          return written;
+        }
+        mapped_ = sys::MappedFile();
+        // Missing, or in the old format libgit2 still reads: its backend decides.
       }
       if (backend->read == nullptr) continue;
       std::optional<std::string_view> data = TRY(ReadFrom(backend, oid, dir, name));
@@ -165,12 +176,96 @@ class BlobReader {
 
   // The most a streamed file is written at once, and the buffer each thread holds for it.
   static constexpr size_t kPiece = 256 * 1024;
+  // Loose object files from this size on are mapped rather than read into a buffer.
+  static constexpr size_t kMapFrom = 1024 * 1024;
 
  private:
-  struct StreamFree {
-    void operator()(git_odb_stream* stream) const { git_odb_stream_free(stream); }
-  };
-  using StreamPtr = std::unique_ptr<git_odb_stream, StreamFree>;
+  // A zlib stream's first two bytes (RFC 1950): deflate, and a multiple of 31.
+  static bool IsZlib(std::string_view data) {
+    if (data.size() < 2) return false;
+    auto b0 = static_cast<unsigned char>(data[0]);
+    auto b1 = static_cast<unsigned char>(data[1]);
+    return (b0 & 0x8F) == 0x08 && ((b0 << 8) + b1) % 31 == 0;
+  }
+
+  Error Damaged(const sys::Dir& dir, std::string_view name, const std::string& what) {
+    return Error(
+        Cause::kInvalidArgument,
+        "the object of " + dir.PathOf(name) + " " + what +
+            "; the repository is damaged (run git fsck, then fetch or restore the object)");
+  }
+
+  // Inflates the loose object `compressed` ("blob <size>\0" and the bytes) into the new file
+  // `name`, checking its header, that the bytes are as many as it says, zlib's checksum, and
+  // that nothing follows the zlib stream. A damaged object leaves no file behind.
+  Status WriteLoose(std::string_view compressed, const sys::Dir& dir, std::string_view name,
+                    mode_t mode, const struct timespec& stamp) {
+    if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPiece);
+    z_stream z{};
+    if (inflateInit(&z) != Z_OK)
+      return Error(Cause::kInternal, "start inflating the object of " + dir.PathOf(name));
+    struct End {
+      z_stream* z;
+      ~End() { inflateEnd(z); }
+    } end{&z};
+    const char* in = compressed.data();
+    size_t in_left = compressed.size();
+    bool ended = false;
+    // One call of inflate into the buffer; the bytes it made.
+    auto inflate_piece = [&]() -> Result<std::string_view> {
+      z.next_out = reinterpret_cast<Bytef*>(buffer_.get());
+      z.avail_out = kPiece;
+      for (;;) {
+        if (z.avail_in == 0 && in_left > 0) {
+          size_t n = std::min<size_t>(in_left, 1u << 30);
+          z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
+          z.avail_in = static_cast<uInt>(n);
+          in += n;
+          in_left -= n;
+        }
+        int code = inflate(&z, Z_NO_FLUSH);
+        size_t made = kPiece - z.avail_out;
+        if (code == Z_STREAM_END) {
+          ended = true;
+          if (z.avail_in != 0 || in_left != 0)
+            return Damaged(dir, name, "has bytes after its zlib stream");
+        } else if (code != Z_OK && code != Z_BUF_ERROR) {
+          return Damaged(dir, name,
+                         std::string("does not inflate (") + (z.msg ? z.msg : "zlib error") + ")");
+        }
+        if (made > 0 || ended) return std::string_view(buffer_.get(), made);
+        if (z.avail_in == 0 && in_left == 0) return Damaged(dir, name, "is cut short");
+      }
+    };
+    // The header comes out of the first piece whole (it is at most a few dozen bytes).
+    std::string_view piece = TRY(inflate_piece());
+    size_t nul = piece.find('\0');
+    size_t space = piece.find(' ');
+    if (nul == piece.npos || space == piece.npos || space > nul || nul > 32)
+      return Damaged(dir, name, "has no valid header");
+    std::string_view type = piece.substr(0, space);
+    std::string_view digits = piece.substr(space + 1, nul - space - 1);
+    size_t size = 0;
+    if (digits.empty() || digits.size() > 19 || (digits.size() > 1 && digits[0] == '0'))
+      return Damaged(dir, name, "has no valid header");
+    for (char c : digits) {
+      if (c < '0' || c > '9') return Damaged(dir, name, "has no valid header");
+      size = size * 10 + static_cast<size_t>(c - '0');
+    }
+    if (type != "blob")
+      return Error(Cause::kInvalidArgument,
+                   "the tree names a non-blob as the file " + dir.PathOf(name));
+    piece.remove_prefix(nul + 1);
+    size_t left = size;
+    auto next = [&]() -> Result<std::string_view> {
+      while (piece.empty() && !ended) piece = TRY(inflate_piece());
+      if (piece.size() > left) return Damaged(dir, name, "holds more bytes than its header says");
+      if (piece.empty() && left > 0) return Damaged(dir, name, "ends before its header says");
+      left -= piece.size();
+      return std::exchange(piece, std::string_view());
+    };
+    return dir.WriteNewFileFrom(name, mode, &stamp, next);
+  }
 
   // The blob from one backend, or nullopt when that backend does not have it.
   Result<std::optional<std::string_view>> ReadFrom(git_odb_backend* backend, const git_oid& oid,
@@ -203,47 +298,6 @@ class BlobReader {
                             git_odb_object_size(raw));
   }
 
-  // Writes the `size` bytes of `stream`, then checks that the stream ends there: the last
-  // read is what makes zlib compare its checksum, and a stream longer than its header says
-  // is damaged. (A loose object's bytes are also checked against nothing else when read
-  // whole: see above.)
-  Status WriteStreamed(git_odb_stream* stream, size_t size, const sys::Dir& dir,
-                       std::string_view name, mode_t mode, const struct timespec& stamp) {
-    if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPiece);
-    size_t left = size;
-    bool ended = false;
-    auto next = [&]() -> Result<std::string_view> {
-      if (left == 0) {
-        if (!ended) {
-          // Two reads of one byte: the first finishes the zlib stream (and its checksum),
-          // the second reports input left over after it.
-          for (int i = 0; i < 2; ++i) {
-            int n = git_odb_stream_read(stream, buffer_.get(), 1);
-            if (n < 0) return Git2Error("read blob " + dir.PathOf(name), n);
-            if (n > 0)
-              return Error(Cause::kInvalidArgument,
-                           "the object of " + dir.PathOf(name) +
-                               " holds more bytes than its header says; the repository is "
-                               "damaged (try git fsck)");
-          }
-          ended = true;
-        }
-        return std::string_view();
-      }
-      size_t want = std::min(left, kPiece);
-      int n = git_odb_stream_read(stream, buffer_.get(), want);
-      if (n < 0) return Git2Error("read blob " + dir.PathOf(name), n);
-      if (n == 0)
-        return Error(Cause::kInvalidArgument,
-                     "the object of " + dir.PathOf(name) +
-                         " ends before its header says; the repository is damaged (try git "
-                         "fsck)");
-      left -= static_cast<size_t>(n);
-      return std::string_view(buffer_.get(), static_cast<size_t>(n));
-    };
-    return dir.WriteNewFileFrom(name, mode, &stamp, next);
-  }
-
   void Release() {
     if (data_ != nullptr) git_odb_backend_data_free(owner_, data_);
     data_ = nullptr;
@@ -256,6 +310,8 @@ class BlobReader {
   git_odb_backend* owner_ = nullptr;
   OdbObjectPtr object_;
   std::unique_ptr<char[]> buffer_;  // kPiece bytes, made for the first streamed file
+  std::string compressed_;          // the last small loose object file read
+  sys::MappedFile mapped_;          // a large one, while it is written
 };
 
 // Pass two: writes the files from several threads. File creation dominates the cost, and the
@@ -263,9 +319,14 @@ class BlobReader {
 // (libgit2 docs/threading.md) and the root descriptor is only used by *at() calls.
 class FilePass {
  public:
-  FilePass(git_odb* odb, const sys::Dir& root, const DirectoryPass& pass,
+  FilePass(git_odb* odb, std::string loose_dir, const sys::Dir& root, const DirectoryPass& pass,
            const struct timespec& stamp)
-      : odb_(odb), root_(root), dirs_(pass.dirs()), files_(pass.files()), stamp_(stamp) {
+      : odb_(odb),
+        loose_dir_(std::move(loose_dir)),
+        root_(root),
+        dirs_(pass.dirs()),
+        files_(pass.files()),
+        stamp_(stamp) {
     // Runs of at most kChunk files of one directory: a thread opens the directory once per
     // run and creates the files by name, and two threads rarely contend for one directory.
     for (size_t i = 0; i < files_.size(); ++i)
@@ -329,10 +390,11 @@ class FilePass {
       return dir.SetTimes(file.name, stamp_, stamp_);
     }
     mode_t mode = file.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
-    return reader.WriteFile(file.oid, dir, file.name, mode, stamp_);
+    return reader.WriteFile(file.oid, dir, file.name, mode, stamp_, loose_dir_);
   }
 
   git_odb* odb_;
+  const std::string loose_dir_;
   const sys::Dir& root_;
   const std::vector<std::string>& dirs_;
   const std::vector<FileJob>& files_;
@@ -384,7 +446,7 @@ Status Repository::Materialize(const std::string& commit, const std::string& dir
   sys::Dir root = TRY(sys::Dir::Open(dir));
   DirectoryPass directories(Raw(*this));
   TRY(directories.Walk(tree.get(), root, ""));
-  TRY(FilePass(odb, root, directories, stamp).Run());
+  TRY(FilePass(odb, objects_, root, directories, stamp).Run());
   // The mount point of the job's private git dir.
   if (git_mount_point) TRY(root.MakeDir(".git", 0755));
   return {};

@@ -128,17 +128,23 @@ Status Dir::WriteNewFileFrom(std::string_view name, mode_t mode, const struct ti
                     mode);
   }));
   if (!fd.valid()) return Error::FromErrno("create " + PathOf(name), errno);
-  for (;;) {
-    std::string_view piece = TRY(next());
-    if (piece.empty()) break;
-    TRY(WriteAllTo(fd.get(), piece, PathOf(name)));
-  }
-  if (mtime != nullptr) {
-    struct timespec times[2] = {*mtime, *mtime};
-    if (::futimens(fd.get(), times) != 0)
-      return Error::FromErrno("set times of " + PathOf(name), errno);
-  }
-  return {};
+  Status written = [&]() -> Status {
+    for (;;) {
+      std::string_view piece = TRY(next());
+      if (piece.empty()) break;
+      TRY(WriteAllTo(fd.get(), piece, PathOf(name)));
+    }
+    if (mtime != nullptr) {
+      struct timespec times[2] = {*mtime, *mtime};
+      if (::futimens(fd.get(), times) != 0)
+        return Error::FromErrno("set times of " + PathOf(name), errno);
+    }
+    return {};
+  }();
+  // A file cut short is removed, so that nothing mistakes it for the whole (this process
+  // created it, O_EXCL, so the name is still its own).
+  if (!written) ::unlinkat(fd_.get(), n.c_str(), 0);
+  return written;
 }
 
 Status Dir::MakeSymlink(const std::string& target, std::string_view name) const {

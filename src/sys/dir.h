@@ -56,7 +56,8 @@ class Dir {
   Status WriteNewFile(std::string_view name, std::string_view data, mode_t mode,
                       const struct timespec* mtime = nullptr) const;
   // The same with the content in pieces: writes what `next` returns until it returns an
-  // empty piece, so that a large file never has to be in memory whole.
+  // empty piece, so that a large file never has to be in memory whole. When `next` or a write
+  // fails, the file is removed and the error returned.
   Status WriteNewFileFrom(std::string_view name, mode_t mode, const struct timespec* mtime,
                           const std::function<Result<std::string_view>()>& next) const;
   Status MakeSymlink(const std::string& target, std::string_view name) const;

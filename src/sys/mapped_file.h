@@ -14,6 +14,14 @@ class MappedFile {
  public:
   // Maps all of `path` (an empty file maps to an empty view).
   static Result<MappedFile> Open(const std::string& path);
+  // The bytes of the regular file `path`: read into `buffer` (kept by the caller for the next
+  // call, so that small files cost no allocation) when it is smaller than `map_from` bytes,
+  // else mapped into `mapped`, without MAP_POPULATE (the caller reads it once, in order). A
+  // missing file is an Error whose sys_errno() is ENOENT.
+  static Result<std::string_view> ReadOrMap(const std::string& path, size_t map_from,
+                                            std::string& buffer, MappedFile& mapped);
+
+  MappedFile() = default;
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
