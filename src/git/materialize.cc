@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -126,22 +127,16 @@ class BlobReader {
     }
   }
 
-  // The bytes of the blob `oid`, the file `name` of `dir` (for messages), valid until the
-  // next Read. One BlobReader per thread.
-  Result<std::string_view> Read(const git_oid& oid, const sys::Dir& dir, std::string_view name) {
-    Release();
-    for (git_odb_backend* backend : backends_) {
-      if (backend->read == nullptr) continue;
-      std::optional<std::string_view> data = TRY(ReadFrom(backend, oid, dir, name));
-      if (data) return *data;
-    }
-    return ReadFallback(oid, dir, name);
-  }
+  // A blob's bytes in pieces, as Dir::WriteNewFileFrom takes them.
+  using Pieces = std::function<Result<std::string_view>()>;
 
-  // Creates the regular file `name` in `dir` holding the blob `oid`, looking in the backends
-  // in libgit2's order (packs first); `loose_dir` is the repository's own objects directory.
-  Status WriteFile(const git_oid& oid, const sys::Dir& dir, std::string_view name, mode_t mode,
-                   const struct timespec& stamp, const std::string& loose_dir) {
+  // Hands the blob `oid`, the file `name` of `dir` (for messages), to `streamed` in pieces when
+  // it is a loose object of the repository's own objects directory `loose_dir`, else whole to
+  // `whole` (valid until the next call). The backends are asked in libgit2's order (packs
+  // first). One BlobReader per thread.
+  Status Emit(const git_oid& oid, const sys::Dir& dir, std::string_view name,
+              const std::string& loose_dir, const std::function<Status(const Pieces&)>& streamed,
+              const std::function<Status(std::string_view)>& whole) {
     Release();
     bool own_loose_tried = false;
     for (git_odb_backend* backend : backends_) {
@@ -155,7 +150,7 @@ class BlobReader {
             sys::MappedFile::ReadOrMap(path, kMapFrom, compressed_, mapped_);
         if (!file && file.error().sys_errno() != ENOENT) return std::move(file).error();
         if (file && IsZlib(*file)) {
-          Status written = WriteLoose(*file, dir, name, mode, stamp);
+          Status written = InflateLoose(*file, dir, name, streamed);
           mapped_ = sys::MappedFile();
           return written;
         }
@@ -164,10 +159,9 @@ class BlobReader {
       }
       if (backend->read == nullptr) continue;
       std::optional<std::string_view> data = TRY(ReadFrom(backend, oid, dir, name));
-      if (data) return dir.WriteNewFile(name, *data, mode, &stamp);
+      if (data) return whole(*data);
     }
-    std::string_view data = TRY(ReadFallback(oid, dir, name));
-    return dir.WriteNewFile(name, data, mode, &stamp);
+    return whole(TRY(ReadFallback(oid, dir, name)));
   }
 
   ~BlobReader() { Release(); }
@@ -195,11 +189,11 @@ class BlobReader {
             "; the repository is damaged (run git fsck, then fetch or restore the object)");
   }
 
-  // Inflates the loose object `compressed` ("blob <size>\0" and the bytes) into the new file
-  // `name`, checking its header, that the bytes are as many as it says, zlib's checksum, and
-  // that nothing follows the zlib stream. A damaged object leaves no file behind.
-  Status WriteLoose(std::string_view compressed, const sys::Dir& dir, std::string_view name,
-                    mode_t mode, const struct timespec& stamp) {
+  // Inflates the loose object `compressed` ("blob <size>\0" and the bytes) and hands the bytes
+  // to `streamed`, checking its header, that the bytes are as many as it says, zlib's checksum,
+  // and that nothing follows the zlib stream: a damaged object is an error of the last piece.
+  Status InflateLoose(std::string_view compressed, const sys::Dir& dir, std::string_view name,
+                      const std::function<Status(const Pieces&)>& streamed) {
     if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPiece);
     z_stream z{};
     if (inflateInit(&z) != Z_OK)
@@ -264,7 +258,7 @@ class BlobReader {
       left -= piece.size();
       return std::exchange(piece, std::string_view());
     };
-    return dir.WriteNewFileFrom(name, mode, &stamp, next);
+    return streamed(next);
   }
 
   // The blob from one backend, or nullopt when that backend does not have it.
@@ -385,12 +379,28 @@ class FilePass {
 
   Status Write(BlobReader& reader, const sys::Dir& dir, const FileJob& file) {
     if (file.mode == GIT_FILEMODE_LINK) {
-      std::string_view data = TRY(reader.Read(file.oid, dir, file.name));
-      TRY(dir.MakeSymlink(std::string(data), file.name));
+      auto link = [&](std::string_view target) {
+        return dir.MakeSymlink(std::string(target), file.name);
+      };
+      auto link_pieces = [&](const BlobReader::Pieces& next) -> Status {
+        std::string target;
+        for (;;) {
+          std::string_view piece = TRY(next());
+          if (piece.empty()) break;
+          target.append(piece);
+        }
+        return link(target);
+      };
+      TRY(reader.Emit(file.oid, dir, file.name, loose_dir_, link_pieces, link));
       return dir.SetTimes(file.name, stamp_, stamp_);
     }
     mode_t mode = file.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
-    return reader.WriteFile(file.oid, dir, file.name, mode, stamp_, loose_dir_);
+    return reader.Emit(
+        file.oid, dir, file.name, loose_dir_,
+        [&](const BlobReader::Pieces& next) {
+          return dir.WriteNewFileFrom(file.name, mode, &stamp_, next);
+        },
+        [&](std::string_view data) { return dir.WriteNewFile(file.name, data, mode, &stamp_); });
   }
 
   git_odb* odb_;

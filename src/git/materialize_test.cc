@@ -359,6 +359,21 @@ TEST_F(MaterializeTest, ADamagedLooseObjectFailsAndLeavesNoFile) {
   EXPECT_TRUE(ReadFileOrDie(temp_.path() + "/tree-restored/big.bin") == content);
 }
 
+// A symlink's loose object is inflated the same way: cut short, it fails the snapshot rather
+// than hanging in libgit2 1.5's inflate loop.
+TEST_F(MaterializeTest, ADamagedLooseSymlinkObjectFails) {
+  Repository repo = Open();
+  std::string object = LoosePath(repo.objects_dir(), BlobId(work_, commit_, "docs/link"));
+  std::string whole = ReadFileOrDie(object);
+  WriteFile(sys::Dirname(object), object.substr(object.rfind('/') + 1),
+            whole.substr(0, whole.size() - 6), 0444);
+  Status made = MaterializeWithin(repo, commit_, temp_.path() + "/tree");
+  ASSERT_FALSE(made.has_value());
+  const std::string& message = made.error().message();
+  EXPECT_NE(message.find("damaged"), std::string::npos) << message;
+  EXPECT_NE(message.find("docs/link"), std::string::npos) << message;
+}
+
 // A measurement rather than a check; run with --gtest_also_run_disabled_tests.
 TEST(MaterializeBenchmark, DISABLED_HundredThousandFiles) {
   TempDir temp("berth-materialize-bench-");
