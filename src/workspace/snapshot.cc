@@ -15,6 +15,7 @@
 #include "sys/fs.h"
 #include "sys/self.h"
 #include "workspace/ignore_rules.h"
+#include "workspace/lfs.h"
 #include "workspace/submodules.h"
 #include "workspace/workspace.h"
 
@@ -142,9 +143,18 @@ Status BuildFull(git::Repository& repo, const std::string& commit, const std::st
   TRY_CTX(repo.Materialize(commit, dir + "/tree"), "materialize " + commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
   TRY(PopulateSubmodules(repo, commit, dir));
+  TRY(IgnoreRules::Create(dir + "/ignore"));
+  // Before the index: its stat data is the smudged files' (docs/workspace.md, "Git LFS").
+  std::vector<std::string> lfs_missing = TRY_CTX(
+      SmudgeLfs(repo, commit, dir + "/tree", dir + "/ignore", dir), "show the Git LFS content");
+  if (!lfs_missing.empty()) {
+    std::string list;
+    for (const std::string& path : lfs_missing) list += path + '\0';
+    sys::Dir root = TRY(sys::Dir::Open(dir));
+    TRY(root.WriteNewFile(kLfsMissingFile, list, 0644));
+  }
   TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/" + kIndexPath),
           "write the snapshot index");
-  TRY(IgnoreRules::Create(dir + "/ignore"));
   TRY(sys::MakeDirs(dir + "/users", 0700));
   return {};
 }
@@ -152,6 +162,9 @@ Status BuildFull(git::Repository& repo, const std::string& commit, const std::st
 Status BuildDerived(git::Repository& repo, const std::string& commit, const Snapshot& below,
                     const std::string& dir) {
   if (!TRY(SubmodulesAsBelow(repo, commit, below))) return BuildFull(repo, commit, dir);
+  // A layer would show the changed pointers raw and lose the list of missing content: with
+  // LFS in play the snapshot is written in full (docs/workspace.md, "Git LFS").
+  if (TRY(LfsMayApply(repo, commit))) return BuildFull(repo, commit, dir);
   git::LayerDiff diff = TRY_CTX(repo.WriteLayer(below.commit, commit, dir + "/tree"),
                                 "write the layer of " + commit + " over " + below.commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
