@@ -5,11 +5,14 @@ DEV_DIR     := build/dev
 RELEASE_DIR := build/release
 ASAN_DIR    := build/asan-ubsan
 CTEST_FLAGS := --output-on-failure -j2
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+APPARMOR_DIR ?= /etc/apparmor.d
 FUZZ_SECONDS ?= 60
 
 .DEFAULT_GOAL := build
-.PHONY: deps configure build test demo release bench asan asan-configure tidy check-format \
-	check fuzz lint format clean
+.PHONY: deps configure build test demo release release-berth install package test-package \
+	bench asan asan-configure tidy check-format check fuzz lint format clean
 
 deps:
 	scripts/install-deps
@@ -24,13 +27,34 @@ build: configure
 test: build
 	ctest --test-dir $(DEV_DIR) $(CTEST_FLAGS)
 
-demo: build
+# The demo needs only the berth binary, not the ~480 targets of the tests.
+demo: configure
+	cmake --build $(DEV_DIR) --target berth
 	@test -x scripts/demo || { echo "make: scripts/demo is missing or not executable" >&2; exit 1; }
 	BERTH=$(DEV_DIR)/src/cli/berth scripts/demo
 
 release: deps
 	cmake --preset release
 	cmake --build $(RELEASE_DIR)
+
+# Only the berth binary of the release tree: what install and package ship.
+release-berth: deps
+	@test -f $(RELEASE_DIR)/build.ninja || cmake --preset release
+	cmake --build $(RELEASE_DIR) --target berth
+
+# The stripped binary, man page, completions and AppArmor profile (docs/install.md).
+# APPARMOR_DIR= leaves the profile out, e.g. for PREFIX=$$HOME/.local.
+install: release-berth
+	scripts/install --binary $(RELEASE_DIR)/src/cli/berth --prefix $(PREFIX) \
+		--destdir "$(DESTDIR)" --apparmor-dir "$(APPARMOR_DIR)"
+
+# The Debian package of the same files, in build/ (docs/install.md).
+package: release-berth
+	scripts/package --binary $(RELEASE_DIR)/src/cli/berth --out build
+
+# Installs that package into a fresh Debian 12 root (debootstrap) and runs a job there.
+test-package: release-berth
+	scripts/test-package "$$(scripts/package --binary $(RELEASE_DIR)/src/cli/berth --out build | tail -n 1)"
 
 bench: release
 	@test -x bench/sandbox-start || { echo "make: bench/sandbox-start is missing or not executable" >&2; exit 1; }

@@ -175,8 +175,6 @@ int RunDoctorCommand(const GlobalOptions& global, const DoctorOptions& options) 
   in.policy_providers = PolicyProviders(ctx->cwd);
   in.store = ProbeStore(ctx->store_location, in.network_timeout_ms);
   in.environment = ProbeEnvironment(ctx->cwd);
-  for (const auto& [name, address] : ctx->user.net_hosts.entries())
-    in.host_map.emplace_back(name, address.ToString());
   doctor::Report report = doctor::RunDoctor(in);
   if (options.json) {
     fmt::print("{}\n", JsonText(report.ToJson(), 2));

@@ -14,7 +14,29 @@ namespace berth::cli {
 
 namespace {
 
-void PrintReport(const gc::GcReport& r) {
+// One line for every job gc keeps: how many, of which kind, and what removes them. Per-job
+// lines only with --verbose (a busy repository has dozens).
+void PrintKeptSummary(const gc::GcReport& r) {
+  if (r.kept.empty()) return;
+  size_t live = 0, unlanded = 0, recent = 0;
+  for (const gc::GcJob& j : r.kept) {
+    live += j.kept_for == gc::KeptFor::kLive;
+    unlanded += j.kept_for == gc::KeptFor::kUnlanded;
+    recent += j.kept_for == gc::KeptFor::kRecent;
+  }
+  std::vector<std::string> parts;
+  if (unlanded > 0) parts.push_back(std::to_string(unlanded) + " not landed or discarded");
+  if (live > 0) parts.push_back(std::to_string(live) + " still live");
+  if (recent > 0) parts.push_back(std::to_string(recent) + " ended within --older-than");
+  std::string list;
+  for (const std::string& p : parts) list += (list.empty() ? "" : ", ") + p;
+  fmt::print("kept {} job(s): {}", r.kept.size(), list);
+  if (unlanded > 0)
+    fmt::print("; `berth gc --discard JOB` removes one now, `berth land JOB` lands it first");
+  fmt::print(" (`berth gc --verbose` lists them)\n");
+}
+
+void PrintReport(const gc::GcReport& r, bool verbose) {
   const char* would = r.dry_run ? "would " : "";
   for (const std::string& d : r.discarded) fmt::print("{}discard {}\n", would, d);
   for (const gc::GcKill& k : r.killed)
@@ -28,7 +50,11 @@ void PrintReport(const gc::GcReport& r) {
     for (const std::string& w : what) list += (list.empty() ? "" : ", ") + w;
     fmt::print("{} {} ({}): {}\n", r.dry_run ? "would remove" : "removed", j.id, j.why, list);
   }
-  for (const gc::GcJob& j : r.kept) fmt::print("kept {}: {}\n", j.id, j.why);
+  if (verbose) {
+    for (const gc::GcJob& j : r.kept) fmt::print("kept {}: {}\n", j.id, j.why);
+  } else {
+    PrintKeptSummary(r);
+  }
   for (const gc::GcBranch& b : r.kept_branches)
     fmt::print("kept branch {} in {}: {}\n", b.branch, b.repo, b.why);
   for (const std::string& s : r.removed_snapshots)
@@ -57,6 +83,8 @@ void AddGcCommand(CLI::App& app, GcCommandOptions* o) {
                  "discard a finished job (id or prefix), orphan job directory or orphan branch")
       ->allow_extra_args(false);
   gc->add_flag("--json", o->json, "the report as JSON");
+  gc->add_flag("-v,--verbose", o->verbose,
+               "one line per kept job and why (default: a summary line)");
 }
 
 int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
@@ -80,7 +108,7 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   if (o.json) {
     fmt::print("{}\n", job::DumpJson(gc::GcReportToJson(*report), 2));
   } else {
-    PrintReport(*report);
+    PrintReport(*report, o.verbose);
   }
   return 0;
 }

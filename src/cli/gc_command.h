@@ -15,6 +15,7 @@ struct GcCommandOptions {
   std::string older_than;  // a duration, "" for none
   std::vector<std::string> discard;
   bool json = false;
+  bool verbose = false;  // a line per kept job instead of the summary
 };
 
 void AddGcCommand(CLI::App& app, GcCommandOptions* options);

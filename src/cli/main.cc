@@ -14,6 +14,7 @@
 #include "cli/env_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gc_command.h"
+#include "cli/generate_command.h"
 #include "cli/hook_command.h"
 #include "cli/integrate_command.h"
 #include "cli/jobs_commands.h"
@@ -24,6 +25,7 @@
 #include "cli/policy_commands.h"
 #include "cli/run_command.h"
 #include "cli/sandbox_command.h"
+#include "cli/suggest.h"
 #include "cli/worker_command.h"
 #include "git/repository.h"
 #include "store/open_store.h"
@@ -35,8 +37,24 @@
 
 namespace {
 
-// The first argument that is not a global option (or its value): the subcommand's name, if
-// it is one berth has; "" when there is none, it is unknown, or help is asked for.
+// The first argument that is not a global option (or its value): the subcommand's name as
+// typed, known or not; "" when there is none or an option (help among them) comes first.
+std::string FirstWord(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--state-dir" || a == "--store") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--state-dir=", 0) == 0 || a.rfind("--store=", 0) == 0) continue;
+    if (!a.empty() && a[0] == '-') return "";
+    return a;
+  }
+  return "";
+}
+
+// The subcommand's name when it is one berth has; "" when there is none, it is unknown, or
+// help is asked for.
 std::string NamedSubcommand(const std::vector<std::string>& args) {
   static const char* kNames[] = {
       "sandbox",          "run",     "ls",         "show",          "logs",
@@ -44,20 +62,41 @@ std::string NamedSubcommand(const std::vector<std::string>& args) {
       "policy",           "gc",      "env",        "land",          "doctor",
       "supervise",        "version", "integrate",  "mcp",           "hook",
       "compact-snapshot", "worker",  "worker-job", "worker-standby"};
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") return "";
-    if (a == "--state-dir" || a == "--store") {
-      ++i;
-      continue;
-    }
-    if (a.rfind("--state-dir=", 0) == 0 || a.rfind("--store=", 0) == 0) continue;
-    if (!a.empty() && a[0] == '-') return "";
-    for (const char* name : kNames)
-      if (a == name) return a;
+  if (std::find(args.begin(), args.end(), "-h") != args.end() ||
+      std::find(args.begin(), args.end(), "--help") != args.end())
     return "";
-  }
+  const std::string word = FirstWord(args);
+  for (const char* name : kNames)
+    if (word == name) return word;
   return "";
+}
+
+// The names a user may type: every visible subcommand of `app`.
+std::vector<std::string> VisibleNames(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub :
+       app.get_subcommands([](CLI::App* s) { return !s->get_group().empty(); }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+// The long and short flag names of `sub`, as typed (`--json`, `-f`).
+std::vector<std::string> FlagNames(const CLI::App& sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : sub.get_options()) {
+    for (const std::string& l : option->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : option->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// A usage error, as text on stderr and, when the caller asked for --json, as JSON on stdout.
+int UsageError(const std::vector<std::string>& args, const std::string& message) {
+  using namespace berth::cli;  // NOLINT: the cli's own names
+  fmt::print(stderr, "berth: error: {}\n", message);
+  if (std::find(args.begin(), args.end(), "--json") != args.end())
+    PrintJson(ErrorToJson(berth::Error(berth::Cause::kInvalidArgument, message), kExitUsage));
+  return kExitUsage;
 }
 
 }  // namespace
@@ -155,6 +194,26 @@ int main(int argc, char** argv) {
   if (want({"version"}))
     app.add_subcommand("version", "Print berth's version")
         ->add_flag("--json", version_json, "berth's and libgit2's versions as JSON");
+  GenerateOptions generate;  // hidden; it needs every command, which an unknown name builds
+  if (named.empty()) AddGenerateCommand(app, &generate);
+
+  // `berth --version`, `-V`: what `berth version` prints.
+  app.set_version_flag("-V,--version", std::string("berth ") + BERTH_VERSION,
+                       "print berth's version (berth version --json for more)");
+  // A word that names no command: say so, and name the nearest one (CLI11 would only say that
+  // a subcommand is required).
+  if (const std::string word = FirstWord(args); named.empty() && !word.empty()) {
+    // A hidden command (`__generate`) runs when named exactly; only visible ones are suggested.
+    const bool known =
+        !app.get_subcommands([&](CLI::App* s) { return s->get_name() == word; }).empty();
+    if (!known && std::find(args.begin(), args.end(), "-h") == args.end() &&
+        std::find(args.begin(), args.end(), "--help") == args.end()) {
+      const std::string nearest = NearestName(word, VisibleNames(app));
+      return UsageError(args, "unknown command '" + berth::EscapeControls(word) + "'" +
+                                  (nearest.empty() ? "" : "; did you mean " + nearest + "?") +
+                                  " (berth --help lists the commands)");
+    }
+  }
 
   // CLI11's usage errors quote the arguments they could not place, a --store URL among them:
   // never with its password.
@@ -167,6 +226,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     if (rc == 0) return 0;
+    // An unknown flag of a known command: the nearest of that command's (or the global) flags.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::vector<CLI::App*> parsed = app.get_subcommands();
+      std::vector<std::string> known = FlagNames(app);
+      if (!parsed.empty())
+        for (std::string& name : FlagNames(*parsed.back())) known.push_back(std::move(name));
+      for (const std::string& arg : args) {
+        const std::string typed = arg.substr(0, arg.find('='));
+        if (typed.size() < 2 || typed[0] != '-' ||
+            std::find(known.begin(), known.end(), typed) != known.end())
+          continue;
+        if (const std::string nearest = NearestName(typed, known); !nearest.empty())
+          fmt::print(stderr, "berth: {}: did you mean {}?\n", berth::EscapeControls(typed),
+                     nearest);
+      }
+    }
     // A program that asked for --json gets the usage error as JSON too (docs/cli.md).
     if (std::find(args.begin(), args.end(), "--json") != args.end())
       PrintJson(ErrorToJson(
@@ -186,6 +261,7 @@ int main(int argc, char** argv) {
     fmt::print("berth {}\n", BERTH_VERSION);
     return 0;
   }
+  if (chosen == "__generate") return RunGenerateCommand(app, generate, BERTH_VERSION);
   if (chosen == "sandbox") return RunSandboxCommand(global, sandbox, command);
   if (chosen == "run") return RunRunCommand(global, run, command);
   if (chosen == "supervise") return RunSuperviseCommand(global, supervised_job);

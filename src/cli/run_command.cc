@@ -97,6 +97,11 @@ void PrintSummary(const store::JobRecord& job) {
       job.ended_at_ms && job.started_at_ms ? (*job.ended_at_ms - *job.started_at_ms) / 1000.0 : 0.0;
   fmt::print("berth: job {} {} in {:.1f}s\n", job.id, store::JobStateName(job.state), seconds);
   if (!job.state_reason.empty()) fmt::print("  reason   {}\n", EscapeControls(job.state_reason));
+  // The likely cause berth sees comes after the provider's own reason (docs/providers.md).
+  if (job.receipt_json && job.state != store::JobState::kCompleted)
+    if (Result<job::Receipt> r = job::Receipt::FromText(*job.receipt_json);
+        r && r->error && !r->error->hint.empty())
+      fmt::print("  hint     {}\n", EscapeControls(r->error->hint));
   fmt::print("  agent    {} ({})\n", job.agent, job.provider);
   if (std::string access = job::AccessLine(job::AccessJsonOfRecord(job)); !access.empty())
     fmt::print("  access   {}\n", access);
@@ -190,8 +195,11 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!store) return Fail(store.error(), format);
   IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
   job::RunRequest request;
+  std::vector<std::string> warnings;
+  options.submit.warnings = &warnings;
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
+  for (const std::string& w : warnings) PrintWarning(w);
 
   if (!job->source.empty()) {  // for workers: --queue, or the policy's run_on
     // The passed variables travel by name only: the worker's environment gives their values

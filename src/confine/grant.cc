@@ -17,6 +17,16 @@ Error Invalid(std::string message, std::string hint = {}) {
   return Error(Cause::kInvalidArgument, std::move(message), 0, std::move(hint));
 }
 
+// `path` as one word a POSIX shell reads back unchanged, for a command the user may paste.
+std::string ShellWord(const std::string& path) {
+  if (!path.empty() && path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789/._-+@%:,=") == std::string::npos)
+    return path;
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string DockerSocketPath(const HostContext& host) {
   std::string docker_host = Getenv(host, "DOCKER_HOST");
   if (docker_host.rfind("unix://", 0) == 0) return docker_host.substr(7);
@@ -89,10 +99,22 @@ Status ApplyGrant(const Grant& grant, const HostContext& host, sandbox::SandboxS
   const std::string& text = grant.text;
   sandbox::GrantRecord record{text, KindName(grant.kind), "", false};
   switch (grant.kind) {
-    case Grant::Kind::kWrite:
-      record.path = TRY(ExistingPath(grant.arg, "grant " + text, host));
+    case Grant::Kind::kWrite: {
+      // A write grant binds an existing path; berth never creates one on the host for a job.
+      Result<std::string> path = ExistingPath(grant.arg, "grant " + text, host);
+      if (!path && path.error().cause() == Cause::kNotFound) {
+        const std::string expanded = ExpandPath(grant.arg, host);
+        return Error(Cause::kNotFound,
+                     "grant " + text + ": " + expanded + " does not exist, and a write: grant " +
+                         "only opens an existing path",
+                     0,
+                     "create it (`mkdir -p " + ShellWord(expanded) +
+                         "` for a directory) or fix the grant (--grant, or the policy's grants)");
+      }
+      record.path = TRY(std::move(path));
       spec->paths.push_back({PathGrant::Access::kReadWrite, record.path, text});
       break;
+    }
     case Grant::Kind::kRead: {
       record.path = ExpandPath(grant.arg, host);
       unhide->push_back(record.path);

@@ -5,6 +5,7 @@
 
 #include "doctor/checks.h"
 #include "doctor/layers_check.h"
+#include "doctor/userns_check.h"
 #include "provider/preflight.h"
 #include "provider/registry.h"
 
@@ -58,6 +59,7 @@ nlohmann::json Report::ToJson() const {
 Report RunDoctor(const Inputs& in) {
   Report report;
   report.tier = CheckHost(in, &report.items);
+  CheckUsernsSysctls(in, &report.items);
   CheckGit(in, &report.items);
   CheckEnvironment(in, &report.items);
   CheckHome(in, &report.items, &report.home_visible);

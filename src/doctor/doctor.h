@@ -89,10 +89,11 @@ struct Inputs {
   std::string cwd;
   std::string only_provider;                  // --provider; "" for all configured ones
   std::vector<std::string> policy_providers;  // named by the repository's policy, if any
-  // [net.hosts]: names the proxy maps to an address instead of asking DNS; probed the same way.
-  std::vector<std::pair<std::string, std::string>> host_map;
   int network_timeout_ms = 3000;
   EnvironmentProbe environment;
+  // Where the kernel's /proc is: the user namespace sysctls and AppArmor label are read under
+  // it (userns_check.h); tests point it at a tree of their own.
+  std::string proc_root = "/proc";
 };
 
 Report RunDoctor(const Inputs& inputs);

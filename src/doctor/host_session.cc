@@ -1,5 +1,6 @@
 #include "doctor/host_session.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
@@ -218,6 +219,9 @@ HostReport RunHostDoctor(const Inputs& in, const std::vector<std::string>& ances
 
   // 4. Each family: what the restrictions already decide, then (only where they leave it open
   //    and its CLI is here) whether its endpoints answer.
+  // Families blocked by their own endpoints (DNS, a firewall), not by the host's restrictions:
+  // the advice must not blame the host for those.
+  std::vector<std::string> unreachable;
   for (const provider::Provider& p : families) {
     FamilyVerdict v;
     v.name = p.name;
@@ -260,7 +264,10 @@ HostReport RunHostDoctor(const Inputs& in, const std::vector<std::string>& ances
         if (probe.status == ItemStatus::kOk) continue;
         v.status = probe.status == ItemStatus::kBlocked ? ItemStatus::kBlocked : v.status;
         v.reason = probe.name + ": " + probe.detail;
-        if (v.status == ItemStatus::kBlocked) break;
+        if (v.status == ItemStatus::kBlocked) {
+          unreachable.push_back(p.name);
+          break;
+        }
       }
       if (endpoints->empty()) v.reason = "it needs no network";
     }
@@ -268,11 +275,22 @@ HostReport RunHostDoctor(const Inputs& in, const std::vector<std::string>& ances
   }
 
   // 5. What the user can do, plainly.
-  std::string blocked, native;
+  std::string blocked, unanswered, native;
   for (const FamilyVerdict& f : report.families) {
-    if (f.status == ItemStatus::kBlocked) blocked += (blocked.empty() ? "" : ", ") + f.name;
+    const bool endpoint =
+        std::find(unreachable.begin(), unreachable.end(), f.name) != unreachable.end();
+    if (f.status == ItemStatus::kBlocked && endpoint)
+      unanswered += (unanswered.empty() ? "" : ", ") + f.name;
+    else if (f.status == ItemStatus::kBlocked)
+      blocked += (blocked.empty() ? "" : ", ") + f.name;
     if (f.native) native = f.name;
   }
+  if (!unanswered.empty())
+    report.advice.push_back("The endpoints of " + unanswered +
+                            " do not answer from here (see their reasons): check DNS, the "
+                            "network and [net.hosts] in " +
+                            config::UserConfigPath(in.identity.home) +
+                            "; `berth doctor --provider NAME` shows each endpoint.");
   if (!blocked.empty()) {
     report.advice.push_back(
         "Lanes on " + blocked + " cannot run from this session: " +

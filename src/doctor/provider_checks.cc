@@ -28,13 +28,12 @@ void CheckEndpoint(const Inputs& in, const std::string& section, const std::stri
     addresses.push_back(*pattern->address);
     how = "an address";
   } else {
-    for (const auto& [host, address] : in.host_map) {
-      if (host != pattern->host) continue;
-      if (std::optional<sys::IpAddress> ip = sys::IpAddress::Parse(address))
-        addresses.push_back(*ip);
-      how = "mapped to " + address + " by [net.hosts]";
-    }
-    if (addresses.empty()) {
+    // The user's [net.hosts] first, as the job's proxy resolves (net/proxy.h): every doctor
+    // report reads it from the same config, so none can disagree with the jobs.
+    if (const sys::IpAddress* mapped = in.user.net_hosts.Find(pattern->host)) {
+      addresses.push_back(*mapped);
+      how = "mapped to " + mapped->ToString() + " by [net.hosts]";
+    } else {
       Result<std::vector<sys::IpAddress>> resolved =
           sys::ResolveHost(pattern->host, in.network_timeout_ms);
       if (!resolved || resolved->empty()) {

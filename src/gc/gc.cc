@@ -352,6 +352,13 @@ class Collector {
     return "";
   }
 
+  // Which kind of reason KeepReason gave, for the summary of what stays.
+  KeptFor KeptForOf(const JobRecord& job) const {
+    if (!job.unknown_state.empty() || !store::IsTerminal(job.state)) return KeptFor::kLive;
+    if (job.landed_at_ms || discarded_jobs_.count(job.id) != 0) return KeptFor::kRecent;
+    return KeptFor::kUnlanded;
+  }
+
   // The commits of the snapshots `id` is registered in.
   std::vector<std::string> RegistrationsOf(const std::string& id) const {
     std::vector<std::string> commits;
@@ -396,6 +403,7 @@ class Collector {
       bool on_disk = (!dir.empty() && sys::Exists(dir)) || job.commit.has_value();
       if (!on_disk) return;
       entry.why = keep;
+      entry.kept_for = KeptForOf(job);
       report_.kept.push_back(entry);
       return;
     }
@@ -427,6 +435,7 @@ class Collector {
       }
     }
     entry.dir_removed = true;
+    gone_dirs_.insert(LastComponent(dir));
     report_.freed_bytes += entry.bytes;
   }
 
@@ -486,6 +495,7 @@ class Collector {
       const std::string which = "attempt " + attempt.attempt + " run by a worker here";
       if (!keep.empty()) {
         entry.why = which + ": " + keep;
+        entry.kept_for = KeptForOf(job);
         report_.kept.push_back(entry);
         continue;
       }
@@ -573,6 +583,7 @@ class Collector {
       }
       orphan.removed = true;
       orphan.why = why;
+      gone_dirs_.insert(id);
       report_.freed_bytes += orphan.bytes;
       report_.orphans.push_back(orphan);
       Unregister(id, scratch_);
@@ -603,9 +614,12 @@ class Collector {
     return workspace::SnapshotBelow(snapshots_dir_ + "/" + name);
   }
 
+  // Whether a snapshot this run keeps is stacked on `commit`. One this run removed (or, in a
+  // dry run, would remove) does not count: a dry run must find what the real run finds.
   bool StackedOn(const std::string& commit) const {
     for (const std::string& other : SnapshotCommits())
-      if (other != commit && BelowOf(other) == commit) return true;
+      if (other != commit && gone_snapshots_.count(other) == 0 && BelowOf(other) == commit)
+        return true;
     return false;
   }
 
@@ -653,6 +667,7 @@ class Collector {
       TRY(sys::RemoveTreeForcibly(aside));
     }
     report_.removed_snapshots.push_back(name);
+    gone_snapshots_.insert(name);
     report_.freed_bytes += bytes;
     return true;
   }
@@ -668,8 +683,10 @@ class Collector {
       for (const JobRecord& job : *jobs) live.insert(job.id);
     else
       return Warn("environment layers kept: the live jobs could not be listed");
+    // A directory this run removed (or would remove) does not count, as above.
     auto needed = [&](const std::string& id) {
-      return live.count(id) != 0 || sys::Exists(jobs_dir_ + "/" + id);
+      return live.count(id) != 0 ||
+             (gone_dirs_.count(id) == 0 && sys::Exists(jobs_dir_ + "/" + id));
     };
     for (const env::Layer& layer : listing->layers) {
       std::vector<std::string> users = env::LayerUsers(layer);
@@ -708,9 +725,27 @@ class Collector {
   std::vector<GcOrphan> orphan_dirs_;
   std::vector<GcOrphan> orphan_branches_;
   std::map<std::string, std::set<std::string>> unregistered_;  // snapshot commit -> job ids
+  // What this run removed, or in a dry run would remove, that a later step must not count as
+  // still there: snapshot directory names, and the names of job directories (ids).
+  std::set<std::string> gone_snapshots_;
+  std::set<std::string> gone_dirs_;
   std::map<std::string, std::unique_ptr<git::Repository>> repos_;
   GcJob scratch_;  // registrations of removed orphan directories
 };
+
+nlohmann::json KeptForName(KeptFor kept_for) {
+  switch (kept_for) {
+    case KeptFor::kLive:
+      return "live";
+    case KeptFor::kUnlanded:
+      return "unlanded";
+    case KeptFor::kRecent:
+      return "recent";
+    case KeptFor::kNone:
+      break;
+  }
+  return nullptr;
+}
 
 nlohmann::json JobJson(const GcJob& job) {
   return {{"id", job.id},
@@ -746,8 +781,11 @@ nlohmann::json GcReportToJson(const GcReport& report) {
   for (const GcJob& j : report.removed) out["removed"].push_back(JobJson(j));
   out["kept"] = nlohmann::json::array();
   for (const GcJob& j : report.kept)
-    out["kept"].push_back(
-        {{"id", j.id}, {"why", j.why}, {"job_dir", j.job_dir}, {"branch", j.branch}});
+    out["kept"].push_back({{"id", j.id},
+                           {"why", j.why},
+                           {"kept_for", KeptForName(j.kept_for)},
+                           {"job_dir", j.job_dir},
+                           {"branch", j.branch}});
   out["kept_branches"] = nlohmann::json::array();
   for (const GcBranch& b : report.kept_branches)
     out["kept_branches"].push_back(

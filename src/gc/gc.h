@@ -42,9 +42,15 @@ struct GcOptions {
   bool attempts_only = false;
 };
 
+// Why a job's workspace stays, in kinds a summary can count: it is live (or in a state this
+// berth does not know), its work is neither landed nor discarded, or it is landed or
+// discarded but ended within --older-than. kNone for a removed job.
+enum class KeptFor { kNone, kLive, kUnlanded, kRecent };
+
 struct GcJob {
   std::string id;
   std::string why;  // removed: "landed" / "discarded"; kept: the reason
+  KeptFor kept_for = KeptFor::kNone;
   std::string job_dir;
   bool dir_removed = false;
   std::string repo;

@@ -219,6 +219,19 @@ Result<std::string> Repository::CommitChanges(const std::string& parent,
   return CreateCommit(Raw(*this), *tree_id, parent_commit.get(), message, author, committer);
 }
 
+Result<size_t> Repository::CountUncommitted() {
+  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+  options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+                  GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+  git_status_list* raw = nullptr;
+  if (int code = git_status_list_new(&raw, Raw(*this), &options); code < 0)
+    return Git2Error("read the working tree's status", code);
+  const size_t count = git_status_list_entrycount(raw);
+  git_status_list_free(raw);
+  return count;
+}
+
 Result<std::string> Repository::CommitWorkingTree(const std::string& message,
                                                   const Signature& author) {
   git_repository* repo = Raw(*this);

@@ -120,6 +120,14 @@ void InitLibgit2() {
     // index) is fsynced: a job's workspace is unmounted without a sync (sandbox/spec.h,
     // skip_sync), so once its commit is recorded the commit is the work's only durable copy.
     git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
+    // A partial clone has repository format version 1, in which libgit2 refuses to open a
+    // repository with an extension it does not know. `git clone --filter=blob:none --sparse`
+    // (and `git sparse-checkout` in a partial clone) sets extensions.worktreeConfig, which only
+    // adds a per-worktree config file, config.worktree. berth reads nothing git keeps there
+    // (the cone is info/sparse-checkout; the index marks skip-worktree entries), so it opens
+    // such a repository instead of failing every command.
+    const char* extensions[] = {"worktreeconfig"};
+    git_libgit2_opts(GIT_OPT_SET_EXTENSIONS, extensions, size_t{1});
   });
 }
 

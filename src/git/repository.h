@@ -151,6 +151,9 @@ class Repository {
   // A commit whose parent is HEAD and whose tree is the user's working tree: staged,
   // unstaged and untracked (not ignored) changes included.
   Result<std::string> CommitWorkingTree(const std::string& message, const Signature& author);
+  // How many paths CommitWorkingTree would take that HEAD lacks: staged, unstaged and
+  // untracked (not ignored) changes; submodules left out.
+  Result<size_t> CountUncommitted();
   // Whether `path` (repository-relative) is ignored by the .gitignore files of `commit`,
   // evaluated on a materialized snapshot `snapshot_dir` of that commit.
   // (Implemented by the workspace module's IgnoreRules; listed here for discovery.)

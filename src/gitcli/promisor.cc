@@ -36,7 +36,7 @@ constexpr size_t kObjectsPerFetch = 2000;
 }  // namespace
 
 Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
-                           const std::string& commit,
+                           const std::string& commit, const std::string& again,
                            const std::function<void(const std::string&)>& progress) {
   std::string remote = PromisorRemote(git, repo_dir);
   if (remote.empty()) return {};
@@ -67,14 +67,14 @@ Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
       std::string count =
           std::to_string(missing.size()) + (missing.size() == 1 ? " object" : " objects");
       return Error(Cause::kUnavailable,
-                   "the base commit " + short_commit + " has " + count +
+                   "commit " + short_commit + " has " + count +
                        " missing from this partial clone, and fetching them from its promisor "
                        "remote " +
                        remote + " failed: " + fetched.error().message(),
                    0,
-                   "once `git -C " + repo_dir + " remote get-url " + remote +
-                       "` is reachable, run the job again, or fetch them yourself with `git -C " +
-                       repo_dir + " archive -o /dev/null " + commit + "`");
+                   "once `git -C " + repo_dir + " remote get-url " + remote + "` is reachable, " +
+                       again + ", or fetch them yourself with `git -C " + repo_dir +
+                       " archive -o /dev/null " + commit + "`");
     }
   }
   progress("fetched " + std::to_string(missing.size()) + " objects of " + short_commit + " from " +

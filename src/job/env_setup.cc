@@ -5,6 +5,7 @@
 #include "confine/spec_builder.h"
 #include "env/key.h"
 #include "env/postgres.h"
+#include "job/fetch_objects.h"
 #include "job/job_sandbox.h"
 #include "job/output_capture.h"
 #include "job/secret_mask.h"
@@ -300,6 +301,9 @@ Result<env::EnsureOutcome> EnsureEnvironment(
         building = true;
         on_event("environment",
                  "building layer " + layer.key.substr(0, 12) + " for " + commit.substr(0, 12));
+        TRY_CTX(FetchCommitObjects(ctx, repo_path, commit, "build the environment again",
+                                   [&](const std::string& what) { on_event("environment", what); }),
+                "fetching the objects of the commit the setup sees");
         workspace::Snapshot snapshot =
             TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
                     "materialising the commit for the environment's setup");

@@ -2,10 +2,14 @@
 
 #include <utility>
 
+#include "job/commit_message.h"
+#include "job/fetch_objects.h"
 #include "job/job_json.h"
 #include "job/lease.h"
 #include "job/outcome.h"
 #include "job/receipt.h"
+#include "job/secret_mask.h"
+#include "job/submit.h"
 #include "job/verify.h"
 #include "policy/policy.h"
 #include "store/job_id.h"
@@ -43,6 +47,28 @@ Result<workspace::JobWorkspace> KeptWorkspace(const store::JobRecord& job, git::
                                        (job.source.empty() ? "" : " (a worker ran it)"));
   }
   return ws;
+}
+
+// The message of a recollected job's commit: the refused job's summary and prompt, the new
+// job's id, the refused job's agent and model (job/commit_message.h).
+std::string RecollectedMessage(const JobContext& ctx, const RunRequest& request,
+                               const Receipt& refused_receipt, const store::JobRecord& job) {
+  const SecretMask mask = KnownSecrets(ctx, request.credential_names);
+  CommitFacts facts;
+  facts.job = job.id;
+  facts.agent = job.agent;
+  facts.model = request.model;
+  if (refused_receipt.provider) {
+    facts.summary = refused_receipt.provider->final_text;  // masked when it was recorded
+    if (refused_receipt.provider->model.reported)
+      facts.model = *refused_receipt.provider->model.reported;
+  }
+  if (request.has_prompt) {
+    constexpr size_t kPromptHead = 4096;  // as much as a job's own commit reads
+    if (Result<std::string> prompt = sys::ReadFile(request.prompt_file))
+      facts.prompt = mask.Apply(prompt->substr(0, kPromptHead));
+  }
+  return JobCommitMessage(facts, request.commit_template);
 }
 
 std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
@@ -120,6 +146,13 @@ Result<Recollected> Recollect(
   RunRequest request = TRY(RunRequest::FromJson(refused.request_json));
   request.writable = agent->second.writable.patterns();
   Recollected out;
+  // The kept workspace is compared with its base, whose blobs a partial clone may lack.
+  TRY_CTX(FetchCommitObjects(ctx, refused.repo, refused.base,
+                             "run `berth recollect " + refused.id + "` again",
+                             [&](const std::string& what) {
+                               if (on_event) on_event("recollect", what);
+                             }),
+          "fetching the base commit's objects");
   workspace::ChangeSet changes = TRY(CollectKept(refused, request, repo, agent->second.writable));
   if (!changes.refusals.empty()) {
     out.refusals = std::move(changes.refusals);
@@ -146,10 +179,23 @@ Result<Recollected> Recollect(
   job.source.clear();
   TRY(sys::MakeDirs(job.job_dir, 0700));
 
-  std::string message = "berth: job " + job.id + " (agent " + job.agent +
-                        ", recollected from job " + refused.id + ")\n\nBerth-Job: " + job.id + "\n";
-  const std::string commit =
-      TRY(repo.CommitChanges(job.base, changes.changes, message, git::Signature{}));
+  // Committed like any job's commit (docs/landing.md, "The job commit"): the user who
+  // recollects is its author, berth its committer, and its message the current policy's
+  // [commit] template filled with what the refused job did.
+  Receipt receipt = LoadReceiptOrRecord(refused);
+  request.author_name.clear();
+  request.author_email.clear();
+  ResolveAuthor(ctx, repo, &request);
+  request.commit_template = pol.commit.message;
+  git::Signature author;
+  std::string authored;
+  if (!request.author_name.empty() && !request.author_email.empty())
+    author = git::Signature{request.author_name, request.author_email};
+  else
+    authored = "; no git identity (user.name and user.email) for " + refused.repo +
+               ": the commit is authored by berth <berth@localhost>";
+  const std::string commit = TRY(repo.CommitChanges(
+      job.base, changes.changes, RecollectedMessage(ctx, request, receipt, job), author));
   TRY(repo.CreateBranch(job.branch, commit, "berth: job " + job.id));
   job.commit = commit;
 
@@ -164,7 +210,8 @@ Result<Recollected> Recollect(
     events.emplace_back(step, detail);
   };
   event("recollect", "collected " + std::to_string(changes.changes.size()) +
-                         " changed file(s) from the kept workspace of job " + refused.id);
+                         " changed file(s) from the kept workspace of job " + refused.id +
+                         ", committed to " + job.branch + authored);
   std::optional<Verification> verification;
   const int64_t verify_start = sys::MonotonicMillis();
   if (!request.checks.empty())
@@ -180,7 +227,6 @@ Result<Recollected> Recollect(
   job.request_json =
       request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
-  Receipt receipt = LoadReceiptOrRecord(refused);
   receipt.job = job;
   receipt.changes.clear();
   for (const git::Change& c : changes.changes)

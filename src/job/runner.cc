@@ -12,10 +12,10 @@
 #include "env/postgres.h"
 #include "git/branches.h"
 #include "git/repository.h"
-#include "gitcli/promisor.h"
 #include "job/commit_message.h"
 #include "job/disk_watch.h"
 #include "job/env_setup.h"
+#include "job/fetch_objects.h"
 #include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/job_limits.h"
@@ -112,6 +112,10 @@ store::JobRecord JobRun::Finish(JobState to, std::string reason, std::optional<R
   if (end_not_recorded_) return job_;
   Step("receipt", std::string("job ended ") + store::JobStateName(job_.state) +
                       (job_.state_reason.empty() ? "" : ": " + job_.state_reason));
+  // The likely cause berth sees, after the provider's own reason, where `berth show` and
+  // `berth logs` print events (masked like everything the receipt holds).
+  if (receipt_.error && !receipt_.error->hint.empty() && job_.state != JobState::kCompleted)
+    Step("hint", Mask(receipt_.error->hint));
   Reload();
   return job_;
 }
@@ -244,11 +248,9 @@ Status JobRun::PrepareWorkspace() {
   git::InitLibgit2();
   repo_.emplace(TRY_CTX(git::Repository::Discover(job_.repo), "opening the repository"));
   // A partial clone's base may lack blobs, which only the user's git can fetch.
-  if (Result<gitcli::GitCommand> git = gitcli::GitCommand::Find(ctx_.environ); git)
-    TRY_CTX(
-        gitcli::FetchMissingObjects(*git, job_.repo, job_.base,
-                                    [this](const std::string& what) { Step("workspace", what); }),
-        "fetching the base commit's objects");
+  TRY_CTX(FetchCommitObjects(ctx_, job_.repo, job_.base, "run the job again",
+                             [this](const std::string& what) { Step("workspace", what); }),
+          "fetching the base commit's objects");
   snapshot_ = TRY_CTX(workspace::EnsureSnapshot(*repo_, request_.state_dir, job_.base),
                       "preparing the base snapshot");
   workspace::CreateOptions options;

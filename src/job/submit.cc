@@ -136,10 +136,9 @@ bool UsableInIdentity(const std::string& text) {
   return true;
 }
 
-// The job commit's author: the user's identity as git resolves it for the repository (its
-// config, the global and system files; GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL over them, as
-// for git commit), read here on the submitting host. None leaves the request's empty:
-// the runner then commits as berth and says so.
+}  // namespace
+
+// Read on the submitting host; the runner commits as berth when it found none.
 void ResolveAuthor(const JobContext& ctx, git::Repository& repo, RunRequest* request) {
   git::Signature who{"", ""};
   if (Result<std::optional<git::Signature>> configured = repo.UserIdentity();
@@ -153,6 +152,8 @@ void ResolveAuthor(const JobContext& ctx, git::Repository& repo, RunRequest* req
   request->author_name = who.name;
   request->author_email = who.email;
 }
+
+namespace {
 
 // The commit a --with-uncommitted job starts from: the user's uncommitted changes (what the
 // working tree adds to HEAD) on top of `base` (--base resolved). With the default base that is
@@ -177,6 +178,45 @@ Result<std::string> BaseWithUncommitted(git::Repository& repo, const std::string
                  0, "commit or stash the changes to those paths, or choose a --base they apply to");
   }
   return pick.commit;
+}
+
+// A job sees the base commit only. An agent whose program is a relative path that exists in
+// the working tree but not in that commit would fail to launch ("No such file or directory"),
+// so it fails here, saying why; and the person who submits is told how many uncommitted
+// changes the job will not see.
+Status CheckCommittedWork(git::Repository& repo, const SubmitOptions& options,
+                          const RunRequest& request, const std::string& base) {
+  if (!request.argv.empty()) {
+    const std::string& program = request.argv.front();
+    if (program.find('/') != std::string::npos && program.front() != '/') {
+      const std::string relative =
+          request.workdir.empty() ? program : request.workdir + "/" + program;
+      // Only a path that stays inside the repository ("./agent.sh", "scripts/run"): one with a
+      // ".." part is left to the launch.
+      const bool inside = relative.find("..") == std::string::npos;
+      const std::string path = sys::NormalizePath("/" + relative).substr(1);
+      if (inside && !path.empty() && sys::Exists(repo.workdir() + "/" + path)) {
+        Result<std::optional<git::TreeEntry>> entry = repo.FindEntry(base, path);
+        if (entry && !*entry)
+          return Error(Cause::kInvalidArgument,
+                       "the agent's program " + program + " is not in the job's base commit " +
+                           base.substr(0, 12) +
+                           ": it exists only in your working tree, and a job sees only "
+                           "committed files",
+                       0,
+                       "commit it, or pass --with-uncommitted to bring your uncommitted "
+                       "changes into the job");
+      }
+    }
+  }
+  if (options.warnings != nullptr) {
+    Result<size_t> count = repo.CountUncommitted();
+    if (count && *count > 0)
+      options.warnings->push_back(std::to_string(*count) + " uncommitted change(s) in " +
+                                  repo.workdir() + " are not in the job, which starts from " +
+                                  base.substr(0, 12) + "; pass --with-uncommitted to include them");
+  }
+  return {};
 }
 
 // Whether the job goes to the shared queue: --queue, or the policy's run_on when the command
@@ -282,7 +322,10 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
 
   if (for_workers) TRY(CheckQueueable(options, request));
   std::string base = TRY_CTX(repo.ResolveCommit(options.base), "resolving --base");
-  if (options.with_uncommitted) base = TRY(BaseWithUncommitted(repo, options.base, base));
+  if (options.with_uncommitted)
+    base = TRY(BaseWithUncommitted(repo, options.base, base));
+  else
+    TRY(CheckCommittedWork(repo, options, request, base));
 
   std::string prompt;
   if (options.prompt_text) {

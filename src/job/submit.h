@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "git/repository.h"
 #include "job/context.h"
 #include "job/run_request.h"
 #include "store/store.h"
@@ -42,10 +43,19 @@ struct SubmitOptions {
   bool placement_by_policy = false;
   // --no-wait: fail at once when no slot is free here; refused for a job for workers.
   bool no_wait = false;
+  // Where Submit puts a line for the person who submits (the uncommitted changes the job will
+  // not see); nullptr for callers with nobody to tell.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 // The largest prompt a queued job carries in its request.
 inline constexpr size_t kMaxQueuedPromptBytes = 1u << 20;
+
+// The job commit's author: the user's identity as git resolves it for `repo` (its config, the
+// global and system files; GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL of `ctx.environ` over them, as
+// for git commit) into `request`'s author_name and author_email. None, or one git would not
+// take, leaves them as they were: the commit is then berth's, and the job says so.
+void ResolveAuthor(const JobContext& ctx, git::Repository& repo, RunRequest* request);
 
 // Refuses to start a job from inside a job beyond the policy's max_depth (the job's
 // environment carries BERTH_JOB_ID and BERTH_JOB_DEPTH). Cheap: called before anything else.

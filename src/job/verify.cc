@@ -8,6 +8,7 @@
 #include "confine/caches.h"
 #include "confine/spec_builder.h"
 #include "job/env_setup.h"
+#include "job/fetch_objects.h"
 #include "job/job_json.h"
 #include "job/job_sandbox.h"
 #include "job/json_read.h"
@@ -236,6 +237,11 @@ Result<Verification> RunChecks(
   v.started_at = IsoTime(sys::WallMillis());
   v.commit = commit;
   v.policy_sha256 = job.policy_hash;
+  // A partial clone may lack blobs of the commit (a worker ran the job, or its base was never
+  // fetched here), which only the user's git can fetch.
+  TRY_CTX(FetchCommitObjects(ctx, job.repo, commit, "run the verification again",
+                             [&](const std::string& what) { on_event("verify", what); }),
+          "fetching the job commit's objects");
   workspace::Snapshot tree = TRY_CTX(workspace::EnsureSnapshot(repo, request.state_dir, commit),
                                      "materialising the job commit for verification");
   // Kept by garbage collection until the job ends, like the job's own base.

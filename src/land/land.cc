@@ -373,6 +373,11 @@ Status TakeInResult(const JobContext& ctx, store::Store& store, const store::Job
   IgnoreError(sys::RemoveTree(scratch), "scratch under the state dir; gc would not miss it");
   return taken;
 }
+
+std::string AlreadyLanded(const store::JobRecord& job) {
+  return "job " + job.id + " already landed at " + IsoTime(job.landed_at_ms.value_or(0)) + " as " +
+         job.landed_commit.value_or("?");
+}
 }  // namespace
 
 Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store::JobRecord& job_in,
@@ -390,7 +395,10 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
     return Refuse(result, decoded.error().message());
 
   // 1. What needs no lock: the job's state, its commit, the policy, a re-verification (checks
-  //    can take minutes; other lands should not wait for them).
+  //    can take minutes; other lands should not wait for them). A landed job is refused
+  //    first: neither a changed policy nor --reverify's checks matter to it (checked again
+  //    under the lock, for a land that raced this one).
+  if (job_in.landed_at_ms) return Refuse(result, AlreadyLanded(job_in));
   // A job that failed verification lands once a re-verification passed every required check
   // (`berth verify`, or `--reverify` here): the latest verification decides, below.
   const bool failed_verification = job_in.state == store::JobState::kVerificationFailed;
@@ -437,9 +445,7 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   std::optional<store::JobRecord> fresh = TRY(store.GetJob(job_in.id));
   if (!fresh) return Error(Cause::kNotFound, "no job " + job_in.id);
   const store::JobRecord& job = *fresh;
-  if (job.landed_at_ms)
-    return Refuse(result, "job " + job.id + " already landed at " + IsoTime(*job.landed_at_ms) +
-                              " as " + job.landed_commit.value_or("?"));
+  if (job.landed_at_ms) return Refuse(result, AlreadyLanded(job));
   std::optional<std::string> branch_head = TRY(repo.BranchTarget(job.branch));
   if (!branch_head) return Refuse(result, "the job branch " + job.branch + " no longer exists");
   if (*branch_head != *job.commit)

@@ -249,11 +249,14 @@ LaneResult FinishFromJob(Run& run, const store::JobRecord& job, const job::RunRe
       std::string message =
           r.exit_code ? "child exited with status " + std::to_string(*r.exit_code) : ReasonOf(job);
       if (job.state != store::JobState::kChildFailed) message = ReasonOf(job);
+      // The CLI's own words, though they are the proxy's, still come first: they say what
+      // failed; the hint after them says why (docs/lane.md "Codex parent without network").
+      if (hint && end.provider_failure)
+        return run.Fail(status, "child-failed: " + ReasonOf(job) + "; " + ParentHintText(),
+                        *end.provider_failure + "\n" + ParentHintText() + "\n" + RunEvidence(run));
       if (hint)
         return run.Fail(status, "child-failed: " + message + "; " + ParentHintText(),
-                        ParentHintText() + "\n" +
-                            (end.provider_failure ? *end.provider_failure + "\n" : "") +
-                            RunEvidence(run));
+                        ParentHintText() + "\n" + RunEvidence(run));
       return run.Fail(status, message, RunEvidence(run));
     }
     case LaneStatus::kMalformedOutput:

@@ -41,18 +41,33 @@ std::string LastLine(const std::string& text) {
   return line;
 }
 
+// Whether a proxy failure says the name did not resolve (sys/net.cc's "DNS lookup of ...").
+bool DidNotResolve(const std::string& problem) {
+  return ContainsAny(problem, {"dns lookup", "does not resolve", "no ip address"});
+}
+
+// The likely cause berth sees on its own side of a failed run: the parent sandbox's network
+// marker, then what the proxy saw. A name that did not resolve is said to be the cause, since
+// a CLI that cannot reach its API often calls that a temporary server-side issue.
 std::string NetworkHint(const Provider& provider, const RunFacts& facts) {
+  std::string hint;
   if (facts.parent_network_disabled)
-    return "berth itself runs inside another tool's sandbox with networking disabled "
-           "(CODEX_SANDBOX_NETWORK_DISABLED=1), so " +
-           provider.name +
-           " cannot reach its API; run berth outside that sandbox or enable its network";
+    hint =
+        "berth itself runs inside another tool's sandbox with networking disabled "
+        "(CODEX_SANDBOX_NETWORK_DISABLED=1), so " +
+        provider.name +
+        " cannot reach its API; run berth outside that sandbox or enable its network";
   if (!facts.endpoint_problems.empty()) {
-    std::string hint = provider.name + "'s endpoint could not be reached from berth's proxy: " +
-                       facts.endpoint_problems.front();
-    return hint + "; check `berth doctor --provider " + provider.name + "`";
+    const std::string& problem = facts.endpoint_problems.front();
+    std::string seen =
+        DidNotResolve(problem)
+            ? provider.name + "'s endpoint did not resolve from berth's proxy (" + problem +
+                  "): the cause is this host's network or DNS, not a server-side issue"
+            : provider.name + "'s endpoint could not be reached from berth's proxy: " + problem;
+    hint = hint.empty() ? seen + "; check `berth doctor --provider " + provider.name + "`"
+                        : hint + "; " + seen;
   }
-  return {};
+  return hint;
 }
 
 }  // namespace

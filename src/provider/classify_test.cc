@@ -99,6 +99,26 @@ TEST(Classify, ParentSandboxHint) {
   EXPECT_NE(o.hint.find("api.openai.com:443: DNS lookup failed"), std::string::npos);
 }
 
+// A CLI that cannot reach its API may call it a temporary server-side issue; when the proxy
+// saw the name not resolve, the hint names that cause (and keeps the parent sandbox's marker).
+TEST(Classify, AnEndpointThatDidNotResolveIsNamedNotServerSide) {
+  RunFacts f;
+  f.exit_code = 1;
+  f.output.failure =
+      "API Error: Connection error. This is a server-side issue, usually "
+      "temporary — try again";
+  f.endpoint_problems = {"api.anthropic.com:443: DNS lookup of api.anthropic.com failed"};
+  Outcome o = Classify(Json(), f);
+  EXPECT_EQ(o.kind, OutcomeKind::kChildFailed);
+  EXPECT_EQ(o.reason.find("codex failed: API Error"), 0u) << o.reason;  // its words first
+  EXPECT_NE(o.hint.find("did not resolve"), std::string::npos) << o.hint;
+  EXPECT_NE(o.hint.find("not a server-side issue"), std::string::npos) << o.hint;
+  f.parent_network_disabled = true;
+  o = Classify(Json(), f);
+  EXPECT_EQ(o.hint.find("berth itself runs inside another tool's sandbox"), 0u) << o.hint;
+  EXPECT_NE(o.hint.find("did not resolve"), std::string::npos) << o.hint;
+}
+
 TEST(Classify, ModelMismatchIsUnavailable) {
   RunFacts f = Ok();
   f.model.ok = false;

@@ -338,5 +338,39 @@ TEST_F(CliTest, ErrorsUnderJsonAreJsonWithTheSameExitCodeRegression) {
   EXPECT_EQ(GetInt(bad, "error.exit_code"), 78) << invalid.out;
 }
 
+// Issue 30: `berth --version` and `-V` ended 64 with "A subcommand is required".
+TEST_F(CliTest, VersionFlagPrintsWhatVersionPrintsRegression) {
+  RunResult version = Berth({"version"});
+  ASSERT_EQ(version.exit_code, 0) << version.Describe();
+  ASSERT_TRUE(Contains(version.out, "berth ")) << version.out;
+  for (const char* flag : {"--version", "-V"}) {
+    RunResult run = Berth({flag});
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    EXPECT_EQ(run.out, version.out) << flag;
+  }
+}
+
+// Issue 30: `berth lsx` said only "A subcommand is required"; it names the mistake and the
+// nearest command, and a mistyped flag gets the nearest flag of its command.
+TEST_F(CliTest, UnknownCommandSuggestsTheNearestRegression) {
+  RunResult lsx = Berth({"lsx"});
+  EXPECT_EQ(lsx.exit_code, 64) << lsx.Describe();
+  EXPECT_TRUE(Contains(lsx.err, "unknown command 'lsx'; did you mean ls?")) << lsx.err;
+
+  RunResult far = Berth({"deploy"});
+  EXPECT_EQ(far.exit_code, 64) << far.Describe();
+  EXPECT_TRUE(Contains(far.err, "unknown command 'deploy'")) << far.err;
+  EXPECT_FALSE(Contains(far.err, "did you mean")) << far.err;
+
+  RunResult json_error = Berth({"shwo", "x", "--json"});
+  EXPECT_EQ(json_error.exit_code, 64) << json_error.Describe();
+  EXPECT_TRUE(Contains(GetStr(ParseJson(json_error.out), "error.message"), "did you mean show?"))
+      << json_error.out;
+
+  RunResult flag = Berth({"ls", "--jsn"});
+  EXPECT_EQ(flag.exit_code, 64) << flag.Describe();
+  EXPECT_TRUE(Contains(flag.err, "--jsn: did you mean --json?")) << flag.err;
+}
+
 }  // namespace
 }  // namespace berth::e2e

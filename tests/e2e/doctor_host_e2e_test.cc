@@ -149,6 +149,51 @@ TEST_F(DoctorHostTest, InsideBerthsSandboxTheNetworkIsNeverOk) {
   for (const nlohmann::json& f : j["families"]) EXPECT_NE(f["status"], "ok") << f;
 }
 
+// The user's [net.hosts] maps the provider's endpoint to a loopback server: --host resolves it
+// as the job's proxy and `berth doctor --provider` do, never asking DNS for a test name.
+TEST_F(DoctorHostTest, NetHostsMapsTheEndpointsAsTheJobsProxyDoes) {
+  Result<BoundSocket> server = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(server.has_value());
+  const std::string bin = root() + "/bin";
+  ASSERT_TRUE(sys::MakeDirs(bin, 0755));
+  ASSERT_TRUE(WriteText(bin + "/claude", "#!/bin/sh\necho 'claude 0.0.1'\n", 0755));
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+  ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
+                        "[net.hosts]\n\"api.claude-doctor.test\" = \"127.0.0.1\"\n"));
+  const EnvVars env = {
+      {"PATH", bin + ":" + kPath},
+      {"ANTHROPIC_BASE_URL", "http://api.claude-doctor.test:" + std::to_string(server->port)}};
+  nlohmann::json j = Doctor(env);
+  const nlohmann::json* claude = Family(j, "claude");
+  ASSERT_NE(claude, nullptr);
+  EXPECT_EQ((*claude)["status"], "ok") << *claude;
+  EXPECT_FALSE(Contains((*claude)["reason"], "does not resolve")) << *claude;
+  // The same answer as the provider check.
+  RunResult provider = Run({"doctor", "--provider", "claude", "--json"}, env);
+  EXPECT_TRUE(Contains(provider.out, "mapped to 127.0.0.1 by [net.hosts]")) << provider.Describe();
+}
+
+TEST_F(DoctorHostTest, AnEndpointThatDoesNotAnswerIsNotBlamedOnTheHost) {
+  Result<BoundSocket> server = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(server.has_value());
+  const int closed_port = server->port;
+  server->fd = sys::UniqueFd();  // nothing listens there any more
+  const std::string bin = root() + "/bin";
+  ASSERT_TRUE(sys::MakeDirs(bin, 0755));
+  ASSERT_TRUE(WriteText(bin + "/claude", "#!/bin/sh\necho 'claude 0.0.1'\n", 0755));
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+  ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
+                        "[net.hosts]\n\"api.claude-doctor.test\" = \"127.0.0.1\"\n"));
+  nlohmann::json j = Doctor(
+      {{"PATH", bin + ":" + kPath},
+       {"ANTHROPIC_BASE_URL", "http://api.claude-doctor.test:" + std::to_string(closed_port)}});
+  EXPECT_EQ((*Family(j, "claude"))["status"], "blocked") << j["families"];
+  std::string advice;
+  for (const nlohmann::json& a : j["advice"]) advice += a.get<std::string>() + "\n";
+  EXPECT_TRUE(Contains(advice, "The endpoints of claude do not answer")) << advice;
+  EXPECT_FALSE(Contains(advice, "the host refuses")) << advice;
+}
+
 // --- the job store item of plain `berth doctor` -------------------------------------------
 
 class DoctorStoreTest : public SandboxTest {

@@ -166,8 +166,8 @@ TEST_F(GcTest, NeverRemovesTheWorkspaceOrBranchOfAnUnlandedUndiscardedJob) {
   EXPECT_EQ(BranchTip("berth/" + completed), branch_tip);
   EXPECT_TRUE(PathExists(Snapshot()));
   EXPECT_EQ(report["freed_bytes"], 0);
-  // The human report says the same.
-  RunResult human = Berth({"gc"});
+  // The human report says the same (one line per kept job with --verbose).
+  RunResult human = Berth({"gc", "--verbose"});
   EXPECT_EQ(human.exit_code, 0) << human.Describe();
   EXPECT_NE(human.out.find("kept " + completed + ": not landed or discarded"), std::string::npos)
       << human.Describe();
@@ -276,6 +276,60 @@ TEST_F(GcTest, DryRunChangesNothing) {
   EXPECT_EQ(real["removed_snapshots"], dry["removed_snapshots"]);
   EXPECT_EQ(real["freed_bytes"], dry["freed_bytes"]);
   EXPECT_TRUE(PathExists(JobDir(kept)));
+}
+
+// Issue 30: `gc --dry-run` predicted 1 snapshot where the real run removed 2: a snapshot
+// stacked on another still stood on disk during the dry run, so the one below it counted as
+// needed. The dry run's figures are the real run's.
+TEST_F(GcTest, DryRunPredictsExactlyWhatGcRemovesRegression) {
+  const std::string landed = RunJob("edit.sh");
+  const std::string discarded = RunJob("edit.sh");
+  // A second commit: its first job derives a snapshot stacked on the base's.
+  ASSERT_TRUE(WriteText(ws() + "/README.md", "readme, changed\n"));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "second"}).exit_code, 0);
+  const std::string second = GitOut({"rev-parse", "HEAD"});
+  const std::string stacked = RunJob("edit.sh");
+  ASSERT_EQ(GetStr(ShowJson(stacked), "base"), second);
+  ASSERT_TRUE(PathExists(state() + "/snapshots/" + second + "/users/" + stacked));
+  MarkLanded(landed, GetStr(ShowJson(landed), "commit"));
+  if (HasFatalFailure()) return;
+  const std::string before = StateListing();
+
+  json dry = Gc({"--dry-run", "--discard", discarded, "--discard", stacked});
+  EXPECT_EQ(StateListing(), before);
+  json real = Gc({"--discard", discarded, "--discard", stacked});
+  std::set<std::string> dry_snapshots(dry["removed_snapshots"].begin(),
+                                      dry["removed_snapshots"].end());
+  std::set<std::string> real_snapshots(real["removed_snapshots"].begin(),
+                                       real["removed_snapshots"].end());
+  EXPECT_EQ(real_snapshots, (std::set<std::string>{base(), second})) << real.dump(2);
+  EXPECT_EQ(dry_snapshots, real_snapshots) << dry.dump(2);
+  EXPECT_EQ(Ids(dry, "removed"), Ids(real, "removed"));
+  EXPECT_EQ(Ids(real, "removed").size(), 3u) << real.dump(2);
+  EXPECT_EQ(dry["freed_bytes"], real["freed_bytes"]);
+  EXPECT_FALSE(PathExists(Snapshot()));
+}
+
+// Issue 30: gc printed a "kept" line for each of ~80 jobs and never said how to let one go.
+// One summary line names the kinds and the commands; --verbose lists them.
+TEST_F(GcTest, KeptJobsAreOneSummaryLineNamingTheCommandsRegression) {
+  const std::string first = RunJob("edit.sh");
+  const std::string second = RunJob("fail.sh");
+  RunResult gc = Berth({"gc"});
+  ASSERT_EQ(gc.exit_code, 0) << gc.Describe();
+  EXPECT_FALSE(Contains(gc.out, "kept " + first)) << gc.out;
+  EXPECT_TRUE(Contains(gc.out, "kept 2 job(s): 2 not landed or discarded")) << gc.out;
+  EXPECT_TRUE(Contains(gc.out, "berth gc --discard JOB")) << gc.out;
+  EXPECT_TRUE(Contains(gc.out, "berth land JOB")) << gc.out;
+
+  RunResult verbose = Berth({"gc", "--verbose"});
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.Describe();
+  EXPECT_TRUE(Contains(verbose.out, "kept " + first + ": not landed or discarded")) << verbose.out;
+  EXPECT_TRUE(Contains(verbose.out, "kept " + second + ": not landed or discarded")) << verbose.out;
+
+  json report = Gc({});
+  ASSERT_EQ(report["kept"].size(), 2u) << report.dump(2);
+  EXPECT_EQ(GetStr(report["kept"][0], "kept_for"), "unlanded") << report.dump(2);
 }
 
 TEST_F(GcTest, OrphansAreReportedAndKeptUnlessTheirWorkIsLanded) {

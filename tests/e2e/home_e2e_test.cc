@@ -309,6 +309,44 @@ TEST_P(HomeTest, SandboxAndJobsWorkWithEverythingUnderThisRootRegression) {
 
 // --- 4. The home is deny-by-default ------------------------------------------------------------
 
+// ~/.gitconfig's [include] and [includeIf] targets show too (identity, aliases), nested and
+// relative ones included, but only where git's config lives or the allowlist
+// reaches: an include of ~/.ssh/config or of any other home file stays hidden.
+TEST_P(HomeTest, GitConfigIncludesInsideTheAllowlistShowAndNothingElse) {
+  ASSERT_TRUE(sys::MakeDirs(home_ + "/.config/git", 0755));
+  ASSERT_TRUE(WriteText(root_ + "/dotfiles/gitconfig",
+                        "[user]\n\tname = dotfiles\n"
+                        "[include]\n\tpath = ~/.gitconfig.local\n"
+                        "[includeIf \"gitdir:/\"]\n\tpath = .config/git/work.inc\n"
+                        "[include]\n\tpath = ~/.ssh/config ; a secret\n"
+                        "\tpath = \"~/notes/secret.txt\"\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.gitconfig.local",
+                        "[user]\n\temail = me@example.invalid\n"
+                        "[include]\n\tpath = ~/.config/git/deeper.inc\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.config/git/work.inc", "[core]\n\teditor = vi\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.config/git/deeper.inc", "[alias]\n\tst = status\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.config/git/credentials", "https://u:p@example.invalid\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.config/git/config", "[include]\n\tpath = credentials\n"));
+  ASSERT_TRUE(WriteText(home_ + "/.ssh/config", "Host secret\n"));
+  for (const char* shown : {"/.gitconfig.local", "/.config/git/work.inc", "/.config/git/deeper.inc",
+                            "/.config/git/config"}) {
+    RunResult read = Probe({"read", home_ + shown});
+    EXPECT_EQ(FirstLine(read.out).rfind("read ok bytes=", 0), 0u) << shown << read.Describe();
+  }
+  for (const char* hidden :
+       {"/.ssh/config", "/notes/secret.txt", "/.ssh/id_rsa", "/.config/git/credentials"})
+    EXPECT_TRUE(Reports(Probe({"read", home_ + hidden}), "read errno=2 ENOENT")) << hidden;
+  EXPECT_TRUE(Reports(Probe({"write", home_ + "/.gitconfig.local"}), "write errno=30 EROFS"));
+  // git itself, inside the sandbox, sees the included settings.
+  std::optional<std::string> git = FindInPath("git");
+  ASSERT_TRUE(git);
+  RunResult email =
+      Berth({"sandbox", "--", *git, "config", "--global", "--includes", "user.email"});
+  EXPECT_EQ(email.out, "me@example.invalid\n") << email.Describe();
+  RunResult alias = Berth({"sandbox", "--", *git, "config", "--global", "--includes", "alias.st"});
+  EXPECT_EQ(alias.out, "status\n") << alias.Describe();
+}
+
 TEST_P(HomeTest, HomeShowsOnlyTheToolchainAllowlist) {
   ASSERT_TRUE(Reports(ProbeOutside({"read", home_ + "/notes/secret.txt"}), "read ok bytes=6"));
   EXPECT_TRUE(Reports(Probe({"read", home_ + "/notes/secret.txt"}), "read errno=2 ENOENT"));

@@ -1357,5 +1357,62 @@ TEST_F(VerifyTest, BerthVerifyRerunsTheChecksAndKeepsTheHistory) {
   EXPECT_EQ(GetStr(ShowJson(id), "state"), "completed");  // a terminal state never changes
 }
 
+// A write: grant opens an existing path only; one that is missing fails the job, naming the
+// path and how to create it (a command the user can paste, the path quoted) or fix the grant.
+TEST_F(JobsTest, AWriteGrantOnAMissingPathSaysToCreateIt) {
+  const std::string missing = root() + "/build out";
+  RunResult run =
+      Run({"run", "implement", "--grant", "write:" + missing, "--", "sh", "-c", "true"});
+  EXPECT_NE(run.exit_code, 0) << run.Describe();
+  const std::string id = NewestJobId();
+  json receipt = ReadReceiptFile(id);
+  EXPECT_TRUE(Contains(GetStr(receipt, "error.message"), missing + " does not exist"))
+      << receipt.dump(2);
+  const std::string hint = GetStr(receipt, "error.hint");
+  EXPECT_TRUE(Contains(hint, "mkdir -p '" + missing + "'")) << hint;
+  EXPECT_TRUE(Contains(hint, "fix the grant")) << hint;
+  // `berth run` prints the hint under the reason.
+  EXPECT_TRUE(Contains(run.out, "  hint     create it (`mkdir -p '" + missing + "'`"))
+      << run.Describe();
+  EXPECT_FALSE(PathExists(missing)) << "berth never creates a granted path";
+}
+
+// A job starts from the base commit: `berth run` says, in one line on stderr, how many
+// uncommitted changes it will not see and which flag brings them; with the flag, no line.
+TEST_F(JobsTest, UncommittedChangesLeftOutAreCountedInOneWarning) {
+  ASSERT_TRUE(WriteText(ws() + "/src/main.c", std::string(kMainC) + "// unstaged\n"));
+  ASSERT_TRUE(WriteText(ws() + "/src/untracked.c", "untracked\n"));
+  RunResult run = Berth({"run", "explore", "--", "sh", "-c", "true"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const std::string warning = "berth: warning: 2 uncommitted change(s) in ";
+  ASSERT_TRUE(Contains(run.err, warning)) << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "pass --with-uncommitted to include them")) << run.err;
+  EXPECT_EQ(run.err.find(warning), run.err.rfind(warning)) << "one line: " << run.err;
+  RunResult with = Berth({"run", "explore", "--with-uncommitted", "--", "sh", "-c", "true"});
+  ASSERT_EQ(with.exit_code, 0) << with.Describe();
+  EXPECT_FALSE(Contains(with.err, "uncommitted change(s)")) << with.err;
+  // A clean tree gets no warning.
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "clean"}).exit_code, 0);
+  RunResult clean = Berth({"run", "explore", "--", "sh", "-c", "true"});
+  EXPECT_FALSE(Contains(clean.err, "uncommitted change(s)")) << clean.err;
+}
+
+// The README's first run with an agent script not yet committed: instead of "No such file or
+// directory" from inside the sandbox, the run fails before any job exists, saying why and
+// naming --with-uncommitted; with the flag the script runs.
+TEST_F(JobsTest, AnAgentProgramOnlyInTheWorkingTreeFailsEarlyNamingTheFlag) {
+  ASSERT_TRUE(WriteText(ws() + "/agent.sh", "#!/bin/sh\necho agent ran\n", 0755));
+  RunResult run = Berth({"run", "explore", "--", "./agent.sh"});
+  EXPECT_EQ(run.exit_code, 64) << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "the agent's program ./agent.sh is not in the job's base commit"))
+      << run.Describe();
+  EXPECT_TRUE(Contains(run.err, "--with-uncommitted")) << run.Describe();
+  EXPECT_TRUE(ListJson().empty()) << "no job is created";
+  RunResult with = Berth({"run", "explore", "--with-uncommitted", "--", "./agent.sh"});
+  EXPECT_EQ(with.exit_code, 0) << with.Describe();
+  EXPECT_TRUE(Contains(ReadText(JobDir(NewestJobId()) + "/stdout"), "agent ran"));
+}
+
 }  // namespace
 }  // namespace berth::e2e

@@ -397,6 +397,31 @@ TEST_F(LandTest, LandReverifyTakesAJobThatFailedVerificationOncePassing) {
   EXPECT_EQ(audits[0].value("via", ""), "berth land --reverify");
 }
 
+// Issue 30: a landed job was first refused with "the policy changed ... land with
+// --reverify", and --reverify ran every check before saying "already landed". Being landed
+// is the answer, without and with --reverify, and no check runs.
+TEST_F(LandTest, AlreadyLandedComesBeforeAChangedPolicyAndRunsNoCheckRegression) {
+  const std::string id = RunJob("edit.sh", {});
+  ASSERT_EQ(LandJson({id}, 0).value("landed", false), true);
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+  const std::string dir = root() + "/marker";
+  ASSERT_TRUE(sys::MakeDirs(dir, 0777));
+  CommitPolicy(std::string(kPolicyHead) + "\n[[verify]]\nname = \"marks\"\nargv = [\"sh\", " +
+               "\"-c\", \": > " + dir + "/ran\"]\ngrants = [\"write:" + dir + "\"]\n");
+  const std::string policy_head = GitOut({"rev-parse", "HEAD"});
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{id}, std::vector<std::string>{id, "--reverify"}}) {
+    json again = LandJson(args, 1);
+    const std::string why = again.value("refused_reason", "");
+    EXPECT_TRUE(Contains(why, "already landed")) << args.size() << " " << again.dump(2);
+    EXPECT_FALSE(Contains(why, "policy changed")) << again.dump(2);
+    EXPECT_FALSE(PathExists(dir + "/ran")) << "a check ran for an already-landed job";
+  }
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), policy_head);
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), head);
+  EXPECT_TRUE(AuditDetails(Berth({"show", id}).out, "verify").empty());
+}
+
 TEST_F(LandTest, FailingReverificationLeavesTheJobRefused) {
   CommitPolicy(std::string(kPolicyHead) + kFailingCheck);
   const std::string id = RunJob("copy.sh", {"src/main.c", "src/copy.c"}, "verification-failed");
@@ -572,6 +597,40 @@ TEST_F(LandTest, PolicyTemplateSetsTheMessageAndTheTrailerStays) {
                        "commit.message: the message template has the "
                        "unknown placeholder {summry}"))
       << check.Describe();
+}
+
+// A recollected job's commit reads like any job's commit (issue 29): the user who recollects
+// is its author, berth its committer, the current policy's [commit] template its message, and
+// the Berth-Job trailer of the new job ends it; landing keeps all of it.
+TEST_F(LandTest, RecollectedCommitIsTheUsersAndFollowsThePolicysTemplate) {
+  ASSERT_EQ(Git({"config", "user.name", "Ada Lovelace"}).exit_code, 0);
+  ASSERT_EQ(Git({"config", "user.email", "ada@example.invalid"}).exit_code, 0);
+  RunResult run = Berth({"run", "--json", "-p", "Rewrite the readme\nsecond line", "implement",
+                         "--", "sh", std::string(AGENTS_DIR) + "/outside.sh"});
+  json refused = json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(refused.is_object()) << run.Describe();
+  ASSERT_EQ(refused.value("state", ""), "refused") << run.Describe();
+  const std::string id = refused.value("id", "");
+
+  std::string widened = kPolicyHead;
+  widened.replace(widened.find("[\"src/**\"]"), std::string("[\"src/**\"]").size(),
+                  "[\"src/**\", \"README.md\"]");
+  CommitPolicy(widened + kPassingCheck +
+               "[commit]\nmessage = \"{agent}: {subject}\\n\\nJob {job}\"\n");
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  ASSERT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  const std::string fresh = GetStr(ParseJson(recollect.out), "job.id");
+  EXPECT_EQ(GitOut({"log", "-1", "--format=%an <%ae>|%cn <%ce>|%B", "berth/" + fresh}),
+            "Ada Lovelace <ada@example.invalid>|berth <berth@localhost>|implement: Rewrite the "
+            "readme\n\nJob " +
+                fresh + "\n\nBerth-Job: " + fresh);
+
+  json landed = LandJson({fresh}, 0);
+  ASSERT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_EQ(LastCommit(),
+            "Ada Lovelace\nada@example.invalid\nberth\nimplement: Rewrite the "
+            "readme\nJob " +
+                fresh + "\n\nBerth-Job: " + fresh);
 }
 
 }  // namespace

@@ -326,6 +326,39 @@ TEST_F(LaneTest, AProviderReasonStaysFirstWithNoHint) {
   EXPECT_FALSE(Contains(GetStr(r, "error.evidence"), "parent sandbox hint"));
 }
 
+// The CLI reports the proxy's refused connection as its own error and exits 0: under a
+// networkless Codex parent the lane gives the hint, but after the CLI's words, never in place of
+// them ("child exited with status 0" said nothing).
+TEST_F(LaneTest, AnUnreachedProviderKeepsTheClisReasonFirstThenTheHint) {
+  Result<BoundSocket> closed = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(closed.has_value());
+  const std::string port = std::to_string(closed->port);
+  closed->fd.Reset();  // nothing listens there any more
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+  ASSERT_TRUE(WriteText(home() + "/.config/berth/config.toml",
+                        "[net.hosts]\n\"dead.test\" = \"127.0.0.1\"\n"));
+  RunResult run = Lane({{"parent", "codex"}, {"provider", "claude"}, {"model", "fable"}},
+                       {{"FAKE_SCENARIO", "unreached"},
+                        {"ANTHROPIC_BASE_URL", "http://dead.test:" + port},
+                        {"CODEX_SANDBOX_NETWORK_DISABLED", "1"}});
+  EXPECT_EQ(run.exit_code, 70) << run.Describe();
+  json r = ReceiptJson();
+  EXPECT_EQ(GetStr(r, "status"), "child-failed") << r.dump(2);
+  const std::string message = GetStr(r, "error.message");
+  EXPECT_EQ(
+      message.rfind("child-failed: claude failed: API Error: 502 berth: egress to dead.test", 0),
+      0u)
+      << r.dump(2);
+  EXPECT_FALSE(Contains(message, "child exited with status")) << message;
+  EXPECT_LT(message.find("Connection refused"), message.find("parent sandbox hint:")) << message;
+  const std::string evidence = GetStr(r, "error.evidence");
+  EXPECT_EQ(evidence.rfind("API Error: 502", 0), 0u) << evidence;
+  EXPECT_TRUE(Contains(evidence, "parent sandbox hint:")) << evidence;
+  // The job's proxy did see the connection fail: this is the unreached case.
+  json job_receipt = ParseJson(ReadText(GetStr(r, "berth.jobReceipt")));
+  EXPECT_TRUE(Contains(job_receipt.dump(), "dead.test")) << job_receipt.dump(2);
+}
+
 TEST_F(LaneTest, RefusedCredentialsAreUnauthenticated) {
   RunResult run = Lane({}, {{"FAKE_SCENARIO", "unauth"}, {"CODEX_SANDBOX_NETWORK_DISABLED", "1"}});
   EXPECT_EQ(run.exit_code, 77) << run.Describe();

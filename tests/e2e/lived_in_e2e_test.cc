@@ -335,6 +335,20 @@ TEST_F(LivedInTest, ToolchainOfALivedInHomeWorksInAJob) {
   EXPECT_FALSE(PathExists(home() + "/.cache/pip/job-wrote"));
 }
 
+// The lived-in ~/.gitconfig keeps part of its settings in ~/.gitconfig.local through an
+// [include]: a job's git sees them (the included file is shown read-only), and nothing else
+// of the home comes with it.
+TEST_F(LivedInTest, GitSeesTheSettingsOfAnIncludedConfigInAJob) {
+  const std::string command =
+      "git config --global --includes pull.rebase && git config --global --includes core.editor "
+      "&& cat \"$HOME/.gitconfig.local\" > /dev/null && echo include-ok; "
+      "test -e \"$HOME/.ssh\" && echo ssh-visible; exit 0";
+  std::string id = RunJob({}, {"sh", "-c", command});
+  const std::string out = ReadText(JobDir(id) + "/stdout");
+  EXPECT_TRUE(Contains(out, "true\nvi\ninclude-ok")) << Summary(id);
+  EXPECT_FALSE(Contains(out, "ssh-visible")) << Summary(id);
+}
+
 // --- Grants a real job needs ----------------------------------------------------------------
 
 // npm and go with berth's shared caches: npm also reads ~/.npmrc, which berth hides.

@@ -52,6 +52,35 @@ class PartialCloneTest : public JobsTest {
     return Berth({"run", "--json", "--base", "HEAD~2", "implement", "--", "sh", "-c", script});
   }
 
+  // While on, the clone borrows the remote's objects (objects/info/alternates): a job then
+  // fetches nothing, and once off its base's blobs are missing again, as on a host that never
+  // fetched them (a worker ran the job) or a snapshot that was removed (docs/gc.md).
+  void BorrowRemoteObjects(bool on) {
+    const std::string file = ws() + "/.git/objects/info/alternates";
+    if (on) {
+      ASSERT_TRUE(WriteText(file, remote_ + "/objects\n"));
+    } else {
+      ASSERT_EQ(RunProgram({FindInPath("rm").value_or("rm"), "-f", file}, {{"PATH", kPath}}, root())
+                    .exit_code,
+                0);
+    }
+  }
+
+  // true when some object of `commit`'s tree is missing from the clone.
+  bool Missing(const std::string& commit) {
+    return Contains(
+        "\n" + GitOut({"rev-list", "--objects", "--no-walk", "--missing=print", commit}), "\n?");
+  }
+
+  // Removes every cached snapshot (docs/gc.md: a snapshot is only a cache of a commit).
+  void DropSnapshots() {
+    ASSERT_TRUE(MakeTreeRemovable(state() + "/snapshots"));
+    ASSERT_EQ(RunProgram({FindInPath("rm").value_or("rm"), "-rf", state() + "/snapshots"},
+                         {{"PATH", kPath}}, root())
+                  .exit_code,
+              0);
+  }
+
   const std::string& remote() const { return remote_; }
 
  private:
@@ -81,6 +110,74 @@ TEST_F(PartialCloneTest, WithoutTheRemoteTheErrorNamesTheFix) {
   std::string all = run.out + run.err;
   EXPECT_NE(all.find("archive -o /dev/null " + base()), std::string::npos) << run.Describe();
   EXPECT_EQ(all.find("object not found"), std::string::npos) << run.Describe();
+}
+
+// `berth verify` of a job whose commit's blobs this clone lacks fetches them, with progress.
+TEST_F(PartialCloneTest, VerifyFetchesTheJobCommitsMissingBlobs) {
+  BorrowRemoteObjects(true);
+  RunResult run = RunOnOldBase("cp src/old.c src/seen.c");
+  json job = ParseJson(run.out);
+  ASSERT_EQ(GetStr(job, "state"), "completed") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  BorrowRemoteObjects(false);
+  ASSERT_TRUE(Missing("refs/heads/berth/" + id));
+  DropSnapshots();
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) + R"([[verify]]
+name = "seen"
+argv = ["sh", "-c", "test \"$(cat src/seen.c)\" = old"]
+)"));
+  RunResult verify = Berth({"verify", id, "--json"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.Describe();
+  EXPECT_EQ(Get(ParseJson(verify.out), "passed"), true) << verify.Describe();
+  EXPECT_TRUE(Contains(verify.err, "from the promisor remote origin")) << verify.Describe();
+  EXPECT_FALSE(Missing("refs/heads/berth/" + id));
+}
+
+// `berth recollect` of a refused job materialises its base again, fetching what is missing.
+TEST_F(PartialCloneTest, RecollectFetchesTheBasesMissingBlobs) {
+  BorrowRemoteObjects(true);
+  RunResult run = RunOnOldBase("cat src/old.c > README.md");
+  json job = ParseJson(run.out);
+  ASSERT_EQ(GetStr(job, "state"), "refused") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  BorrowRemoteObjects(false);
+  ASSERT_TRUE(Missing("HEAD~2"));
+  DropSnapshots();
+  std::string widened = kPolicy;
+  const std::string src = "\"src/**\",";
+  widened.replace(widened.find(src), src.size(), "\"README.md\", " + src);
+  ASSERT_TRUE(WriteText(PolicyPath(), widened));
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  EXPECT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  const std::string fresh = GetStr(ParseJson(recollect.out), "job.id");
+  EXPECT_EQ(GetStr(ParseJson(recollect.out), "job.state"), "completed") << recollect.Describe();
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + fresh + ":README.md"}), "old");
+  EXPECT_FALSE(Missing("HEAD~2"));
+}
+
+// `berth env build` in a sparse partial clone (`--filter=blob:none --sparse`, the way git's
+// documentation pairs them): HEAD's blobs outside the cone were never fetched, and the setup
+// sees the whole commit.
+TEST_F(PartialCloneTest, EnvironmentSetupFetchesTheCommitsMissingBlobs) {
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) + R"([environment]
+key = ["README.md"]
+setup = [["sh", "-c", "mkdir -p deps && cp src/old.c deps/old.txt"]]
+paths = ["deps"]
+)"));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "environment"}).exit_code, 0);
+  ASSERT_EQ(Git({"push", "-q", "origin", "main"}).exit_code, 0);
+  ASSERT_EQ(RunProgram({FindInPath("rm").value_or("rm"), "-rf", ws()}, {{"PATH", kPath}}, root())
+                .exit_code,
+            0);
+  GitIn(root(), {"clone", "-q", "--filter=blob:none", "--sparse", "file://" + remote(), ws()});
+  GitIn(ws(), {"sparse-checkout", "add", ".berth"});
+  ASSERT_TRUE(Missing("HEAD"));
+  RunResult build = Berth({"env", "build", "--json"});
+  EXPECT_EQ(build.exit_code, 0) << build.Describe();
+  EXPECT_TRUE(Contains(build.err, "from the promisor remote origin")) << build.Describe();
+  const std::string dir = GetStr(ParseJson(build.out), "dir");
+  EXPECT_EQ(ReadText(dir + "/tree/deps/old.txt"), "old 3\n");
+  EXPECT_FALSE(Missing("HEAD"));
 }
 
 }  // namespace

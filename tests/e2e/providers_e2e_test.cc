@@ -167,6 +167,36 @@ TEST_F(ProvidersTest, ParentSandboxWithoutNetworkIsNamedAsTheLikelyCause) {
       << receipt.dump(2);
 }
 
+// The hint reaches the user where they look, always after the provider's own reason: the
+// summary of `berth run`, and the events that `berth show` and `berth logs` print.
+TEST_F(ProvidersTest, TheParentSandboxHintIsPrintedAfterTheProvidersReason) {
+  EnvVars env = WithKey();
+  env.emplace_back("CODEX_SANDBOX_NETWORK_DISABLED", "1");
+  RunResult run = RunFake("FAKE:serverside", env);
+  EXPECT_EQ(run.exit_code, 70) << run.Describe();
+  const std::string id = NewestJobId();
+  const size_t reason = run.out.find("  reason   fake failed: API Error: Connection error.");
+  const size_t hint = run.out.find("  hint     berth itself runs inside another tool's sandbox");
+  ASSERT_NE(reason, std::string::npos) << run.Describe();
+  ASSERT_NE(hint, std::string::npos) << run.Describe();
+  EXPECT_LT(reason, hint) << run.out;
+  EXPECT_TRUE(Contains(run.out.substr(hint), "CODEX_SANDBOX_NETWORK_DISABLED=1")) << run.out;
+
+  RunResult show = Run({"show", id});
+  const size_t ended = show.out.find("job ended child-failed: fake failed: API Error");
+  const size_t shown = show.out.find("hint       berth itself runs inside another tool's sandbox");
+  ASSERT_NE(ended, std::string::npos) << show.Describe();
+  ASSERT_NE(shown, std::string::npos) << show.Describe();
+  EXPECT_LT(ended, shown) << show.out;
+
+  RunResult logs = Run({"logs", id});
+  const size_t logged_end = logs.err.find("job ended child-failed: fake failed");
+  const size_t logged_hint = logs.err.find("hint       berth itself runs inside");
+  ASSERT_NE(logged_end, std::string::npos) << logs.Describe();
+  ASSERT_NE(logged_hint, std::string::npos) << logs.Describe();
+  EXPECT_LT(logged_end, logged_hint) << logs.err;
+}
+
 TEST_F(ProvidersTest, CommandAfterDashesIsOnlyForTheCommandProvider) {
   RunResult run = Run({"run", "fake", "-p", "x", "--", "sh", "-c", "true"}, WithKey());
   EXPECT_EQ(run.exit_code, 64) << run.Describe();
