@@ -9,9 +9,11 @@
 #include <string>
 
 #include "base/strings.h"
+#include "git/lfs.h"
 #include "sys/dir.h"
 #include "sys/disk.h"
 #include "sys/file_lock.h"
+#include "sys/file_status.h"
 #include "sys/fs.h"
 #include "sys/self.h"
 #include "workspace/ignore_rules.h"
@@ -321,9 +323,55 @@ std::optional<Snapshot> Shallowest(const std::string& snapshots_dir, const std::
     std::string name = VersionName(commit, version);
     if (sys::TypeOf(snapshots_dir + "/" + name) != sys::FileType::kDirectory) continue;
     Result<Snapshot> loaded = Load(snapshots_dir, name);
-    if (loaded && (!best || loaded->stack.size() < best->stack.size())) best = std::move(*loaded);
+    // The newest of equally shallow versions (one rebuilt for Git LFS content).
+    if (loaded && (!best || loaded->stack.size() <= best->stack.size())) best = std::move(*loaded);
   }
   return best;
+}
+
+// Whether the user's LFS store now holds the content of a file `snapshot` shows as its pointer
+// (fetched since it was made): a new version of the snapshot then shows it.
+bool LfsContentArrived(git::Repository& repo, const Snapshot& snapshot) {
+  std::vector<std::string> missing = LfsMissing(snapshot);
+  if (missing.empty()) return false;
+  git::LfsStore store(repo.LfsObjectsDir());
+  for (const std::string& path : missing) {
+    Result<std::optional<git::TreeEntry>> entry = repo.FindEntry(snapshot.commit, path);
+    if (!entry || !*entry) continue;
+    Result<std::string> blob = repo.ReadBlob((*entry)->oid);
+    if (!blob) continue;
+    std::optional<git::LfsPointer> pointer = git::ParseLfsPointer(*blob);
+    if (!pointer) continue;
+    std::optional<sys::FileStatus> st = sys::LinkStatus(store.PathOf(pointer->oid));
+    if (st && st->type == sys::FileType::kRegular && st->size == pointer->size) return true;
+  }
+  return false;
+}
+
+// A new full version of the snapshot of `commit`, made because LFS content it lacked has
+// arrived; `found` itself when another process made one meanwhile or no version is free.
+Result<Snapshot> RebuildForLfs(git::Repository& repo, const std::string& snapshots_dir,
+                               const std::string& commit, Snapshot found) {
+  sys::FileLock lock = TRY(sys::FileLock::Acquire(snapshots_dir + "/" + commit + ".lock"));
+  std::optional<Snapshot> current = Shallowest(snapshots_dir, commit);
+  if (!current) return found;
+  if (!LfsContentArrived(repo, *current)) return std::move(*current);
+  int version = 2;
+  while (version <= kMaxVersion &&
+         sys::TypeOf(snapshots_dir + "/" + VersionName(commit, version)) != sys::FileType::kMissing)
+    ++version;
+  if (version > kMaxVersion) return std::move(*current);  // `berth gc` frees versions
+  TRY(RemoveAbandonedBuilds(snapshots_dir, commit));
+  std::string build_dir = TRY(sys::MakeTempDir(snapshots_dir, commit + ".tmp-"));
+  if (Status built = BuildFull(repo, commit, build_dir); !built) {
+    IgnoreError(sys::RemoveTreeForcibly(build_dir),
+                "RemoveAbandonedBuilds takes a leftover build on the next attempt");
+    return std::move(built).error().AddContext("rebuild the snapshot of " + commit +
+                                               " with the Git LFS content fetched since");
+  }
+  std::string name = VersionName(commit, version);
+  TRY(sys::Rename(build_dir, snapshots_dir + "/" + name));
+  return Load(snapshots_dir, name);
 }
 
 }  // namespace
@@ -335,7 +383,10 @@ Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_
   std::string snapshots_dir = state_dir + "/snapshots";
   std::string dir = snapshots_dir + "/" + commit;
   // A directory appears by rename only once complete, so its existence is the whole check.
-  if (std::optional<Snapshot> found = Shallowest(snapshots_dir, commit)) return std::move(*found);
+  if (std::optional<Snapshot> found = Shallowest(snapshots_dir, commit)) {
+    if (!LfsContentArrived(repo, *found)) return std::move(*found);
+    return RebuildForLfs(repo, snapshots_dir, commit, std::move(*found));
+  }
 
   std::string resolved = TRY(repo.ResolveCommit(commit));
   if (resolved != commit)

@@ -171,6 +171,7 @@ TEST_F(LfsTest, JobAndChecksSeeContentChangesAreCommittedAsPointersAndLandClean)
 }
 
 TEST_F(LfsTest, MissingContentIsShownAsThePointerAndSaidSo) {
+  const std::string object = ReadText(ObjectPath(big_oid_));
   ASSERT_TRUE(sys::RemoveTree(ws() + "/.git/lfs/objects"));
   const std::string id = RunScript("cat assets/big.bin > src/seen.txt", "completed");
   json receipt = ReadReceiptFile(id);
@@ -188,6 +189,14 @@ TEST_F(LfsTest, MissingContentIsShownAsThePointerAndSaidSo) {
   EXPECT_TRUE(Contains(logs.out + logs.err, "Git LFS")) << logs.Describe();
   RunResult show = Berth({"show", id});
   EXPECT_TRUE(Contains(show.out, "lfs assets/big.bin")) << show.Describe();
+
+  // What the event advises: the content fetched, the next job sees it (the base's snapshot
+  // is made again).
+  ASSERT_TRUE(sys::MakeDirs(sys::Dirname(ObjectPath(big_oid_)), 0755));
+  ASSERT_TRUE(WriteText(ObjectPath(big_oid_), object));
+  const std::string again = RunScript("cat assets/big.bin > src/seen.txt", "completed");
+  EXPECT_EQ(GitOut({"show", "berth/" + again + ":src/seen.txt"}) + "\n", kBigContent);
+  EXPECT_EQ(Get(ReadReceiptFile(again), "workspace.lfs_missing"), json::array());
 }
 
 TEST_F(LfsTest, AttributesChangesNamingLfsAreRefusedByName) {
