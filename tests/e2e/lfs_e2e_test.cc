@@ -3,7 +3,8 @@
 // the temp dir), whose base commit stores assets/*.bin in LFS. The agent and the checks see
 // the content; an edited or added LFS file is committed as a pointer with its object in the
 // user's .git/lfs/objects; `berth land` leaves the content in the work tree and `git status`
-// clean; content the user's store lacks is shown as its pointer and said so (event, receipt,
+// clean; uncommitted LFS files a --with-uncommitted job takes are recorded as pointers too;
+// content the user's store lacks is shown as its pointer and said so (event, receipt,
 // `berth show`); a change to .gitattributes naming the lfs filter is refused by name; and no
 // filter or hook of the user's repository runs on berth's behalf.
 //
@@ -197,6 +198,33 @@ TEST_F(LfsTest, MissingContentIsShownAsThePointerAndSaidSo) {
   const std::string again = RunScript("cat assets/big.bin > src/seen.txt", "completed");
   EXPECT_EQ(GitOut({"show", "berth/" + again + ":src/seen.txt"}) + "\n", kBigContent);
   EXPECT_EQ(Get(ReadReceiptFile(again), "workspace.lfs_missing"), json::array());
+}
+
+TEST_F(LfsTest, UncommittedLfsFilesAreTakenAsPointersWithTheirObjectsStored) {
+  // The user's edit and new file under the pattern, uncommitted: content in the work tree.
+  ASSERT_TRUE(WriteText(ws() + "/assets/big.bin", "edited, not committed\n"));
+  ASSERT_TRUE(WriteText(ws() + "/assets/extra.bin", "new, not committed\n"));
+  RunResult run = Berth({"run", "--json", "--with-uncommitted", "implement", "--", "sh", "-c",
+                         "cat assets/big.bin assets/extra.bin > src/seen.txt"});
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  EXPECT_EQ(GetStr(job, "state"), "completed") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}),
+            "edited, not committed\nnew, not committed");
+  // The job's commit (on the commit of the uncommitted changes) records pointers.
+  for (const auto& [path, content] : std::vector<std::pair<std::string, std::string>>{
+           {"assets/big.bin", "edited, not committed\n"},
+           {"assets/extra.bin", "new, not committed\n"}}) {
+    SCOPED_TRACE(path);
+    std::string blob = GitOut({"show", "berth/" + id + ":" + path}) + "\n";
+    EXPECT_TRUE(blob.starts_with(kPointerStart)) << blob;
+    size_t at = blob.find("oid sha256:");
+    ASSERT_NE(at, std::string::npos) << blob;
+    EXPECT_EQ(ReadText(ObjectPath(blob.substr(at + 11, 64))), content);
+  }
+  // The user's index and work tree are as they were.
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), " M assets/big.bin\n?? assets/extra.bin");
 }
 
 TEST_F(LfsTest, AttributesChangesNamingLfsAreRefusedByName) {
