@@ -63,7 +63,6 @@ void FillStat(git_index_entry& entry, const sys::FileStatus& st) {
   entry.file_size = static_cast<uint32_t>(st.size);
 }
 
-// Whether the work tree file at `full` is exactly `entry` (type, executable bit, bytes).
 // Whether the user's attributes make the work tree file `full` an LFS file.
 bool IsLfsFile(Repository& repo, const std::string& full) {
   if (full.size() <= repo.workdir().size() + 1) return false;
@@ -71,6 +70,7 @@ bool IsLfsFile(Repository& repo, const std::string& full) {
   return lfs && *lfs;
 }
 
+// Whether the work tree file at `full` is exactly `entry` (type, executable bit, bytes).
 bool FileMatches(Repository& repo, const std::string& full, const TreeEntry& entry) {
   std::optional<sys::FileStatus> st = sys::LinkStatus(full);
   if (!st) return false;
