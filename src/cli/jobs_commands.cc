@@ -121,6 +121,12 @@ int List(Session& s, const JobsOptions& o) {
                          : position ? QueueText(*position)
                                     : j.state_reason;
     if (j.landed_commit) result = "[landed " + j.landed_commit->substr(0, 10) + "] " + result;
+    // A job that failed verification lands once a re-verification passed (docs/landing.md):
+    // its receipt's latest verification says so.
+    if (!j.landed_commit && j.state == store::JobState::kVerificationFailed)
+      if (Result<job::Receipt> receipt = job::LoadReceipt(j);
+          receipt && receipt->verification && receipt->verification->required_passed)
+        result = "[landable: re-verified] " + result;
     if (job::AccessJsonOfRecord(j).value("mode", "") == "full") result = "[full access] " + result;
     if (result.size() > 70) result = result.substr(0, 67) + "...";
     // A landed job reads "landed" where its state would read "completed"; its stored state,

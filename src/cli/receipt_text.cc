@@ -63,6 +63,13 @@ std::vector<std::string> ReceiptChangeLines(const store::JobRecord& job,
   for (const auto& [path, reason] : receipt.empty_submodules)
     lines.push_back("submodule " + QuotePath(path) +
                     " was an empty directory: " + EscapeControls(reason));
+  for (const std::string& path : receipt.lfs_missing)
+    lines.push_back("lfs " + QuotePath(path) +
+                    " was a pointer: its content is not in the local LFS store");
+  if (receipt.lfs_missing_count > receipt.lfs_missing.size())
+    lines.push_back("lfs " +
+                    std::to_string(receipt.lfs_missing_count - receipt.lfs_missing.size()) +
+                    " more pointer(s)");
   for (std::string& line : SkippedIncludeLines(receipt)) lines.push_back(std::move(line));
   return lines;
 }

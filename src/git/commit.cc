@@ -3,10 +3,13 @@
 #include <git2/sys/repository.h>
 
 #include <map>
+#include <unordered_map>
 
 #include "base/strings.h"
 #include "git/handles.h"
+#include "git/lfs.h"
 #include "git/repository.h"
+#include "sys/fs.h"
 
 namespace berth::git {
 
@@ -264,6 +267,15 @@ Result<std::string> Repository::CommitWorkingTree(const std::string& message,
     sparse.push_back(*entry);
     sparse_paths.emplace_back(entry->path);
   }
+  // Git LFS: the entries as they were, to find those add_all hashes again below.
+  const bool lfs = sys::TypeOf(LfsObjectsDir()) == sys::FileType::kDirectory;
+  std::unordered_map<std::string, git_oid> before;
+  if (lfs) {
+    for (size_t i = 0, n = git_index_entrycount(index.get()); i < n; ++i) {
+      const git_index_entry* entry = git_index_get_byindex(index.get(), i);
+      before.emplace(entry->path, entry->id);
+    }
+  }
   // Adds modified and untracked files (ignored ones stay out), then drops deleted ones.
   if (int code = git_index_add_all(index.get(), /*pathspec=*/nullptr, GIT_INDEX_ADD_DEFAULT,
                                    nullptr, nullptr);
@@ -275,6 +287,39 @@ Result<std::string> Repository::CommitWorkingTree(const std::string& message,
     sparse[i].path = sparse_paths[i].c_str();
     if (int code = git_index_add(index.get(), &sparse[i]); code < 0)
       return Git2Error("keep " + sparse_paths[i] + " outside the sparse checkout", code);
+  }
+  // libgit2 runs no LFS filter: a file under the user's LFS patterns that add_all hashed
+  // (changed, new, or racily clean) holds content, which is stored and recorded by its
+  // pointer, as git-lfs's clean filter would (docs/workspace.md, "Git LFS").
+  if (lfs) {
+    LfsStore store(LfsObjectsDir());
+    std::vector<git_index_entry> cleaned;
+    std::vector<std::string> cleaned_paths;
+    for (size_t i = 0, n = git_index_entrycount(index.get()); i < n; ++i) {
+      const git_index_entry* entry = git_index_get_byindex(index.get(), i);
+      if (entry->mode != GIT_FILEMODE_BLOB && entry->mode != GIT_FILEMODE_BLOB_EXECUTABLE) continue;
+      auto was = before.find(entry->path);
+      if (was != before.end() && git_oid_equal(&was->second, &entry->id)) continue;
+      if (!TRY(IsLfsPathInWorktree(entry->path))) continue;
+      std::string content = TRY(ReadBlob(OidHex(entry->id)));
+      if (ParseLfsPointer(content)) continue;
+      LfsPointer pointer = LfsPointerOf(content);
+      TRY_CTX(store.Write(pointer, content),
+              std::string("store the Git LFS object of ") + entry->path);
+      std::string text = LfsPointerText(pointer);
+      git_index_entry copy = *entry;
+      if (int code = git_blob_create_from_buffer(&copy.id, repo, text.data(), text.size());
+          code < 0)
+        return Git2Error(std::string("write the Git LFS pointer of ") + entry->path, code);
+      copy.file_size = static_cast<uint32_t>(text.size());
+      cleaned.push_back(copy);
+      cleaned_paths.emplace_back(entry->path);
+    }
+    for (size_t i = 0; i < cleaned.size(); ++i) {
+      cleaned[i].path = cleaned_paths[i].c_str();
+      if (int code = git_index_add(index.get(), &cleaned[i]); code < 0)
+        return Git2Error("record the Git LFS pointer of " + cleaned_paths[i], code);
+    }
   }
   git_oid tree_id;
   if (int code = git_index_write_tree_to(&tree_id, index.get(), repo); code < 0)

@@ -12,6 +12,7 @@
 
 #include "base/strings.h"
 #include "git/handles.h"
+#include "git/lfs.h"
 #include "git/repository.h"
 #include "sys/atomic_file.h"
 #include "sys/file_status.h"
@@ -62,6 +63,13 @@ void FillStat(git_index_entry& entry, const sys::FileStatus& st) {
   entry.file_size = static_cast<uint32_t>(st.size);
 }
 
+// Whether the user's attributes make the work tree file `full` an LFS file.
+bool IsLfsFile(Repository& repo, const std::string& full) {
+  if (full.size() <= repo.workdir().size() + 1) return false;
+  Result<bool> lfs = repo.IsLfsPathInWorktree(full.substr(repo.workdir().size() + 1));
+  return lfs && *lfs;
+}
+
 // Whether the work tree file at `full` is exactly `entry` (type, executable bit, bytes).
 bool FileMatches(Repository& repo, const std::string& full, const TreeEntry& entry) {
   std::optional<sys::FileStatus> st = sys::LinkStatus(full);
@@ -76,12 +84,26 @@ bool FileMatches(Repository& repo, const std::string& full, const TreeEntry& ent
   if (st->type != sys::FileType::kRegular) return false;
   if (st->owner_executable != (entry.mode == GIT_FILEMODE_BLOB_EXECUTABLE)) return false;
   Result<std::string> data = sys::ReadFile(full);
-  return data && *data == *blob;
+  if (!data) return false;
+  if (*data == *blob) return true;
+  // An LFS file holds the content of the pointer the tree records (as git-lfs smudges it).
+  std::optional<LfsPointer> pointer = ParseLfsPointer(*blob);
+  return pointer && LfsPointerOf(*data) == *pointer && IsLfsFile(repo, full);
 }
 
 // Replaces the file (or symlink) at `full` with `entry`'s content, durably (sys/atomic_file.h).
 Status ReplaceFile(Repository& repo, const std::string& full, const TreeEntry& entry) {
   std::string data = TRY(repo.ReadBlob(entry.oid));
+  // A pointer under the user's LFS patterns becomes its content where the user's LFS store
+  // holds it, as git-lfs's smudge filter would write it; without it, the pointer stays (as
+  // `git lfs` leaves a file whose object it cannot get with GIT_LFS_SKIP_SMUDGE).
+  if (entry.mode != GIT_FILEMODE_LINK) {
+    if (std::optional<LfsPointer> pointer = ParseLfsPointer(data);
+        pointer && IsLfsFile(repo, full)) {
+      if (std::optional<std::string> content = TRY(LfsStore(repo.LfsObjectsDir()).Read(*pointer)))
+        data = std::move(*content);
+    }
+  }
   TRY(sys::MakeDirs(sys::Dirname(full), 0755));
   // A directory in the way (the old tree had files beneath this path) is removed when empty.
   if (sys::TypeOf(full) == sys::FileType::kDirectory)

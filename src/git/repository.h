@@ -221,6 +221,15 @@ class Repository {
   // entry is skip-worktree and no file is there); nullopt otherwise.
   Result<std::optional<std::string>> SparseFileAtHead(const std::string& path);
 
+  // --- Git LFS (lfs.cc) --------------------------------------------------------------------
+
+  // Where git-lfs keeps this repository's objects: <common dir>/lfs/objects, or
+  // <lfs.storage>/objects when the repository's config sets lfs.storage.
+  std::string LfsObjectsDir();
+  // Whether the user's own attributes (their work tree's .gitattributes, info/attributes,
+  // core.attributesFile) give `path` filter=lfs: where landing smudges as git-lfs would.
+  Result<bool> IsLfsPathInWorktree(const std::string& path);
+
   void* raw() const { return repo_; }  // git_repository*, for the workspace module
 
  private:

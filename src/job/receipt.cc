@@ -446,7 +446,9 @@ nlohmann::json Receipt::ToJson() const {
   j["workspace"] = {{"backend", backend},
                     {"dir", job.job_dir},
                     {"skipped_includes", PairsJson(skipped_includes, "reason")},
-                    {"empty_submodules", PairsJson(empty_submodules, "reason")}};
+                    {"empty_submodules", PairsJson(empty_submodules, "reason")},
+                    {"lfs_missing", lfs_missing},
+                    {"lfs_missing_count", lfs_missing_count}};
   j["child"] = {{"exit", OrNull(child_exit)}, {"signal", OrNull(child_signal)}};
   nlohmann::json files = nlohmann::json::array();
   for (const ReceiptChange& c : changes) files.push_back({{"path", c.path}, {"kind", c.kind}});
@@ -542,6 +544,9 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   TRY(ws.Read("dir", &job.job_dir));
   out.skipped_includes = TRY(PairsFromJson(ws, "skipped_includes", "reason"));
   out.empty_submodules = TRY(PairsFromJson(ws, "empty_submodules", "reason"));
+  // Absent in receipts of an older berth.
+  if (ws.Has("lfs_missing")) TRY(ws.Read("lfs_missing", &out.lfs_missing));
+  if (ws.Has("lfs_missing_count")) TRY(ws.Read("lfs_missing_count", &out.lfs_missing_count));
 
   JsonReader child = TRY(r.Object("child"));
   TRY(child.Read("exit", &out.child_exit));
@@ -626,9 +631,10 @@ bool Receipt::operator==(const Receipt& o) const {
   auto tie = [](const Receipt& r) {
     return std::tie(r.argv, r.write, r.backend, r.skipped_includes, r.sandbox, r.child_exit,
                     r.child_signal, r.changes, r.refusals, r.ignored, r.ignored_paths,
-                    r.empty_submodules, r.output, r.timings, r.verify_ms, r.verification,
-                    r.verification_history, r.error, r.provider, r.network, r.access, r.landing,
-                    r.approvals, r.environment, r.recollected_from, r.extra);
+                    r.empty_submodules, r.lfs_missing, r.lfs_missing_count, r.output, r.timings,
+                    r.verify_ms, r.verification, r.verification_history, r.error, r.provider,
+                    r.network, r.access, r.landing, r.approvals, r.environment, r.recollected_from,
+                    r.extra);
   };
   return ReceiptJobEqual(job, o.job) && tie(*this) == tie(o);
 }

@@ -259,6 +259,10 @@ struct Receipt {
   std::vector<std::pair<std::string, std::string>> skipped_includes;  // [include] path, reason
   // Submodules the job saw as empty directories: path, why (not initialised, commit missing).
   std::vector<std::pair<std::string, std::string>> empty_submodules;
+  // Files under an LFS pattern of the base the job saw as pointers (the user's LFS store lacks
+  // their content): at most kMaxIgnoredPaths of them, sorted; lfs_missing_count counts them all.
+  std::vector<std::string> lfs_missing;
+  uint64_t lfs_missing_count = 0;
   std::optional<SandboxRecord> sandbox;  // {} until the sandbox spec was built
   std::optional<int> child_exit;
   std::optional<int> child_signal;

@@ -49,6 +49,8 @@ Receipt FullReceipt() {
   r.ignored = 3;
   r.ignored_paths = {"build/", "debug.log", "sub/"};
   r.empty_submodules = {{"vendor/lib", "not initialised in the repository"}};
+  r.lfs_missing = {"assets/logo.png"};
+  r.lfs_missing_count = 1;
   r.output = OutputRecord{{1234, 0}, {5, 1}};
   r.timings = {1, 2, 3, 4, 5, 6};
   r.verify_ms = 840;
@@ -468,6 +470,8 @@ TEST(ReceiptCodec, OlderReceiptDecodes) {
   expected["sandbox"]["denied_sockets"] = nlohmann::json::array();
   expected["changes"]["ignored_paths"] = nlohmann::json::array();
   expected["workspace"]["empty_submodules"] = nlohmann::json::array();
+  expected["workspace"]["lfs_missing"] = nlohmann::json::array();
+  expected["workspace"]["lfs_missing_count"] = 0;
   EXPECT_EQ(r->ToJson(), expected);
 }
 

@@ -280,6 +280,22 @@ Status JobRun::PrepareWorkspace() {
                            "submodule " + sub.path + " is an empty directory: " + sub.missing),
         "the receipt lists the submodule too");
   }
+  // An LFS file shown as its pointer changes what the agent and the checks see: never silently.
+  if (!workspace_->lfs_missing.empty()) {
+    const std::vector<std::string>& missing = workspace_->lfs_missing;
+    receipt_.lfs_missing_count = missing.size();
+    receipt_.lfs_missing.assign(missing.begin(),
+                                missing.begin() + std::min(missing.size(), kMaxIgnoredPaths));
+    std::string named;
+    for (size_t i = 0; i < missing.size() && i < 3; ++i) named += (i ? ", " : "") + missing[i];
+    if (missing.size() > 3) named += " and " + std::to_string(missing.size() - 3) + " more";
+    IgnoreError(store_.AppendEvent(job_.id, "lfs",
+                                   std::to_string(missing.size()) +
+                                       " Git LFS file(s) shown as pointers, their content is "
+                                       "not in the local LFS store: " +
+                                       named + " (fetch it with `git lfs fetch`, then run again)"),
+                "the receipt lists the paths too");
+  }
   IgnoreError(store_.SetWorkspace(job_.id, receipt_.backend),
               "the backend is shown by `berth show`; the receipt records it as well");
   return {};

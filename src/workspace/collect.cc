@@ -11,10 +11,12 @@
 #include <set>
 #include <unordered_set>
 
+#include "git/lfs.h"
 #include "sys/dir.h"
 #include "sys/overlay.h"
 #include "workspace/ignore_rules.h"
 #include "workspace/layer_stack.h"
+#include "workspace/lfs.h"
 #include "workspace/paths.h"
 #include "workspace/submodules.h"
 #include "workspace/workspace.h"
@@ -28,6 +30,16 @@ constexpr uint32_t kBlobMode = 0100644;
 constexpr uint32_t kExecutableMode = 0100755;
 constexpr uint32_t kLinkMode = 0120000;
 constexpr uint32_t kGitlinkMode = 0160000;
+
+// Which files are LFS files is the base commit's to say (docs/workspace.md, "Git LFS"): a
+// job's change to a .gitattributes that names the lfs filter, before or after, is refused.
+bool IsAttributesFile(const std::string& path) {
+  return path == ".gitattributes" ||
+         (path.size() > 15 && path.compare(path.size() - 15, 15, "/.gitattributes") == 0);
+}
+constexpr const char* kLfsAttributesReason =
+    "a .gitattributes naming the Git LFS filter: which files LFS stores follows the base "
+    "commit, so change it outside the job (commit it, then run the job on that commit)";
 
 struct BaseEntry {
   uint32_t mode;
@@ -54,6 +66,8 @@ class BaseTree {
     }
     return base;
   }
+
+  Result<std::string> Blob(const std::string& oid) { return repo_->ReadBlob(oid); }
 
   Result<std::optional<BaseEntry>> Find(const std::string& path) {
     if (!listed_) {
@@ -136,6 +150,13 @@ class Collector {
         ignore_(ignore),
         writable_(writable),
         snapshot_tree_(snapshot_tree) {}
+
+  // Git LFS applies to the base commit: `rules` says which paths are LFS files, whose
+  // content is stored in `objects_dir` (the user's LFS store) and committed as pointers.
+  void SetLfs(LfsRules* rules, std::string objects_dir) {
+    lfs_ = rules;
+    lfs_objects_ = std::move(objects_dir);
+  }
 
   // The workspace's top-level .git is the agent's private git dir itself (a full-access job):
   // never part of a commit, and not a refusal either.
@@ -297,6 +318,22 @@ class Collector {
     if (tracked && base->mode == GitMode(mode) &&
         git::Repository::HashBlob(file->data) == base->oid)
       return {};
+    // Under an LFS pattern of the base commit: the content goes to the LFS store and the
+    // commit records its pointer; a file that already is a pointer is committed as it is.
+    std::optional<git::LfsPointer> lfs_pointer;
+    std::string lfs_content;
+    if (lfs_ != nullptr && TRY(lfs_->IsLfs(path)) && !git::ParseLfsPointer(file->data)) {
+      lfs_pointer = git::LfsPointerOf(file->data);
+      std::string text = git::LfsPointerText(*lfs_pointer);
+      // The smudged content of the base's pointer: no change.
+      if (tracked && base->mode == GitMode(mode) && git::Repository::HashBlob(text) == base->oid)
+        return {};
+      lfs_content = std::exchange(file->data, std::move(text));
+    }
+    if (IsAttributesFile(path) && TRY(NamesLfs(base, file->data))) {
+      Refuse(path, kLfsAttributesReason);
+      return {};
+    }
     if (file->st.st_nlink > 1) {
       Refuse(path, "hard-linked (" + std::to_string(file->st.st_nlink) +
                        " links): berth cannot prove every link lies inside the workspace");
@@ -306,8 +343,20 @@ class Collector {
       Refuse(path, "an overlayfs metadata-only copy, which berth cannot read");
       return {};
     }
-    Propose(git::Change{git::Change::Kind::kUpsert, path, mode, std::move(file->data)});
+    if (!Propose(git::Change{git::Change::Kind::kUpsert, path, mode, std::move(file->data)}))
+      return {};
+    if (lfs_pointer) {
+      TRY_CTX(git::LfsStore(lfs_objects_).Write(*lfs_pointer, lfs_content),
+              "store the Git LFS object of " + path);
+    }
     return {};
+  }
+
+  // Whether the base's blob of `path` or `data` (its new content) names the lfs filter.
+  Result<bool> NamesLfs(const std::optional<BaseEntry>& base, const std::string& data) {
+    if (data.find("filter=lfs") != std::string::npos) return true;
+    if (!base || base->is_tree() || base->mode == kGitlinkMode) return false;
+    return TRY(base_.Blob(base->oid)).find("filter=lfs") != std::string::npos;
   }
 
   Status Symlink(const sys::Dir& dir, const std::string& name, const std::string& path,
@@ -378,12 +427,21 @@ class Collector {
   }
 
   Status NoteDelete(const std::string& path) {
+    if (IsAttributesFile(path)) {
+      std::optional<BaseEntry> base = TRY(base_.Find(path));
+      if (TRY(NamesLfs(base, ""))) {
+        Refuse(path, kLfsAttributesReason);
+        return {};
+      }
+    }
     if (Admissible(path)) deletes_.insert(path);
     return {};
   }
 
-  void Propose(git::Change change) {
-    if (Admissible(change.path)) upserts_[change.path] = std::move(change);
+  bool Propose(git::Change change) {
+    if (!Admissible(change.path)) return false;
+    upserts_[change.path] = std::move(change);
+    return true;
   }
 
   // The checks every change passes: protected paths, then the writable globs.
@@ -411,6 +469,8 @@ class Collector {
   const policy::GlobSet& writable_;
   const LayerStack* snapshot_tree_;  // copy only
   bool own_git_inside_ = false;
+  LfsRules* lfs_ = nullptr;  // null: LFS does not concern the base commit
+  std::string lfs_objects_;
 
   std::unordered_set<std::string> present_;  // paths found in the layer (not whiteouts)
   std::map<std::string, git::Change> upserts_;
@@ -446,11 +506,15 @@ Status CollectGitlinks(const JobWorkspace& workspace, const Snapshot& snapshot,
 Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapshot,
                           git::Repository& repo, const policy::GlobSet& writable) {
   IgnoreRules ignore = TRY(IgnoreRules::Open(repo, snapshot, workspace.job_dir));
+  std::optional<LfsRules> lfs;
+  if (TRY(LfsMayApply(repo, snapshot.commit)))
+    lfs = TRY(LfsRules::ForSnapshot(repo, snapshot, workspace.job_dir));
   switch (workspace.backend) {
     case Backend::kOverlay: {
       BaseTree base = BaseTree::Lazy(repo, snapshot.commit);
       sys::Dir upper = TRY(sys::Dir::Open(workspace.upper));
       Collector collector(Layer::kOverlayUpper, base, ignore, writable, nullptr);
+      if (lfs) collector.SetLfs(&*lfs, repo.LfsObjectsDir());
       TRY_CTX(collector.Walk(upper, ""), "collect the changes in " + workspace.upper);
       TRY(CollectGitlinks(workspace, snapshot, repo, collector));
       return std::move(collector).Finish();
@@ -460,6 +524,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
       sys::Dir copy = TRY(sys::Dir::Open(workspace.copy));
       LayerStack tree = TRY(LayerStack::Open(snapshot.Layers()));
       Collector collector(Layer::kFullCopy, base, ignore, writable, &tree);
+      if (lfs) collector.SetLfs(&*lfs, repo.LfsObjectsDir());
       if (workspace.git_place == GitDirPlace::kInsideCopy) collector.SetOwnGitInside();
       TRY_CTX(collector.Walk(copy, ""), "collect the changes in " + workspace.copy);
       TRY(collector.DeleteUnseen());

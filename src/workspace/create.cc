@@ -10,6 +10,7 @@
 #include "sys/overlay.h"
 #include "workspace/ignore_rules.h"
 #include "workspace/layer_stack.h"
+#include "workspace/lfs.h"
 #include "workspace/paths.h"
 #include "workspace/private_git.h"
 #include "workspace/secrets.h"
@@ -224,6 +225,7 @@ Status Populate(git::Repository& repo, const Snapshot& snapshot, const std::stri
           "create the private git dir");
   TRY_CTX(MakeModuleGitDirs(repo, snapshot, options, workspace), "create the submodules' git dirs");
   TRY(CopyIncludes(repo, snapshot, options, writable_layer, workspace.skipped_includes));
+  workspace.lfs_missing = LfsMissing(snapshot);
   // Garbage collection keeps the snapshot and those below it while any user is live.
   return RegisterUser(snapshot, job_id);
 }

@@ -9,12 +9,15 @@
 #include <string>
 
 #include "base/strings.h"
+#include "git/lfs.h"
 #include "sys/dir.h"
 #include "sys/disk.h"
 #include "sys/file_lock.h"
+#include "sys/file_status.h"
 #include "sys/fs.h"
 #include "sys/self.h"
 #include "workspace/ignore_rules.h"
+#include "workspace/lfs.h"
 #include "workspace/submodules.h"
 #include "workspace/workspace.h"
 
@@ -142,9 +145,18 @@ Status BuildFull(git::Repository& repo, const std::string& commit, const std::st
   TRY_CTX(repo.Materialize(commit, dir + "/tree"), "materialize " + commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
   TRY(PopulateSubmodules(repo, commit, dir));
+  TRY(IgnoreRules::Create(dir + "/ignore"));
+  // Before the index: its stat data is the smudged files' (docs/workspace.md, "Git LFS").
+  std::vector<std::string> lfs_missing = TRY_CTX(
+      SmudgeLfs(repo, commit, dir + "/tree", dir + "/ignore", dir), "show the Git LFS content");
+  if (!lfs_missing.empty()) {
+    std::string list;
+    for (const std::string& path : lfs_missing) list += path + '\0';
+    sys::Dir root = TRY(sys::Dir::Open(dir));
+    TRY(root.WriteNewFile(kLfsMissingFile, list, 0644));
+  }
   TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/" + kIndexPath),
           "write the snapshot index");
-  TRY(IgnoreRules::Create(dir + "/ignore"));
   TRY(sys::MakeDirs(dir + "/users", 0700));
   return {};
 }
@@ -152,6 +164,9 @@ Status BuildFull(git::Repository& repo, const std::string& commit, const std::st
 Status BuildDerived(git::Repository& repo, const std::string& commit, const Snapshot& below,
                     const std::string& dir) {
   if (!TRY(SubmodulesAsBelow(repo, commit, below))) return BuildFull(repo, commit, dir);
+  // A layer would show the changed pointers raw and lose the list of missing content: with
+  // LFS in play the snapshot is written in full (docs/workspace.md, "Git LFS").
+  if (TRY(LfsMayApply(repo, commit))) return BuildFull(repo, commit, dir);
   git::LayerDiff diff = TRY_CTX(repo.WriteLayer(below.commit, commit, dir + "/tree"),
                                 "write the layer of " + commit + " over " + below.commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
@@ -308,9 +323,55 @@ std::optional<Snapshot> Shallowest(const std::string& snapshots_dir, const std::
     std::string name = VersionName(commit, version);
     if (sys::TypeOf(snapshots_dir + "/" + name) != sys::FileType::kDirectory) continue;
     Result<Snapshot> loaded = Load(snapshots_dir, name);
-    if (loaded && (!best || loaded->stack.size() < best->stack.size())) best = std::move(*loaded);
+    // The newest of equally shallow versions (one rebuilt for Git LFS content).
+    if (loaded && (!best || loaded->stack.size() <= best->stack.size())) best = std::move(*loaded);
   }
   return best;
+}
+
+// Whether the user's LFS store now holds the content of a file `snapshot` shows as its pointer
+// (fetched since it was made): a new version of the snapshot then shows it.
+bool LfsContentArrived(git::Repository& repo, const Snapshot& snapshot) {
+  std::vector<std::string> missing = LfsMissing(snapshot);
+  if (missing.empty()) return false;
+  git::LfsStore store(repo.LfsObjectsDir());
+  for (const std::string& path : missing) {
+    Result<std::optional<git::TreeEntry>> entry = repo.FindEntry(snapshot.commit, path);
+    if (!entry || !*entry) continue;
+    Result<std::string> blob = repo.ReadBlob((*entry)->oid);
+    if (!blob) continue;
+    std::optional<git::LfsPointer> pointer = git::ParseLfsPointer(*blob);
+    if (!pointer) continue;
+    std::optional<sys::FileStatus> st = sys::LinkStatus(store.PathOf(pointer->oid));
+    if (st && st->type == sys::FileType::kRegular && st->size == pointer->size) return true;
+  }
+  return false;
+}
+
+// A new full version of the snapshot of `commit`, made because LFS content it lacked has
+// arrived; `found` itself when another process made one meanwhile or no version is free.
+Result<Snapshot> RebuildForLfs(git::Repository& repo, const std::string& snapshots_dir,
+                               const std::string& commit, Snapshot found) {
+  sys::FileLock lock = TRY(sys::FileLock::Acquire(snapshots_dir + "/" + commit + ".lock"));
+  std::optional<Snapshot> current = Shallowest(snapshots_dir, commit);
+  if (!current) return found;
+  if (!LfsContentArrived(repo, *current)) return std::move(*current);
+  int version = 2;
+  while (version <= kMaxVersion &&
+         sys::TypeOf(snapshots_dir + "/" + VersionName(commit, version)) != sys::FileType::kMissing)
+    ++version;
+  if (version > kMaxVersion) return std::move(*current);  // `berth gc` frees versions
+  TRY(RemoveAbandonedBuilds(snapshots_dir, commit));
+  std::string build_dir = TRY(sys::MakeTempDir(snapshots_dir, commit + ".tmp-"));
+  if (Status built = BuildFull(repo, commit, build_dir); !built) {
+    IgnoreError(sys::RemoveTreeForcibly(build_dir),
+                "RemoveAbandonedBuilds takes a leftover build on the next attempt");
+    return std::move(built).error().AddContext("rebuild the snapshot of " + commit +
+                                               " with the Git LFS content fetched since");
+  }
+  std::string name = VersionName(commit, version);
+  TRY(sys::Rename(build_dir, snapshots_dir + "/" + name));
+  return Load(snapshots_dir, name);
 }
 
 }  // namespace
@@ -322,7 +383,10 @@ Result<Snapshot> EnsureSnapshot(git::Repository& repo, const std::string& state_
   std::string snapshots_dir = state_dir + "/snapshots";
   std::string dir = snapshots_dir + "/" + commit;
   // A directory appears by rename only once complete, so its existence is the whole check.
-  if (std::optional<Snapshot> found = Shallowest(snapshots_dir, commit)) return std::move(*found);
+  if (std::optional<Snapshot> found = Shallowest(snapshots_dir, commit)) {
+    if (!LfsContentArrived(repo, *found)) return std::move(*found);
+    return RebuildForLfs(repo, snapshots_dir, commit, std::move(*found));
+  }
 
   std::string resolved = TRY(repo.ResolveCommit(commit));
   if (resolved != commit)

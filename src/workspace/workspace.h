@@ -129,6 +129,9 @@ struct JobWorkspace {
   std::string target;  // where the agent sees the workspace: the repository's own path
   std::vector<SkippedInclude> skipped_includes;  // secrets, missing, tracked or unignored paths
   std::vector<WorkspaceSubmodule> submodules;
+  // Files under an LFS pattern of the base commit shown as pointers: the user's LFS store
+  // lacks their content (docs/workspace.md, "Git LFS"). Sorted.
+  std::vector<std::string> lfs_missing;
 };
 
 struct CreateOptions {

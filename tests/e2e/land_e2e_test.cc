@@ -356,12 +356,18 @@ TEST_F(LandTest, FlakyCheckPassingOnReverificationMakesTheJobLandableAndAudited)
   EXPECT_TRUE(Contains(refused.value("refused_reason", ""), "berth verify " + id))
       << refused.dump(2);
 
+  RunResult before = Berth({"ls"});
+  EXPECT_FALSE(Contains(before.out, "landable")) << before.Describe();
   RunResult verify = Berth({"verify", id});
   EXPECT_EQ(verify.exit_code, 0) << verify.Describe();
   EXPECT_TRUE(Contains(verify.out, "landable")) << verify.Describe();
+  // `berth ls` marks it landable too, until it lands.
+  RunResult after = Berth({"ls"});
+  EXPECT_TRUE(Contains(after.out, "[landable: re-verified]")) << after.Describe();
 
   json landed = LandJson({id}, 0);
   EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+  EXPECT_FALSE(Contains(Berth({"ls"}).out, "landable"));
   EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), head);
   EXPECT_EQ(ReadText(ws() + "/src/copy.c"), kMainC);
 

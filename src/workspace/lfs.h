@@ -1,0 +1,75 @@
+// Git LFS in a workspace (docs/workspace.md, "Git LFS"): which paths the base commit's
+// .gitattributes give filter=lfs, the smudging of a snapshot's pointer files into their
+// content where the user's LFS store holds it, and the list of those it does not.
+//
+// The attributes are the base commit's, read from its objects (as IgnoreRules reads its
+// .gitignore files): a job editing .gitattributes changes nothing about what berth stores in
+// LFS. No filter, hook or command of any config runs; berth reads and writes git-lfs's object
+// store itself (git/lfs.h).
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "git/handles.h"
+#include "git/repository.h"
+#include "workspace/workspace.h"
+
+namespace berth::workspace {
+
+class LfsRules {
+ public:
+  // `git_dir` is a berth-owned bare git dir (a snapshot's ignore/); `scratch_parent` receives
+  // a scratch work tree of .gitattributes copies, removed with this object.
+  static Result<LfsRules> Open(git::Repository& repo, const std::string& commit,
+                               const std::string& git_dir, const std::string& scratch_parent);
+  // The same for a snapshot's commit, with the git dir at the bottom of its stack.
+  static Result<LfsRules> ForSnapshot(git::Repository& repo, const Snapshot& snapshot,
+                                      const std::string& scratch_parent);
+
+  // Whether the base commit's .gitattributes give the repository-relative `path` filter=lfs.
+  Result<bool> IsLfs(const std::string& path);
+
+ private:
+  struct Scratch {
+    std::string dir;
+    std::set<std::string> loaded;  // directories whose .gitattributes has been looked up
+    ~Scratch();
+  };
+  LfsRules(git::RepositoryPtr repo, git::Repository& source, std::string commit,
+           std::unique_ptr<Scratch> scratch)
+      : repo_(std::move(repo)),
+        source_(&source),
+        commit_(std::move(commit)),
+        scratch_(std::move(scratch)) {}
+  Status LoadRulesAlong(const std::string& path);
+
+  git::RepositoryPtr repo_;
+  git::Repository* source_;
+  std::string commit_;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+// Whether LFS may concern `commit` at all: the user's LFS object directory exists, or the
+// commit's top-level .gitattributes names filter=lfs. When neither holds, snapshots skip the
+// LFS pass (no cost for repositories without LFS).
+Result<bool> LfsMayApply(git::Repository& repo, const std::string& commit);
+
+// Replaces, in the materialized tree `tree` of `commit`, each pointer file under an LFS
+// pattern whose object the user's store holds (checked: size and sha256) by that content,
+// keeping its mode and mtime. Returns the LFS paths whose content is missing (left as
+// pointers), sorted. `git_dir` and `scratch_parent` as for LfsRules::Open.
+Result<std::vector<std::string>> SmudgeLfs(git::Repository& repo, const std::string& commit,
+                                           const std::string& tree, const std::string& git_dir,
+                                           const std::string& scratch_parent);
+
+// The name of the file in a snapshot's directory listing its LFS paths left as pointers, each
+// ended by a NUL byte (a path may hold a newline); absent when there are none.
+inline constexpr const char* kLfsMissingFile = "lfs-missing";
+// The paths of that file of the snapshot (its top layer; empty when absent).
+std::vector<std::string> LfsMissing(const Snapshot& snapshot);
+
+}  // namespace berth::workspace
