@@ -223,7 +223,8 @@ Result<std::string> Repository::CommitChanges(const std::string& parent,
 }
 
 Result<size_t> Repository::CountUncommitted() {
-  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  git_status_options options;
+  git_status_options_init(&options, GIT_STATUS_OPTIONS_VERSION);
   options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
   options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
                   GIT_STATUS_OPT_EXCLUDE_SUBMODULES;

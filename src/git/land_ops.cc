@@ -136,7 +136,8 @@ using StatusListPtr = Git2Ptr<git_status_list, git_status_list_free>;
 // Such a directory can give way to the file a land writes at its path (its files are the
 // land's deletions); anything else there is the user's and is in the way.
 Result<bool> DirectoryIsClean(git_repository* repo, const std::string& dir) {
-  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  git_status_options options;
+  git_status_options_init(&options, GIT_STATUS_OPTIONS_VERSION);
   options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
   options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
                   GIT_STATUS_OPT_INCLUDE_IGNORED | GIT_STATUS_OPT_RECURSE_IGNORED_DIRS |
