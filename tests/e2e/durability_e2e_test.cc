@@ -72,5 +72,23 @@ TEST_F(DurabilityTest, ANoOpJobWaitsForTheDiskOnlyForWhatItMustKeep) {
   EXPECT_EQ(jobs[0].value("state", ""), "completed");
 }
 
+TEST_F(DurabilityTest, ACommitOfTenFilesIsFlushedAsOnePack) {
+  ASSERT_EQ(Berth({"run", "implement", "--", "true"}).exit_code, 0);
+
+  std::vector<std::string> waits =
+      DiskWaits({"run", "implement", "--", "sh", "-c",
+                 "mkdir -p src && for i in 0 1 2 3 4 5 6 7 8 9; do echo $i >src/f$i; done"});
+  // The pack and its index, each with its directory, instead of a flush of each of the 13
+  // loose objects (10 blobs, 2 trees, the commit) and of each object directory.
+  EXPECT_EQ(Count(waits, "/objects/"), 4) << Joined(waits);
+  EXPECT_LE(Count(waits, "berth.db-wal>"), 4) << Joined(waits);
+  EXPECT_LE(waits.size(), 18u) << Joined(waits);
+
+  json jobs = ListJson();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].value("state", ""), "completed");
+  EXPECT_EQ(Git({"fsck", "--strict", "--no-dangling"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace berth::e2e
