@@ -8,12 +8,16 @@
 #include "base/strings.h"
 #include "git/handles.h"
 #include "git/lfs.h"
+#include "git/object_batch.h"
 #include "git/repository.h"
 #include "sys/fs.h"
 
 namespace berth::git {
 
 namespace {
+
+// The most a commit's changes may hold to be written as one pack (ObjectBatch).
+constexpr size_t kBatchedCommitBytes = 4 << 20;
 
 git_repository* Raw(const Repository& repository) {
   return static_cast<git_repository*>(repository.raw());
@@ -212,14 +216,26 @@ Result<std::string> Repository::CommitChanges(const std::string& parent,
                                               const std::vector<Change>& changes,
                                               const std::string& message, const Signature& author,
                                               const Signature& committer) {
-  CommitPtr parent_commit = TRY(LookupCommit(Raw(*this), parent));
+  ChangeNode root = TRY(BuildChangeTree(changes));
+  // Small commits go to disk as one pack (one flush instead of two per object); large ones
+  // as loose objects, since their data dominates and packing them would hold it twice.
+  size_t bytes = 0;
+  for (const Change& change : changes) bytes += change.data.size();
+  std::optional<ObjectBatch> batch;
+  if (bytes <= kBatchedCommitBytes) batch.emplace(TRY(ObjectBatch::Open(Raw(*this))));
+  // Every object comes from the repository the commit is written through: libgit2 drops a
+  // parent that belongs to another repository object.
+  git_repository* repo = batch.has_value() ? batch->repo() : Raw(*this);
+  CommitPtr parent_commit = TRY(LookupCommit(repo, parent));
   git_tree* raw_base = nullptr;
   if (int code = git_commit_tree(&raw_base, parent_commit.get()); code < 0)
     return Git2Error("tree of commit " + parent, code);
   TreePtr base(raw_base);
-  ChangeNode root = TRY(BuildChangeTree(changes));
-  std::optional<git_oid> tree_id = TRY(TreeUpdater(Raw(*this)).Apply(base.get(), root, ""));
-  return CreateCommit(Raw(*this), *tree_id, parent_commit.get(), message, author, committer);
+  std::optional<git_oid> tree_id = TRY(TreeUpdater(repo).Apply(base.get(), root, ""));
+  const std::string commit =
+      TRY(CreateCommit(repo, *tree_id, parent_commit.get(), message, author, committer));
+  if (batch.has_value()) TRY(batch->Finish());
+  return commit;
 }
 
 Result<size_t> Repository::CountUncommitted() {

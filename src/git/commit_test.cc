@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "git/repository.h"
 #include "git/testing.h"
@@ -114,6 +115,43 @@ TEST_F(CommitTest, RejectsContradictionsAndBadPaths) {
 TEST_F(CommitTest, LastChangeOfAPathWins) {
   std::string commit = Commit({Upsert("README", "one\n"), Delete("README")});
   EXPECT_FALSE(repo_->FindEntry(commit, "README")->has_value());
+}
+
+// `git count-objects -v`'s value of `field` ("count" is loose objects, "packs" pack files).
+int CountObjects(const std::string& work, const std::string& field) {
+  testing::RunResult counted = RunGit({"count-objects", "-v"}, work);
+  EXPECT_EQ(counted.exit_code, 0) << counted.output;
+  const std::string prefix = field + ": ";
+  size_t at = counted.output.find("\n" + prefix);
+  at = counted.output.rfind(prefix, 0) == 0 ? 0 : at + 1;
+  return std::atoi(counted.output.c_str() + at + prefix.size());
+}
+
+TEST_F(CommitTest, ASmallCommitIsWrittenAsOnePackAndNoLooseObject) {
+  const int loose_before = CountObjects(work_, "count");
+  const int packs_before = CountObjects(work_, "packs");
+  std::vector<Change> changes;
+  for (int i = 0; i < 10; ++i)
+    changes.push_back(Upsert("new/file" + std::to_string(i), "content " + std::to_string(i)));
+  std::string commit = Commit(changes);
+  ASSERT_FALSE(commit.empty());
+  // 10 blobs, 2 trees and the commit: one pack, flushed once, instead of 13 loose files.
+  EXPECT_EQ(CountObjects(work_, "count"), loose_before);
+  EXPECT_EQ(CountObjects(work_, "packs"), packs_before + 1);
+  // Readable by git, and by a repository opened before the pack existed.
+  EXPECT_EQ(RunGit({"fsck", "--strict", "--no-dangling"}, work_).exit_code, 0);
+  EXPECT_EQ(RunGit({"cat-file", "-p", commit + ":new/file3"}, work_).output, "content 3");
+  EXPECT_EQ(*repo_->ResolveCommit(commit + "^"), base_);
+  EXPECT_EQ(ByPath(*repo_->ListTree(commit)).count("new/file9"), 1u);
+}
+
+TEST_F(CommitTest, ALargeCommitIsWrittenAsLooseObjects) {
+  const int packs_before = CountObjects(work_, "packs");
+  std::string commit = Commit({Upsert("big.bin", std::string(5 << 20, 'x'))});
+  ASSERT_FALSE(commit.empty());
+  EXPECT_EQ(CountObjects(work_, "packs"), packs_before);
+  EXPECT_EQ(RunGit({"fsck", "--strict", "--no-dangling"}, work_).exit_code, 0);
+  EXPECT_EQ(*repo_->ResolveCommit(commit + "^"), base_);
 }
 
 TEST_F(CommitTest, CostFollowsTheChangesNotTheTree) {

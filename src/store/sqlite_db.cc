@@ -128,6 +128,11 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
   }
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, busy_timeout_ms);
+  // The last connection to close would otherwise copy the log into the database and delete
+  // it, flushing both and the directory: three disk waits at the end of every berth command.
+  // The log is copied instead when it reaches SQLite's checkpoint size, by whichever commit
+  // crosses it; readers find the rows in the log meanwhile.
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, static_cast<int*>(nullptr));
   // Defensive mode refuses writable_schema and other ways to corrupt the file by SQL.
   sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, static_cast<int*>(nullptr));
   TRY(db.Exec("PRAGMA foreign_keys = ON"));
@@ -143,6 +148,9 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
         "job store " + path + ": cannot use write-ahead logging (journal mode '" + mode + "')", 0,
         "put berth's state directory on a local filesystem");
   }
+  // Only the commits the records must keep wait for the disk (SqliteDurable); the rest are
+  // flushed with the next of those. Not stored in the file: set on every connection.
+  TRY(db.Exec("PRAGMA synchronous = NORMAL"));
   return db;
 }
 
@@ -279,6 +287,19 @@ Status SqliteTransaction::Commit() {
   TRY(db_->Exec("COMMIT"));
   db_ = nullptr;
   return {};
+}
+
+Result<SqliteDurable> SqliteDurable::Begin(SqliteDb& db) {
+  TRY(db.Exec("PRAGMA synchronous = FULL"));
+  return SqliteDurable(&db);
+}
+
+SqliteDurable::SqliteDurable(SqliteDurable&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)) {}
+
+SqliteDurable::~SqliteDurable() {
+  // Should this fail, the connection stays at FULL: slower, never less safe.
+  if (db_ != nullptr) static_cast<void>(db_->Exec("PRAGMA synchronous = NORMAL"));
 }
 
 }  // namespace berth::store

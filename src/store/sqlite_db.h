@@ -123,4 +123,25 @@ class SqliteTransaction {
   SqliteDb* db_;  // null once committed, rolled back or moved from
 };
 
+// Makes the commits made while it lives wait for the disk (PRAGMA synchronous = FULL: the
+// write-ahead log is flushed at COMMIT). A connection's other commits (synchronous = NORMAL,
+// set by SqliteDb::Open) reach the OS at COMMIT, so they survive any process's crash, and the
+// disk with the next durable commit or checkpoint: the log is one file written in order, so
+// one flush keeps every commit before it, and a power loss loses at most the commits after
+// the last durable one, never one in the middle (docs/store.md, "Durability").
+// Not inside a transaction: SQLite refuses to change the setting there.
+class SqliteDurable {
+ public:
+  static Result<SqliteDurable> Begin(SqliteDb& db);
+
+  SqliteDurable(SqliteDurable&& other) noexcept;
+  SqliteDurable& operator=(SqliteDurable&&) = delete;
+  SqliteDurable(const SqliteDurable&) = delete;
+  ~SqliteDurable();
+
+ private:
+  explicit SqliteDurable(SqliteDb* db) : db_(db) {}
+  SqliteDb* db_;  // null once moved from
+};
+
 }  // namespace berth::store

@@ -74,6 +74,33 @@ TEST_F(SqliteDbTest, ATransactionRollsBackUnlessCommitted) {
   EXPECT_EQ(raw.QueryText("SELECT group_concat(action) FROM audit"), "kept");
 }
 
+// SQLite's PRAGMA synchronous: 1 is NORMAL, 2 is FULL.
+int64_t Synchronous(SqliteDb& db) {
+  Result<SqliteStatement> pragma = db.Prepare("PRAGMA synchronous");
+  CHECK(pragma.has_value());
+  CHECK(pragma->Step().value_or(false));
+  return pragma->Int(0);
+}
+
+TEST_F(SqliteDbTest, OnlyCommitsInADurableScopeWaitForTheDisk) {
+  Result<SqliteDb> db = SqliteDb::Open(path_);
+  ASSERT_TRUE(db.has_value());
+  EXPECT_EQ(Synchronous(*db), 1);
+  {
+    Result<SqliteDurable> durable = SqliteDurable::Begin(*db);
+    ASSERT_TRUE(durable.has_value()) << durable.error().ToString();
+    EXPECT_EQ(Synchronous(*db), 2);
+    SqliteDurable moved = std::move(*durable);
+    EXPECT_EQ(Synchronous(*db), 2);
+  }
+  EXPECT_EQ(Synchronous(*db), 1);
+
+  // Inside a transaction SQLite refuses the change: the scope says so instead of pretending.
+  Result<SqliteTransaction> transaction = SqliteTransaction::Begin(*db);
+  ASSERT_TRUE(transaction.has_value());
+  EXPECT_FALSE(SqliteDurable::Begin(*db).has_value());
+}
+
 TEST_F(SqliteDbTest, ValuesRoundTripThroughBindings) {
   Result<SqliteDb> db = SqliteDb::Open(path_);
   ASSERT_TRUE(db.has_value());

@@ -158,6 +158,7 @@ class SqliteStore final : public Store {
 };
 
 Status SqliteStore::CreateJob(const JobRecord& job) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   if (!LooksLikeJobIdPrefix(job.id)) {
     return Error(Cause::kInvalidArgument,
                  "job id '" + job.id + "' is not 1 to 13 characters of [0-9a-z]");
@@ -281,6 +282,11 @@ Result<bool> SqliteStore::Transition(const std::string& job_id, JobState from, J
     return Error(Cause::kInvalidArgument,
                  std::string("an exit code needs a terminal state, not ") + JobStateName(to));
   }
+  // An outcome is kept on disk before berth reports it; a step between (preparing, running,
+  // collecting) reaches the disk with the next durable commit: after a power loss the job
+  // is judged stale from the step before, as after a crash.
+  std::optional<SqliteDurable> durable;
+  if (IsTerminal(to)) durable.emplace(TRY(SqliteDurable::Begin(db_)));
   // The compare-and-set: the row changes only if it is still in `from`, and never once it is
   // terminal (the jobs_terminal_is_final trigger is the second wall).
   std::string sql = IsTerminal(to) ? "UPDATE jobs SET state = ?1, state_reason = ?2, "
@@ -301,6 +307,7 @@ Result<bool> SqliteStore::Transition(const std::string& job_id, JobState from, J
 
 Result<bool> SqliteStore::MarkStale(const std::string& job_id, const StaleJudgement& judged,
                                     const std::string& reason, int exit_code) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   // One UPDATE compares everything the judgement rested on, so a takeover (SetOwner) or a
   // renewal (RenewLease) that commits between the sweep's read and this write wins.
   SqliteStatement update = TRY(db_.Prepare(
@@ -326,6 +333,7 @@ Result<bool> SqliteStore::MarkStale(const std::string& job_id, const StaleJudgem
 
 Result<bool> SqliteStore::RequeueStale(const std::string& job_id, const StaleJudgement& judged,
                                        const std::string& reason) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   SqliteStatement update = TRY(db_.Prepare(
       "UPDATE jobs SET state = 'queued', state_reason = ?2, worker_id = '', owner_host = '', "
       "owner_pid = 0, owner_pid_start = 0, lease_expires_at_ms = 0, requeues = requeues + 1 "
@@ -349,6 +357,7 @@ Result<bool> SqliteStore::RequeueStale(const std::string& job_id, const StaleJud
 Result<int64_t> SqliteStore::NowMillis() { return sys::WallMillis(); }
 
 Result<std::optional<JobRecord>> SqliteStore::ClaimJob(const ClaimRequest& request) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   TRY(CheckWorkerId(request.worker_id));
   // BEGIN IMMEDIATE: the write lock is held from the read, so two claimers never pick the
   // same job; SQLite has no row locks to skip, and needs none with one writer at a time.
@@ -385,6 +394,7 @@ Result<std::optional<JobRecord>> SqliteStore::ClaimJob(const ClaimRequest& reque
 }
 
 Result<bool> SqliteStore::ReleaseClaim(const Claim& claim, const std::string& reason) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   SqliteStatement update = TRY(db_.Prepare(
       "UPDATE jobs SET state = 'queued', state_reason = ?4, worker_id = '', owner_host = '', "
       "owner_pid = 0, owner_pid_start = 0, lease_expires_at_ms = 0 "
@@ -400,6 +410,7 @@ Result<bool> SqliteStore::ReleaseClaim(const Claim& claim, const std::string& re
 }
 
 Status SqliteStore::Fence(const Claim& claim) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   if (!LooksLikeJobIdPrefix(claim.job_id)) {
     return Error(Cause::kInvalidArgument, "job id '" + claim.job_id + "' is malformed");
   }
@@ -423,6 +434,7 @@ Status SqliteStore::Fence(const Claim& claim) {
 }
 
 Status SqliteStore::PutResult(const JobResult& result) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   TRY(CheckResultSize(result));
   SqliteStatement insert = TRY(db_.Prepare(
       "INSERT INTO results (job_id, attempt, worker_id, commit_id, bundle, created_at_ms) "
@@ -553,6 +565,7 @@ Status SqliteStore::SetWorkspace(const std::string& job_id, const std::string& b
 }
 
 Status SqliteStore::SetCommit(const std::string& job_id, const std::string& commit) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   SqliteStatement update =
       TRY(db_.Prepare("UPDATE jobs SET commit_id = ?2 WHERE id = ?1 AND state IN " + Live()));
   update.BindText(1, job_id).BindText(2, commit);
@@ -567,6 +580,7 @@ Status SqliteStore::SetStarted(const std::string& job_id, int64_t started_at_ms)
 }
 
 Status SqliteStore::SetReceipt(const std::string& job_id, const std::string& receipt_json) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   SqliteStatement update = TRY(db_.Prepare("UPDATE jobs SET receipt_json = ?2 WHERE id = ?1"));
   TRY(update.BindText(1, job_id).BindText(2, receipt_json).Run());
   if (db_.Changes() == 0) return NoSuchJob(job_id);
@@ -683,6 +697,7 @@ Result<std::vector<Event>> SqliteStore::ListEvents(const std::string& job_id, in
 
 Result<bool> SqliteStore::MarkLanded(const std::string& job_id, const std::string& landed_commit,
                                      int64_t landed_at_ms) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   // The landing columns are not part of a terminal job's outcome, so the
   // jobs_terminal_is_final trigger lets them change; the WHERE clause makes it happen once.
   SqliteStatement update =
@@ -696,6 +711,7 @@ Result<bool> SqliteStore::MarkLanded(const std::string& job_id, const std::strin
 }
 
 Result<int64_t> SqliteStore::AppendAudit(const AuditEntry& entry) {
+  SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   SqliteStatement insert = TRY(db_.Prepare(
       "INSERT INTO audit (at_ms, job_id, action, detail_json) VALUES (?1, ?2, ?3, ?4)"));
   insert.BindInt(1, entry.at_ms != 0 ? entry.at_ms : sys::WallMillis())
