@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sys/fs.h"
 #include "tests/e2e/jobs_fixture.h"
 
 namespace berth::e2e {
@@ -21,6 +22,8 @@ class PartialCloneTest : public JobsTest {
   void SetUp() override {
     JobsTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
+    AddFiles();
+    if (HasFatalFailure()) return;
     for (const char* text : {"old 2\n", "old 3\n"}) {
       ASSERT_TRUE(WriteText(ws() + "/src/old.c", text));
       ASSERT_EQ(Git({"commit", "-q", "-a", "-m", text}).exit_code, 0);
@@ -38,6 +41,9 @@ class PartialCloneTest : public JobsTest {
     ASSERT_NE(GitOut({"rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~2"}).find('?'),
               std::string::npos);
   }
+
+  // Files a suite adds to the first commit, before src/old.c changes.
+  virtual void AddFiles() {}
 
   void GitIn(const std::string& dir, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {FindInPath("git").value_or("git"), "-C", dir};
@@ -110,6 +116,36 @@ TEST_F(PartialCloneTest, WithoutTheRemoteTheErrorNamesTheFix) {
   std::string all = run.out + run.err;
   EXPECT_NE(all.find("archive -o /dev/null " + base()), std::string::npos) << run.Describe();
   EXPECT_EQ(all.find("object not found"), std::string::npos) << run.Describe();
+}
+
+// A tree of a real project's size: the listing of its objects runs past 64 KiB before the
+// missing blob (regression: the listing was read with a short command's 64 KiB bound, the
+// missing blob fell past the cut, nothing was fetched, and the job failed with libgit2's
+// "object not found", as on mbedtls-framework's 1091 files).
+class PartialCloneLargeTreeTest : public PartialCloneTest {
+ protected:
+  void AddFiles() override {
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/src/a-many", 0755));
+    for (int i = 0; i < 2000; ++i)
+      ASSERT_TRUE(WriteText(ws() + "/src/a-many/file-" + std::to_string(i) + ".c",
+                            "int f" + std::to_string(i) + ";\n"));
+    ASSERT_EQ(Git({"add", "src/a-many"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "many files"}).exit_code, 0);
+  }
+};
+
+TEST_F(PartialCloneLargeTreeTest, MissingBlobsPastALongListingAreFetched) {
+  const std::string listing =
+      GitOut({"rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~2"});
+  ASSERT_GT(listing.find("\n?"), size_t{64 * 1024});
+  RunResult run = RunOnOldBase("cp src/old.c src/seen.c && ls src/a-many | wc -l > src/count");
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  EXPECT_EQ(GetStr(job, "state"), "completed") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + id + ":src/seen.c"}), "old");
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + id + ":src/count"}), "2000");
+  EXPECT_FALSE(Missing("HEAD~2"));
 }
 
 // `berth verify` of a job whose commit's blobs this clone lacks fetches them, with progress.
