@@ -47,7 +47,7 @@ TEST_F(SubmodulesTest, ListsGitlinksByTheirGitmodulesName) {
   Result<std::vector<Submodule>> subs = ListSubmodules(repo(), base_);
   ASSERT_TRUE(subs.has_value()) << subs.error().ToString();
   ASSERT_EQ(subs->size(), 1u);
-  EXPECT_EQ((*subs)[0], (Submodule{"lib/sub", "sub", v1_}));
+  EXPECT_EQ((*subs)[0], (Submodule{"lib/sub", "sub", v1_, ""}));
   EXPECT_EQ(GitFileTarget((*subs)[0]), "../../.git/modules/sub");
 }
 
