@@ -59,8 +59,9 @@ std::optional<std::string> ResolveRef(const std::string& git_dir, const std::str
   return std::nullopt;
 }
 
-// The submodules `commit`'s own .gitmodules names, with paths and names relative to `repo`.
-Result<std::vector<Submodule>> ListLevel(git::Repository& repo, const std::string& commit) {
+}  // namespace
+
+Result<std::vector<Submodule>> ListOwnSubmodules(git::Repository& repo, const std::string& commit) {
   std::vector<Submodule> out;
   std::optional<git::TreeEntry> file = TRY(repo.FindEntry(commit, ".gitmodules"));
   if (!file || file->mode == 040000 || file->mode == 0160000) return out;
@@ -95,10 +96,12 @@ Result<std::vector<Submodule>> ListLevel(git::Repository& repo, const std::strin
   return out;
 }
 
+namespace {
+
 // Appends `commit`'s submodules, and theirs, below `parent` (null: the top of `top`).
 Status ListInto(git::Repository& top, git::Repository& at, const std::string& commit,
                 const Submodule* parent, int depth, std::vector<Submodule>& out) {
-  for (Submodule sub : TRY(ListLevel(at, commit))) {
+  for (Submodule sub : TRY(ListOwnSubmodules(at, commit))) {
     if (parent) {
       sub.path = parent->path + "/" + sub.path;
       sub.name = parent->name + "/modules/" + sub.name;

@@ -31,6 +31,10 @@ Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::
 
 inline constexpr int kMaxSubmoduleDepth = 8;
 
+// The first level only: the gitlinks `commit`'s own .gitmodules names, with paths and names
+// relative to `repo` (which may be a submodule's git directory).
+Result<std::vector<Submodule>> ListOwnSubmodules(git::Repository& repo, const std::string& commit);
+
 // The user's git directory of a submodule: <git dir>/modules/<name>. git keeps `modules/` per
 // worktree (it is not among the common dir's parts): a linked worktree's submodules live in
 // .git/worktrees/<worktree>/modules.

@@ -216,5 +216,78 @@ paths = ["deps"]
   EXPECT_FALSE(Missing("HEAD"));
 }
 
+// A submodule cloned with the superproject's filter (`--recurse-submodules
+// --also-filter-submodules`): an older base records the submodule at a commit whose blobs
+// only the submodule's own promisor remote holds. berth fetches them in the submodule's git
+// directory too (regression: libgit2's "object not found" for sub/lib.c, exit 73, as on
+// mbedtls's framework submodule).
+class PartialCloneSubmoduleTest : public JobsTest {
+ protected:
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    const std::string sub_work = root() + "/subwork";
+    sub_remote_ = root() + "/sub.git";
+    ASSERT_TRUE(sys::MakeDirs(sub_work, 0755));
+    GitIn(sub_work, {"init", "-q", "-b", "main"});
+    for (const char* text : {"sub v1\n", "sub v2\n"}) {
+      ASSERT_TRUE(WriteText(sub_work + "/lib.c", text));
+      GitIn(sub_work, {"add", "-A"});
+      GitIn(sub_work, {"-c", "user.name=e2e", "-c", "user.email=e2e@berth.invalid", "commit", "-q",
+                       "-m", text});
+    }
+    GitIn(root(), {"clone", "-q", "--bare", sub_work, sub_remote_});
+    GitIn(sub_remote_, {"config", "uploadpack.allowFilter", "true"});
+    // Recorded at v1 (HEAD~1), then at v2 (HEAD).
+    GitIn(ws(), {"-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                 "file://" + sub_remote_, "sub"});
+    GitIn(ws(), {"-C", "sub", "checkout", "-q", "HEAD~1"});
+    GitIn(ws(), {"add", "sub"});
+    GitIn(ws(), {"commit", "-q", "-m", "sub at v1"});
+    GitIn(ws(), {"-C", "sub", "checkout", "-q", "main"});
+    GitIn(ws(), {"add", "sub"});
+    GitIn(ws(), {"commit", "-q", "-m", "sub at v2"});
+    const std::string remote = root() + "/remote.git";
+    GitIn(root(), {"clone", "-q", "--bare", ws(), remote});
+    GitIn(remote, {"config", "uploadpack.allowFilter", "true"});
+    ASSERT_EQ(RunProgram({FindInPath("rm").value_or("rm"), "-rf", ws()}, {{"PATH", kPath}}, root())
+                  .exit_code,
+              0);
+    GitIn(root(), {"-c", "protocol.file.allow=always", "clone", "-q", "--filter=blob:none",
+                   "--recurse-submodules", "--also-filter-submodules", "file://" + remote, ws()});
+    GitIn(ws(), {"config", "user.name", "berth e2e"});
+    GitIn(ws(), {"config", "user.email", "e2e@berth.invalid"});
+    // The precondition: v1's lib.c is missing from the submodule's git dir.
+    const std::string listing =
+        GitOut({"-C", "sub", "rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~1"});
+    ASSERT_TRUE(Contains("\n" + listing, "\n?")) << listing;
+  }
+
+  void GitIn(const std::string& dir, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {FindInPath("git").value_or("git"), "-C", dir};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult result =
+        RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}}, root());
+    ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  }
+
+  std::string sub_remote_;
+};
+
+TEST_F(PartialCloneSubmoduleTest, TheSubmodulesMissingBlobsAreFetchedFromItsPromisor) {
+  RunResult run = Berth({"run", "--json", "--base", "HEAD~1", "implement", "--", "sh", "-c",
+                         "cp sub/lib.c src/seen.c"});
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  EXPECT_EQ(GetStr(job, "state"), "completed") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + id + ":src/seen.c"}), "sub v1");
+  RunResult show = Berth({"show", id});
+  EXPECT_TRUE(Contains(show.out, "submodule sub: fetching")) << show.Describe();
+  const std::string listing =
+      GitOut({"-C", "sub", "rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~1"});
+  EXPECT_FALSE(Contains("\n" + listing, "\n?")) << listing;
+}
+
 }  // namespace
 }  // namespace berth::e2e
