@@ -46,6 +46,28 @@ Result<std::string> GitCommand::Run(const std::string& dir, const std::vector<st
   return Error(Cause::kUnavailable, what + " in " + dir + " failed: " + why);
 }
 
+Result<std::string> GitCommand::Output(const std::string& dir, const std::vector<std::string>& args,
+                                       size_t max_output, int timeout_ms) const {
+  std::vector<std::string> argv = {path_, "-C", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  // One byte more than allowed tells a listing that fits from one that was cut.
+  sys::SeparatedResult result =
+      TRY(sys::RunCommandSeparately(argv, env_, "/", timeout_ms, max_output + 1));
+  size_t sub = 0;
+  while (sub + 1 < args.size() && args[sub] == "-c") sub += 2;
+  std::string what = "git " + (sub < args.size() ? args[sub] : std::string());
+  if (result.timed_out || result.status.signaled || result.status.code != 0) {
+    std::string why = result.timed_out ? "it ran past " + std::to_string(timeout_ms / 1000) + " s"
+                                       : OneLine(result.err, 400);
+    return Error(Cause::kUnavailable, what + " in " + dir + " failed: " + why);
+  }
+  if (result.out.size() > max_output)
+    return Error(Cause::kUnavailable, what + " in " + dir + " printed more than " +
+                                          std::to_string(max_output >> 20) +
+                                          " MiB, more than berth reads");
+  return std::move(result.out);
+}
+
 bool GitCommand::HasCommit(const std::string& dir, const std::string& commit) const {
   return Run(dir, {"cat-file", "-e", commit + "^{commit}"}, 60 * 1000).has_value();
 }

@@ -22,6 +22,11 @@ class GitCommand {
   // `timeout_ms`. Returns what it printed.
   Result<std::string> Run(const std::string& dir, const std::vector<std::string>& args,
                           int timeout_ms = 10 * 60 * 1000) const;
+  // Runs `git -C dir ARGS...` for what it prints on stdout, which may be long (a listing of
+  // every object of a commit): at most `max_output` bytes, and an error rather than a
+  // truncated listing when it prints more. git's stderr names a failure.
+  Result<std::string> Output(const std::string& dir, const std::vector<std::string>& args,
+                             size_t max_output, int timeout_ms = 10 * 60 * 1000) const;
   // true when `commit` is a commit object in the repository at `dir`.
   bool HasCommit(const std::string& dir, const std::string& commit) const;
 

@@ -33,6 +33,11 @@ std::string PromisorRemote(const GitCommand& git, const std::string& repo_dir) {
 // Objects per `git fetch`, to stay well below the kernel's limit on an argv.
 constexpr size_t kObjectsPerFetch = 2000;
 
+// The listing of a commit's objects is 41 bytes a line: room for some six million objects.
+// (It was once read with the 64 KiB bound of a short command's output, which cut the
+// listing of a tree of a thousand files before its first missing object.)
+constexpr size_t kMaxListing = 256u << 20;
+
 }  // namespace
 
 Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
@@ -41,8 +46,10 @@ Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
   std::string remote = PromisorRemote(git, repo_dir);
   if (remote.empty()) return {};
   // --missing=print lists what is absent without fetching it; --no-walk keeps to this commit.
-  std::string listed = TRY(git.Run(
-      repo_dir, {"rev-list", "--objects", "--no-walk", "--missing=print", commit}, 10 * 60 * 1000));
+  std::string listed = TRY(git.Output(
+      repo_dir,
+      {"rev-list", "--objects", "--no-object-names", "--no-walk", "--missing=print", commit},
+      kMaxListing));
   std::vector<std::string> missing;
   for (const std::string& line : Split(listed, '\n'))
     if (!line.empty() && line[0] == '?') missing.push_back(line.substr(1));

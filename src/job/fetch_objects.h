@@ -12,7 +12,8 @@
 
 namespace berth::job {
 
-// gitcli::FetchMissingObjects with the git along the PATH of `ctx.environ`. Does nothing when
+// gitcli::FetchMissingObjects with the git along the PATH of `ctx.environ`, in the repository
+// and then in the git directory of each submodule the commit's snapshot shows. Does nothing when
 // there is no git (libgit2 then says what is missing) or the repository at `repo_dir` is not a
 // partial clone. `again` is what the hint tells the user to do once the remote is reachable.
 Status FetchCommitObjects(const JobContext& ctx, const std::string& repo_dir,

@@ -483,12 +483,50 @@ class Collector {
 
 namespace {
 
-// Sets each submodule whose job git dir has another commit checked out than the base's.
+// The commit a submodule's job git dir has checked out, or the recorded one when it names none.
+std::string CheckedOut(const JobWorkspace& workspace, const Submodule& sub) {
+  std::optional<std::string> head = ModuleHead(workspace.git_dir, sub.name);
+  return head ? *head : sub.commit;
+}
+
+// Whether the nested submodule `sub`, checked out at `head`, is where its parent's checked-out
+// commit records it: the agent moved the parent, and the nested one with it.
+bool AsItsParentRecords(const JobWorkspace& workspace, const std::vector<Submodule>& all,
+                        git::Repository& repo, const Submodule& sub, const std::string& head) {
+  for (const Submodule& parent : all) {
+    if (parent.path != sub.parent) continue;
+    std::string parent_head = CheckedOut(workspace, parent);
+    if (parent_head == parent.commit) return false;
+    std::string why;
+    std::optional<git::Repository> module = OpenModule(repo, parent, &why);
+    if (!module || !module->HasCommit(parent_head)) return false;
+    Result<std::optional<git::TreeEntry>> link =
+        module->FindEntry(parent_head, sub.path.substr(parent.path.size() + 1));
+    return link && *link && (*link)->mode == kGitlinkMode && (*link)->oid == head;
+  }
+  return false;
+}
+
+// Sets each submodule whose job git dir has another commit checked out than the base's. One
+// inside another submodule is refused by name (docs/workspace.md, "Submodules"): recording it
+// would take a new commit of its parent's repository, which berth does not make.
 Status CollectGitlinks(const JobWorkspace& workspace, const Snapshot& snapshot,
                        git::Repository& repo, Collector& collector) {
-  for (const Submodule& sub : TRY(ListSubmodules(repo, snapshot.commit))) {
+  std::vector<Submodule> all = TRY(ListSubmodules(repo, snapshot.commit));
+  for (const Submodule& sub : all) {
     std::optional<std::string> head = ModuleHead(workspace.git_dir, sub.name);
     if (!head || *head == sub.commit) continue;
+    if (!sub.parent.empty()) {
+      if (AsItsParentRecords(workspace, all, repo, sub, *head)) continue;
+      collector.Gitlink(sub.path, *head,
+                        "a submodule update to " + *head + " inside the submodule " + sub.parent +
+                            ": berth records gitlinks of this repository only, and this one "
+                            "would need a new commit of " +
+                            sub.parent + " (commit it there yourself: `git -C " + sub.parent +
+                            " add " + sub.path.substr(sub.parent.size() + 1) + " && git -C " +
+                            sub.parent + " commit`, then `git add " + sub.parent + "`)");
+      continue;
+    }
     std::string why;
     std::optional<git::Repository> module = OpenModule(repo, sub, &why);
     std::string missing;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "sys/atomic_file.h"
 #include "sys/dir.h"
 #include "sys/fs.h"
 #include "sys/overlay.h"
@@ -161,6 +162,20 @@ Status CopyIncludes(git::Repository& repo, const Snapshot& snapshot, const Creat
   return {};
 }
 
+// `[submodule "NAME"] active = true`, so that git in the job counts the submodule as
+// initialised (`git submodule status`, `foreach`, `--recurse-submodules`) as it is in the
+// user's checkout. No url: the user's may hold a token, and the job has no network anyway.
+Status MarkActive(const std::string& config, const std::string& name) {
+  std::string quoted;
+  for (char c : name) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  std::string text = TRY(sys::ReadFile(config));
+  return sys::WriteFileAtomic(config, text + "[submodule \"" + quoted + "\"]\n\tactive = true\n",
+                              0644);
+}
+
 // Each submodule whose files the snapshot shows gets a git dir of its own at
 // <git dir>/modules/<name> (its `.git` file in the snapshot names it), reading the user's
 // submodule objects through alternates, with a detached HEAD at the recorded commit. The
@@ -169,7 +184,8 @@ Status MakeModuleGitDirs(git::Repository& repo, const Snapshot& snapshot,
                          const CreateOptions& options, JobWorkspace& workspace) {
   std::string modules =
       options.modules_alternate.empty() ? repo.gitdir() + "/modules" : options.modules_alternate;
-  for (const Submodule& sub : TRY(ListSubmodules(repo, snapshot.commit))) {
+  std::vector<Submodule> all = TRY(ListSubmodules(repo, snapshot.commit));
+  for (const Submodule& sub : all) {
     WorkspaceSubmodule seen{sub.path, sub.commit, "", sub.name};
     std::string index = snapshot.dir + "/git/modules/" + sub.name + "/index";
     if (!sys::Exists(index)) {
@@ -182,6 +198,14 @@ Status MakeModuleGitDirs(git::Repository& repo, const Snapshot& snapshot,
     TRY(sys::MakeDirs(sys::Dirname(git_dir), 0755));
     TRY(MakeGitDir(git_dir, modules + "/" + sub.name + "/objects", sub.commit,
                    workspace.git_lower.empty() ? index : std::string()));
+    // Its parent's config: the job's own, or the git dir of the submodule holding it.
+    std::string parent_dir = workspace.git_dir, own_name = sub.name;
+    for (const Submodule& parent : all) {
+      if (sub.parent.empty() || parent.path != sub.parent) continue;
+      parent_dir = workspace.git_dir + "/modules/" + parent.name;
+      own_name = sub.name.substr(parent.name.size() + std::string("/modules/").size());
+    }
+    TRY(MarkActive(parent_dir + "/config", own_name));
     workspace.submodules.push_back(seen);
   }
   return {};

@@ -61,7 +61,7 @@ std::optional<std::string> ResolveRef(const std::string& git_dir, const std::str
 
 }  // namespace
 
-Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::string& commit) {
+Result<std::vector<Submodule>> ListOwnSubmodules(git::Repository& repo, const std::string& commit) {
   std::vector<Submodule> out;
   std::optional<git::TreeEntry> file = TRY(repo.FindEntry(commit, ".gitmodules"));
   if (!file || file->mode == 040000 || file->mode == 0160000) return out;
@@ -91,8 +91,36 @@ Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::
     if (!link || link->mode != 0160000) continue;
     bool seen = false;
     for (const Submodule& s : out) seen = seen || s.path == path;
-    if (!seen) out.push_back(Submodule{path, name, link->oid});
+    if (!seen) out.push_back(Submodule{path, name, link->oid, ""});
   }
+  return out;
+}
+
+namespace {
+
+// Appends `commit`'s submodules, and theirs, below `parent` (null: the top of `top`).
+Status ListInto(git::Repository& top, git::Repository& at, const std::string& commit,
+                const Submodule* parent, int depth, std::vector<Submodule>& out) {
+  for (Submodule sub : TRY(ListOwnSubmodules(at, commit))) {
+    if (parent) {
+      sub.path = parent->path + "/" + sub.path;
+      sub.name = parent->name + "/modules/" + sub.name;
+      sub.parent = parent->path;
+    }
+    out.push_back(sub);
+    if (depth + 1 >= kMaxSubmoduleDepth) continue;
+    std::string why;
+    std::optional<git::Repository> module = OpenModule(top, sub, &why);
+    if (module) TRY(ListInto(top, *module, sub.commit, &sub, depth + 1, out));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::string& commit) {
+  std::vector<Submodule> out;
+  TRY(ListInto(repo, repo, commit, nullptr, 0, out));
   return out;
 }
 
@@ -104,8 +132,10 @@ std::optional<git::Repository> OpenModule(const git::Repository& repo, const Sub
                                           std::string* why) {
   std::string dir = ModuleGitDir(repo, sub.name);
   if (!sys::Exists(dir + "/HEAD")) {
-    *why = "not initialised in the repository (no .git/modules/" + sub.name +
-           "; run `git submodule update --init " + sub.path + "`)";
+    *why = "not initialised in the repository (no .git/modules/" + sub.name + "; run `git " +
+           (sub.parent.empty() ? "submodule update --init " + sub.path
+                               : "submodule update --init --recursive " + sub.parent) +
+           "`)";
     return std::nullopt;
   }
   Result<git::Repository> module = git::Repository::OpenGitDir(dir);
@@ -116,7 +146,8 @@ std::optional<git::Repository> OpenModule(const git::Repository& repo, const Sub
   }
   if (!module->HasCommit(sub.commit)) {
     *why = "the recorded commit " + sub.commit + " is not in .git/modules/" + sub.name +
-           " (run `git submodule update " + sub.path + "`)";
+           " (run `git submodule update " +
+           (sub.parent.empty() ? sub.path : "--recursive " + sub.parent) + "`)";
     return std::nullopt;
   }
   return std::move(*module);

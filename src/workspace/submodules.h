@@ -13,16 +13,27 @@
 namespace berth::workspace {
 
 struct Submodule {
-  std::string path;    // the gitlink's repository-relative path
-  std::string name;    // its name in .gitmodules: the directory under .git/modules
-  std::string commit;  // the commit the gitlink records
+  std::string path;    // the gitlink's path from the top of the repository
+  std::string name;    // the directory under .git/modules: its .gitmodules name, and for a
+                       // submodule of a submodule "<parent's>/modules/<its own>", as git keeps it
+  std::string commit;  // the commit the gitlink records (in its parent's commit)
+  std::string parent;  // the path of the submodule whose commit records it; "" at the top
   bool operator==(const Submodule&) const = default;
 };
 
 // The gitlinks of `commit` that its own .gitmodules names (a gitlink .gitmodules does not
-// name cannot be initialised by git either), in .gitmodules order. A name that would lead out
-// of .git/modules (empty, absolute, a `..` component) is skipped.
+// name cannot be initialised by git either), in .gitmodules order, each followed by its own
+// submodules at its recorded commit when the user's repository has that commit (read from
+// .git/modules/<name>, as git's `submodule update --recursive` leaves them), to a depth of
+// kMaxSubmoduleDepth. A name that would lead out of .git/modules (empty, absolute, a `..`
+// component) is skipped.
 Result<std::vector<Submodule>> ListSubmodules(git::Repository& repo, const std::string& commit);
+
+inline constexpr int kMaxSubmoduleDepth = 8;
+
+// The first level only: the gitlinks `commit`'s own .gitmodules names, with paths and names
+// relative to `repo` (which may be a submodule's git directory).
+Result<std::vector<Submodule>> ListOwnSubmodules(git::Repository& repo, const std::string& commit);
 
 // The user's git directory of a submodule: <git dir>/modules/<name>. git keeps `modules/` per
 // worktree (it is not among the common dir's parts): a linked worktree's submodules live in

@@ -47,8 +47,60 @@ TEST_F(SubmodulesTest, ListsGitlinksByTheirGitmodulesName) {
   Result<std::vector<Submodule>> subs = ListSubmodules(repo(), base_);
   ASSERT_TRUE(subs.has_value()) << subs.error().ToString();
   ASSERT_EQ(subs->size(), 1u);
-  EXPECT_EQ((*subs)[0], (Submodule{"lib/sub", "sub", v1_}));
+  EXPECT_EQ((*subs)[0], (Submodule{"lib/sub", "sub", v1_, ""}));
   EXPECT_EQ(GitFileTarget((*subs)[0]), "../../.git/modules/sub");
+}
+
+// lib/sub at a commit that records its own submodule vendor/d, initialised recursively as
+// `git submodule update --init --recursive` does: listed after its parent, with the path from
+// the top and the name under .git/modules git gives it. A nested name leading out of its
+// parent's modules/ is skipped like a first-level one.
+TEST_F(SubmodulesTest, ListsNestedSubmodulesFromTheParentsRecordedCommit) {
+  std::string deepest = temp_.path() + "/deepest";
+  InitRepo(deepest);
+  WriteFile(deepest, "d.c", "d\n");
+  std::string d1 = CommitAll(deepest, "d1");
+  std::string origin = temp_.path() + "/origin";
+  ASSERT_EQ(RunGit({"-c", "protocol.file.allow=always", "submodule", "add", "-q", "--name", "d",
+                    deepest, "vendor/d"},
+                   origin)
+                .exit_code,
+            0);
+  std::string v3 = CommitAll(origin, "v3");
+  ASSERT_EQ(RunGit({"-C", "lib/sub", "fetch", "-q"}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"-C", "lib/sub", "checkout", "-q", v3}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"commit", "-q", "-am", "sub at v3"}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"-c", "protocol.file.allow=always", "submodule", "update", "--init",
+                    "--recursive", "-q"},
+                   work_)
+                .exit_code,
+            0);
+  std::string top = RunGit({"rev-parse", "HEAD"}, work_).output.substr(0, 40);
+  ASSERT_TRUE(sys::Exists(work_ + "/.git/modules/sub/modules/d/HEAD"));
+
+  Result<std::vector<Submodule>> subs = ListSubmodules(repo(), top);
+  ASSERT_TRUE(subs.has_value()) << subs.error().ToString();
+  ASSERT_EQ(subs->size(), 2u);
+  EXPECT_EQ((*subs)[0], (Submodule{"lib/sub", "sub", v3, ""}));
+  EXPECT_EQ((*subs)[1], (Submodule{"lib/sub/vendor/d", "sub/modules/d", d1, "lib/sub"}));
+  EXPECT_EQ(GitFileTarget((*subs)[1]), "../../../../.git/modules/sub/modules/d");
+  std::string why;
+  EXPECT_TRUE(OpenModule(repo(), (*subs)[1], &why).has_value()) << why;
+  // Before v3, lib/sub records no submodule of its own.
+  subs = ListSubmodules(repo(), base_);
+  ASSERT_TRUE(subs.has_value()) << subs.error().ToString();
+  EXPECT_EQ(subs->size(), 1u);
+
+  WriteFile(origin, ".gitmodules", "[submodule \"../../../evil\"]\n\tpath = vendor/d\n\turl = x\n");
+  std::string evil = CommitAll(origin, "evil");
+  ASSERT_EQ(RunGit({"-C", "lib/sub", "fetch", "-q"}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"update-index", "--cacheinfo", "160000," + evil + ",lib/sub"}, work_).exit_code,
+            0);
+  ASSERT_EQ(RunGit({"commit", "-q", "-m", "evil"}, work_).exit_code, 0);
+  subs = ListSubmodules(repo(), RunGit({"rev-parse", "HEAD"}, work_).output.substr(0, 40));
+  ASSERT_TRUE(subs.has_value()) << subs.error().ToString();
+  ASSERT_EQ(subs->size(), 1u);
+  EXPECT_EQ((*subs)[0].path, "lib/sub");
 }
 
 TEST_F(SubmodulesTest, SkipsNamesThatLeadOutOfGitModules) {

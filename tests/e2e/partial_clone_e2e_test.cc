@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sys/fs.h"
 #include "tests/e2e/jobs_fixture.h"
 
 namespace berth::e2e {
@@ -21,6 +22,8 @@ class PartialCloneTest : public JobsTest {
   void SetUp() override {
     JobsTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
+    AddFiles();
+    if (HasFatalFailure()) return;
     for (const char* text : {"old 2\n", "old 3\n"}) {
       ASSERT_TRUE(WriteText(ws() + "/src/old.c", text));
       ASSERT_EQ(Git({"commit", "-q", "-a", "-m", text}).exit_code, 0);
@@ -38,6 +41,9 @@ class PartialCloneTest : public JobsTest {
     ASSERT_NE(GitOut({"rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~2"}).find('?'),
               std::string::npos);
   }
+
+  // Files a suite adds to the first commit, before src/old.c changes.
+  virtual void AddFiles() {}
 
   void GitIn(const std::string& dir, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {FindInPath("git").value_or("git"), "-C", dir};
@@ -112,6 +118,36 @@ TEST_F(PartialCloneTest, WithoutTheRemoteTheErrorNamesTheFix) {
   EXPECT_EQ(all.find("object not found"), std::string::npos) << run.Describe();
 }
 
+// A tree of a real project's size: the listing of its objects runs past 64 KiB before the
+// missing blob (regression: the listing was read with a short command's 64 KiB bound, the
+// missing blob fell past the cut, nothing was fetched, and the job failed with libgit2's
+// "object not found", as on mbedtls-framework's 1091 files).
+class PartialCloneLargeTreeTest : public PartialCloneTest {
+ protected:
+  void AddFiles() override {
+    ASSERT_TRUE(sys::MakeDirs(ws() + "/src/a-many", 0755));
+    for (int i = 0; i < 2000; ++i)
+      ASSERT_TRUE(WriteText(ws() + "/src/a-many/file-" + std::to_string(i) + ".c",
+                            "int f" + std::to_string(i) + ";\n"));
+    ASSERT_EQ(Git({"add", "src/a-many"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "many files"}).exit_code, 0);
+  }
+};
+
+TEST_F(PartialCloneLargeTreeTest, MissingBlobsPastALongListingAreFetched) {
+  const std::string listing =
+      GitOut({"rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~2"});
+  ASSERT_GT(listing.find("\n?"), size_t{64 * 1024});
+  RunResult run = RunOnOldBase("cp src/old.c src/seen.c && ls src/a-many | wc -l > src/count");
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  EXPECT_EQ(GetStr(job, "state"), "completed") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + id + ":src/seen.c"}), "old");
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + id + ":src/count"}), "2000");
+  EXPECT_FALSE(Missing("HEAD~2"));
+}
+
 // `berth verify` of a job whose commit's blobs this clone lacks fetches them, with progress.
 TEST_F(PartialCloneTest, VerifyFetchesTheJobCommitsMissingBlobs) {
   BorrowRemoteObjects(true);
@@ -178,6 +214,79 @@ paths = ["deps"]
   const std::string dir = GetStr(ParseJson(build.out), "dir");
   EXPECT_EQ(ReadText(dir + "/tree/deps/old.txt"), "old 3\n");
   EXPECT_FALSE(Missing("HEAD"));
+}
+
+// A submodule cloned with the superproject's filter (`--recurse-submodules
+// --also-filter-submodules`): an older base records the submodule at a commit whose blobs
+// only the submodule's own promisor remote holds. berth fetches them in the submodule's git
+// directory too (regression: libgit2's "object not found" for sub/lib.c, exit 73, as on
+// mbedtls's framework submodule).
+class PartialCloneSubmoduleTest : public JobsTest {
+ protected:
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    const std::string sub_work = root() + "/subwork";
+    sub_remote_ = root() + "/sub.git";
+    ASSERT_TRUE(sys::MakeDirs(sub_work, 0755));
+    GitIn(sub_work, {"init", "-q", "-b", "main"});
+    for (const char* text : {"sub v1\n", "sub v2\n"}) {
+      ASSERT_TRUE(WriteText(sub_work + "/lib.c", text));
+      GitIn(sub_work, {"add", "-A"});
+      GitIn(sub_work, {"-c", "user.name=e2e", "-c", "user.email=e2e@berth.invalid", "commit", "-q",
+                       "-m", text});
+    }
+    GitIn(root(), {"clone", "-q", "--bare", sub_work, sub_remote_});
+    GitIn(sub_remote_, {"config", "uploadpack.allowFilter", "true"});
+    // Recorded at v1 (HEAD~1), then at v2 (HEAD).
+    GitIn(ws(), {"-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                 "file://" + sub_remote_, "sub"});
+    GitIn(ws(), {"-C", "sub", "checkout", "-q", "HEAD~1"});
+    GitIn(ws(), {"add", "sub"});
+    GitIn(ws(), {"commit", "-q", "-m", "sub at v1"});
+    GitIn(ws(), {"-C", "sub", "checkout", "-q", "main"});
+    GitIn(ws(), {"add", "sub"});
+    GitIn(ws(), {"commit", "-q", "-m", "sub at v2"});
+    const std::string remote = root() + "/remote.git";
+    GitIn(root(), {"clone", "-q", "--bare", ws(), remote});
+    GitIn(remote, {"config", "uploadpack.allowFilter", "true"});
+    ASSERT_EQ(RunProgram({FindInPath("rm").value_or("rm"), "-rf", ws()}, {{"PATH", kPath}}, root())
+                  .exit_code,
+              0);
+    GitIn(root(), {"-c", "protocol.file.allow=always", "clone", "-q", "--filter=blob:none",
+                   "--recurse-submodules", "--also-filter-submodules", "file://" + remote, ws()});
+    GitIn(ws(), {"config", "user.name", "berth e2e"});
+    GitIn(ws(), {"config", "user.email", "e2e@berth.invalid"});
+    // The precondition: v1's lib.c is missing from the submodule's git dir.
+    const std::string listing =
+        GitOut({"-C", "sub", "rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~1"});
+    ASSERT_TRUE(Contains("\n" + listing, "\n?")) << listing;
+  }
+
+  void GitIn(const std::string& dir, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {FindInPath("git").value_or("git"), "-C", dir};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult result =
+        RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}}, root());
+    ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  }
+
+  std::string sub_remote_;
+};
+
+TEST_F(PartialCloneSubmoduleTest, TheSubmodulesMissingBlobsAreFetchedFromItsPromisor) {
+  RunResult run = Berth({"run", "--json", "--base", "HEAD~1", "implement", "--", "sh", "-c",
+                         "cp sub/lib.c src/seen.c"});
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  EXPECT_EQ(GetStr(job, "state"), "completed") << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "refs/heads/berth/" + id + ":src/seen.c"}), "sub v1");
+  RunResult show = Berth({"show", id});
+  EXPECT_TRUE(Contains(show.out, "submodule sub: fetching")) << show.Describe();
+  const std::string listing =
+      GitOut({"-C", "sub", "rev-list", "--objects", "--no-walk", "--missing=print", "HEAD~1"});
+  EXPECT_FALSE(Contains("\n" + listing, "\n?")) << listing;
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // submodule's files; a submodule update is committed where the writable globs admit its path
 // and refused by name where they do not; whatever is neither committed nor refused is named
 // in the receipt; a submodule the user never initialised is an empty directory, and said so.
+// A three-level repository (top -> mid -> leaf, made by `git submodule update --init
+// --recursive`) shows the nested submodule too; moving it alone is refused by name, moving it
+// with its parent commits the parent's gitlink.
 //
 // Passes as root and as an unprivileged user; a host without the sandbox is a loud skip.
 
@@ -233,6 +236,184 @@ TEST_F(SubmodulesTest, SubmoduleNotInitialisedIsAnEmptyDirectoryAndTheJobSaysSo)
       << logs.Describe();
   RunResult show = Berth({"show", id});
   EXPECT_TRUE(Contains(show.out, "submodule sub was an empty directory")) << show.Describe();
+}
+
+constexpr char kNestedPolicy[] = R"(version = 1
+[agents.implement]
+capability = "write"
+provider = "command"
+writable = ["src/**", "mid", "mid/leaf"]
+
+[[verify]]
+name = "sees-leaf"
+argv = ["sh", "-c", "cat mid/leaf/lib.c; grep -q 'leaf v' mid/leaf/lib.c"]
+)";
+
+// top -> mid -> leaf, each level recorded at an older commit than its clone's newest: the
+// top records mid at m1, which records leaf at l1; mid's m2 records leaf at l2.
+class NestedSubmodulesTest : public JobsTest {
+ protected:
+  std::string InitialPolicy() const override { return kNestedPolicy; }
+
+  void SetUp() override {
+    JobsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    leaf_repo_ = root() + "/leafrepo";
+    mid_repo_ = root() + "/midrepo";
+    for (const std::string& dir : {leaf_repo_, mid_repo_}) {
+      ASSERT_TRUE(sys::MakeDirs(dir, 0755));
+      ASSERT_EQ(GitIn(dir, {"init", "-q", "-b", "main"}).exit_code, 0);
+      ASSERT_EQ(GitIn(dir, {"config", "user.name", "berth e2e"}).exit_code, 0);
+      ASSERT_EQ(GitIn(dir, {"config", "user.email", "e2e@berth.invalid"}).exit_code, 0);
+    }
+    ASSERT_TRUE(WriteText(leaf_repo_ + "/lib.c", "leaf v1\n"));
+    ASSERT_EQ(GitIn(leaf_repo_, {"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(GitIn(leaf_repo_, {"commit", "-q", "-m", "l1"}).exit_code, 0);
+    l1_ = TrimRight(GitIn(leaf_repo_, {"rev-parse", "HEAD"}).out);
+    ASSERT_TRUE(WriteText(leaf_repo_ + "/lib.c", "leaf v2\n"));
+    ASSERT_EQ(GitIn(leaf_repo_, {"commit", "-q", "-am", "l2"}).exit_code, 0);
+    l2_ = TrimRight(GitIn(leaf_repo_, {"rev-parse", "HEAD"}).out);
+
+    ASSERT_TRUE(WriteText(mid_repo_ + "/mid.c", "mid\n"));
+    RunResult add = GitIn(mid_repo_, {"-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                                      leaf_repo_, "leaf"});
+    ASSERT_EQ(add.exit_code, 0) << add.Describe();
+    ASSERT_EQ(GitIn(mid_repo_, {"-C", "leaf", "checkout", "-q", l1_}).exit_code, 0);
+    ASSERT_EQ(GitIn(mid_repo_, {"add", "-A"}).exit_code, 0);
+    ASSERT_EQ(GitIn(mid_repo_, {"commit", "-q", "-m", "m1"}).exit_code, 0);
+    m1_ = TrimRight(GitIn(mid_repo_, {"rev-parse", "HEAD"}).out);
+    ASSERT_EQ(GitIn(mid_repo_, {"-C", "leaf", "checkout", "-q", l2_}).exit_code, 0);
+    ASSERT_EQ(GitIn(mid_repo_, {"commit", "-q", "-am", "m2"}).exit_code, 0);
+    m2_ = TrimRight(GitIn(mid_repo_, {"rev-parse", "HEAD"}).out);
+
+    add = Git({"-c", "protocol.file.allow=always", "submodule", "add", "-q", mid_repo_, "mid"});
+    ASSERT_EQ(add.exit_code, 0) << add.Describe();
+    ASSERT_EQ(Git({"-C", "mid", "checkout", "-q", m1_}).exit_code, 0);
+    ASSERT_EQ(Git({"add", "mid"}).exit_code, 0);
+    ASSERT_EQ(Git({"commit", "-q", "-m", "add mid"}).exit_code, 0);
+    RunResult update = Git(
+        {"-c", "protocol.file.allow=always", "submodule", "update", "--init", "--recursive", "-q"});
+    ASSERT_EQ(update.exit_code, 0) << update.Describe();
+    ASSERT_TRUE(PathExists(ws() + "/.git/modules/mid/modules/leaf/HEAD"));
+    ASSERT_EQ(ReadText(ws() + "/mid/leaf/lib.c"), "leaf v1\n");
+    ASSERT_EQ(GitOut({"status", "--porcelain"}), "");
+  }
+
+  RunResult GitIn(const std::string& dir, const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"/usr/bin/git", "-C", dir};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, {{"PATH", kPath}, {"HOME", home()}, {"GIT_CONFIG_NOSYSTEM", "1"}},
+                      root());
+  }
+
+  std::string RunScript(const std::string& script, const std::string& expected_state) {
+    RunResult run = Berth({"run", "--json", "implement", "--", "sh", "-c", script});
+    json job = ParseJson(run.out);
+    EXPECT_TRUE(job.is_object()) << run.Describe();
+    if (!job.is_object()) return "<no job>";
+    EXPECT_EQ(job.value("state", ""), expected_state) << run.Describe();
+    return job.value("id", "<no id>");
+  }
+
+  static std::string CheckOutput(const json& receipt) {
+    json checks = Get(receipt, "verification.checks");
+    if (!checks.is_array() || checks.empty()) return "<no checks: " + checks.dump() + ">";
+    return GetStr(checks[0], "output_tail");
+  }
+
+  void UseCopyBackend() {
+    std::string policy = kNestedPolicy;
+    policy.replace(policy.find("version = 1\n"), 12,
+                   "version = 1\n[defaults]\nworkspace = \"copy\"\n");
+    ASSERT_TRUE(WriteText(PolicyPath(), policy));
+    ASSERT_EQ(Git({"commit", "-q", "-am", "copy backend"}).exit_code, 0);
+  }
+
+  std::string leaf_repo_, mid_repo_;
+  std::string l1_, l2_, m1_, m2_;
+};
+
+TEST_F(NestedSubmodulesTest, AgentAndChecksSeeTheNestedSubmoduleAtItsRecordedCommit) {
+  const std::string id = RunScript(
+      "cat mid/leaf/lib.c > src/seen.txt; git -C mid/leaf rev-parse HEAD > src/head.txt; "
+      "git status --porcelain --untracked-files=no --ignore-submodules=none > src/status.txt; "
+      "ls /run/berth/modules/mid/modules/leaf > src/listed.txt; "
+      "git submodule status --recursive | cut -c1-41 > src/substatus.txt; true",
+      "completed");
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}), "leaf v1");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/head.txt"}), l1_);
+  // git inside the job finds every level where the gitlinks record it.
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/status.txt"}), "");
+  // Both levels initialised as in the user's checkout, at their recorded commits.
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/substatus.txt"}), " " + m1_ + "\n " + l1_);
+  // The nested submodule's objects only, read-only, as for the first level.
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/listed.txt"}), "objects");
+  EXPECT_EQ(Get(receipt, "verification.required_passed"), true) << receipt.dump(2);
+  EXPECT_TRUE(Contains(CheckOutput(receipt), "leaf v1")) << CheckOutput(receipt);
+  EXPECT_EQ(Get(receipt, "workspace.empty_submodules"), json::array()) << receipt.dump(2);
+  EXPECT_EQ(GitOut({"rev-parse", "berth/" + id + ":mid"}), m1_);
+}
+
+TEST_F(NestedSubmodulesTest, MovingTheNestedSubmoduleAloneIsRefusedByName) {
+  const std::string id =
+      RunScript("git -C mid/leaf checkout -q " + l2_ + " && echo x > src/x.c", "refused");
+  json receipt = ReadReceiptFile(id);
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  ASSERT_EQ(refusals.count("mid/leaf"), 1u) << receipt.dump(2);
+  EXPECT_TRUE(Contains(refusals["mid/leaf"], "inside the submodule mid")) << refusals["mid/leaf"];
+  EXPECT_TRUE(Contains(refusals["mid/leaf"], l2_)) << refusals["mid/leaf"];
+  EXPECT_FALSE(BranchExists(id));
+}
+
+TEST_F(NestedSubmodulesTest, CopyBackendShowsTheNestedSubmoduleAndRefusesItsBumpByName) {
+  UseCopyBackend();
+  const std::string id = RunScript(
+      "cat mid/leaf/lib.c > src/seen.txt && git -C mid/leaf checkout -q " + l2_, "refused");
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GetStr(receipt, "workspace.backend"), "copy");
+  std::map<std::string, std::string> refusals = ReceiptRefusals(receipt);
+  ASSERT_EQ(refusals.count("mid/leaf"), 1u) << receipt.dump(2);
+  EXPECT_EQ(ReceiptFiles(receipt), (std::map<std::string, std::string>{{"src/seen.txt", "upsert"}}))
+      << receipt.dump(2);
+}
+
+TEST_F(NestedSubmodulesTest, MovingTheParentWithItsNestedSubmoduleIsCommittedAndLands) {
+  const std::string id =
+      RunScript("git -C mid checkout -q " + m2_ + " && git -C mid/leaf checkout -q " + l2_ +
+                    " && echo moved > src/note.txt",
+                "completed");
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(ReceiptFiles(receipt),
+            (std::map<std::string, std::string>{{"src/note.txt", "upsert"}, {"mid", "upsert"}}))
+      << receipt.dump(2);
+  EXPECT_EQ(ReceiptRefusals(receipt), (std::map<std::string, std::string>{})) << receipt.dump(2);
+  EXPECT_EQ(GitOut({"ls-tree", "berth/" + id, "mid"}), "160000 commit " + m2_ + "\tmid");
+  // The check ran on the job's commit, where mid records leaf at l2.
+  EXPECT_TRUE(Contains(CheckOutput(receipt), "leaf v2")) << CheckOutput(receipt);
+
+  RunResult land = Berth({"land", id});
+  ASSERT_EQ(land.exit_code, 0) << land.Describe();
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), " M mid");
+  RunResult update =
+      Git({"-c", "protocol.file.allow=always", "submodule", "update", "--recursive", "-q"});
+  ASSERT_EQ(update.exit_code, 0) << update.Describe();
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  EXPECT_EQ(ReadText(ws() + "/mid/leaf/lib.c"), "leaf v2\n");
+}
+
+TEST_F(NestedSubmodulesTest, NestedSubmoduleNotInitialisedIsAnEmptyDirectoryAndTheJobSaysSo) {
+  ASSERT_EQ(Git({"-C", "mid", "submodule", "deinit", "-q", "-f", "leaf"}).exit_code, 0);
+  ASSERT_TRUE(sys::RemoveTree(ws() + "/.git/modules/mid/modules"));
+  const std::string id =
+      RunScript("ls -A mid/leaf > src/listing.txt; ls mid > src/mid.txt", "verification-failed");
+  json receipt = ReadReceiptFile(id);
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/listing.txt"}), "");
+  EXPECT_TRUE(Contains(GitOut({"show", "berth/" + id + ":src/mid.txt"}), "mid.c"));
+  json empty = Get(receipt, "workspace.empty_submodules");
+  ASSERT_TRUE(empty.is_array() && empty.size() == 1) << receipt.dump(2);
+  EXPECT_EQ(GetStr(empty[0], "path"), "mid/leaf");
+  EXPECT_TRUE(Contains(GetStr(empty[0], "reason"), "--recursive mid")) << empty.dump();
 }
 
 }  // namespace
