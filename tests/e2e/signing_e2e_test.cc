@@ -84,13 +84,10 @@ class SigningTest : public JobsTest {
   }
 
   // A passphrase-less ed25519 key at HOME/.ssh/berth_signing, and an allowed-signers file
-  // that git verifies it with. Returns the public key line.
-  std::string MakeSshKey() {
+  // that git verifies it with (gpg.ssh.allowedSignersFile).
+  void MakeSshKey() {
     std::optional<std::string> keygen = FindInPath("ssh-keygen");
-    if (!keygen) {
-      RequireFeature(false, "no ssh-keygen in /usr/local/bin, /usr/bin or /bin");
-      return "";
-    }
+    REQUIRE_FEATURE(keygen.has_value(), "no ssh-keygen in /usr/local/bin, /usr/bin or /bin");
     EXPECT_TRUE(sys::MakeDirs(home() + "/.ssh", 0700));
     const std::string key = home() + "/.ssh/berth_signing";
     RunResult made =
@@ -99,12 +96,12 @@ class SigningTest : public JobsTest {
     std::string pub = TrimRight(ReadText(key + ".pub"));
     EXPECT_TRUE(WriteText(root() + "/allowed_signers", "e2e@berth.invalid " + pub + "\n"));
     Config("gpg.ssh.allowedSignersFile", root() + "/allowed_signers");
-    return pub;
   }
 
-  // Runs the edit agent to completion; returns the job id.
-  std::string RunJob() {
-    RunResult run = BerthSigning(RunArgs({"--json"}, "implement", "edit.sh"));
+  // Runs an agent script (the edit agent by default) to completion; returns the job id.
+  std::string RunJob(const std::string& script = "edit.sh",
+                     const std::vector<std::string>& args = {}) {
+    RunResult run = BerthSigning(RunArgs({"--json"}, "implement", script, args));
     json job = json::parse(run.out, nullptr, false);
     EXPECT_TRUE(job.is_object()) << run.Describe();
     if (!job.is_object()) return "<no job>";
@@ -173,7 +170,7 @@ TEST_F(SigningTest, GpgSignedLandPassesVerifyCommitWithTheDefaultKeyOfTheUsersId
 }
 
 TEST_F(SigningTest, SshSignedLandPassesVerifyCommitWithAKeyFileUnderHome) {
-  const std::string pub = MakeSshKey();
+  MakeSshKey();
   if (HasFatalFailure() || IsSkipped()) return;
   Config("commit.gpgsign", "true");
   Config("gpg.format", "ssh");
@@ -252,6 +249,43 @@ TEST_F(SigningTest, FailingSigningProgramStopsTheLandWithItsWordsAndChangesNothi
   Config("commit.gpgsign", "false");
   json landed = Land(id, 0);
   EXPECT_EQ(landed.value("landed", false), true) << landed.dump(2);
+}
+
+// Auto-land signs as `berth land` does, with the environment of the `berth run` that landed;
+// a signer that fails leaves the job completed and unlanded, with the reason in its events.
+TEST_F(SigningTest, AutoLandSignsTooAndASigningFailureLeavesTheJobToLandByHand) {
+  MakeSshKey();
+  if (HasFatalFailure() || IsSkipped()) return;
+  ASSERT_TRUE(WriteText(PolicyPath(), std::string(kPolicy) + "\n[landing]\nauto = true\n"));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "auto-land"}).exit_code, 0);
+  const std::string start = GitOut({"rev-parse", "HEAD"});
+  Config("commit.gpgsign", "true");
+  Config("gpg.format", "ssh");
+  Config("user.signingkey", "~/.ssh/berth_signing");
+  const std::string id = RunJob();
+  const std::string head = GitOut({"rev-parse", "HEAD"});
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD^"}), start);
+  EXPECT_EQ(GetStr(ShowJson(id), "landed_commit"), head);
+  RunResult verified = GitSigning({"verify-commit", "HEAD"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.Describe();
+
+  Config("gpg.ssh.program",
+         Script("broken-ssh", "echo 'sign_and_send_pubkey: no agent' >&2\nexit 1\n"));
+  const std::string second = RunJob("copy.sh", {"src/main.c", "src/copy.c"});
+  EXPECT_EQ(GitOut({"rev-parse", "HEAD"}), head);
+  json shown = ShowJson(second);
+  EXPECT_EQ(GetStr(shown, "state"), "completed") << shown.dump(2);
+  EXPECT_TRUE(shown["landed_commit"].is_null()) << shown.dump(2);
+  RunResult logs = BerthSigning({"logs", second, "--json"});
+  bool event = false;
+  for (const std::string& line : Split(logs.out, '\n')) {
+    json e = json::parse(line, nullptr, false);
+    if (e.is_object() && e.value("step", "") == "land" &&
+        Contains(e.value("detail", ""), "auto-land failed") &&
+        Contains(e.value("detail", ""), "sign_and_send_pubkey: no agent"))
+      event = true;
+  }
+  EXPECT_TRUE(event) << logs.Describe();
 }
 
 }  // namespace
