@@ -66,14 +66,13 @@ Result<std::optional<CommitSigning>> Repository::CommitSigningConfig() {
     signing.program = TRY(ConfigString(config.get(), "gpg.ssh.program"));
     if (signing.program.empty()) signing.program = "ssh-keygen";
   } else {
-    return Error(
-        Cause::kInvalidArgument,
-        "gpg.format is '" + format + "' in the git config; git knows openpgp, x509 and ssh");
+    return Error(Cause::kUnavailable, "gpg.format is '" + format +
+                                          "' in the git config; git knows openpgp, x509 and ssh");
   }
   signing.key = TRY(ConfigString(config.get(), "user.signingkey"));
   if (!signing.key.empty()) return std::optional<CommitSigning>(signing);
   if (signing.format == CommitSigning::Format::kSsh)
-    return Error(Cause::kInvalidArgument,
+    return Error(Cause::kUnavailable,
                  "commit.gpgsign is true with gpg.format = ssh, but user.signingkey is not set "
                  "(berth does not run gpg.ssh.defaultKeyCommand)",
                  0,
@@ -81,7 +80,7 @@ Result<std::optional<CommitSigning>> Repository::CommitSigningConfig() {
                  "~/.ssh/id_ed25519.pub");
   std::optional<Signature> who = TRY(UserIdentity());
   if (!who)
-    return Error(Cause::kInvalidArgument,
+    return Error(Cause::kUnavailable,
                  "commit.gpgsign is true, but neither user.signingkey nor user.name and "
                  "user.email are set, so there is no key to sign with",
                  0, "set user.signingkey (git config user.signingkey KEY-ID)");

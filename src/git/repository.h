@@ -170,8 +170,9 @@ class Repository {
   // nullopt when either is unset (identity.cc).
   Result<std::optional<Signature>> UserIdentity();
   // How this repository's git config (read as for UserIdentity) asks for commits to be
-  // signed, or nullopt when commit.gpgsign is not true. kInvalidArgument for a gpg.format
-  // git would refuse, and for a signing key that cannot be worked out (identity.cc).
+  // signed, or nullopt when commit.gpgsign is not true. kUnavailable (signing cannot be
+  // done) for a gpg.format git would refuse, and for a key that cannot be worked out
+  // (identity.cc).
   Result<std::optional<CommitSigning>> CommitSigningConfig();
   // A commit whose parent is HEAD and whose tree is the user's working tree: staged,
   // unstaged and untracked (not ignored) changes included.

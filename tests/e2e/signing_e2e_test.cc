@@ -243,6 +243,12 @@ TEST_F(SigningTest, FailingSigningProgramStopsTheLandWithItsWordsAndChangesNothi
     EXPECT_TRUE(Contains(ran.err, "-Y sign -n git -f " + root() + "/no-such-key"))
         << ran.Describe();
     EXPECT_EQ(RepoState(), before);
+    // ssh without user.signingkey has no key to sign with, which --dry-run reports too.
+    ASSERT_EQ(Git({"config", "--unset", "user.signingkey"}).exit_code, 0);
+    RunResult dry = BerthSigning({"land", "--dry-run", id});
+    EXPECT_EQ(dry.exit_code, 69) << dry.Describe();
+    EXPECT_TRUE(Contains(dry.err, "user.signingkey is not set")) << dry.Describe();
+    EXPECT_EQ(RepoState(), before);
   }
 
   // Nothing was recorded: with signing turned off the same job lands.
