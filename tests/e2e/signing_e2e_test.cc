@@ -8,7 +8,9 @@
 // Passes as root and as an unprivileged user; a host without the sandbox is a loud skip.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -61,7 +63,9 @@ class SigningTest : public JobsTest {
     return {{"PATH", kPath}, {"HOME", home()}, {"GNUPGHOME", gnupg_}, {"GIT_CONFIG_NOSYSTEM", "1"}};
   }
   RunResult BerthSigning(const std::vector<std::string>& args) const {
-    return Run(args, {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GNUPGHOME", gnupg_}, {"TMPDIR", tmp_}});
+    EnvVars env = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GNUPGHOME", gnupg_}, {"TMPDIR", tmp_}};
+    if (!agent_socket_.empty()) env.emplace_back("SSH_AUTH_SOCK", agent_socket_);
+    return Run(args, env);
   }
   RunResult GitSigning(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {*FindInPath("git")};
@@ -137,7 +141,8 @@ class SigningTest : public JobsTest {
   }
 
   std::string gnupg_;
-  std::string tmp_;  // berth's TMPDIR
+  std::string tmp_;           // berth's TMPDIR
+  std::string agent_socket_;  // an ssh-agent's, once started
   bool started_agent_ = false;
 };
 
@@ -190,6 +195,38 @@ TEST_F(SigningTest, SshSignedLandPassesVerifyCommitWithAKeyFileUnderHome) {
   Result<std::vector<std::string>> left = sys::ListDir(tmp_);
   ASSERT_TRUE(left) << left.error().ToString();
   EXPECT_TRUE(left->empty()) << left->front();
+}
+
+// A literal public key (user.signingkey = "key::ssh-ed25519 ..."): the private half is in the
+// user's ssh-agent only, and ssh-keygen -U asks the agent to sign.
+TEST_F(SigningTest, SshLiteralKeyIsSignedByTheUsersAgent) {
+  MakeSshKey();
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::optional<std::string> agent = FindInPath("ssh-agent");
+  std::optional<std::string> add = FindInPath("ssh-add");
+  REQUIRE_FEATURE(agent && add, "no ssh-agent or ssh-add in /usr/local/bin, /usr/bin or /bin");
+  agent_socket_ = root() + "/agent.sock";
+  RunningProgram running = StartProgram({*agent, "-D", "-a", agent_socket_}, Env(), ws());
+  ASSERT_TRUE(WaitUntil([&] { return PathExists(agent_socket_); }, std::chrono::seconds(20)));
+  EnvVars with_agent = Env();
+  with_agent.emplace_back("SSH_AUTH_SOCK", agent_socket_);
+  const std::string key = home() + "/.ssh/berth_signing";
+  RunResult added = RunProgram({*add, key}, with_agent, ws());
+  ASSERT_EQ(added.exit_code, 0) << added.Describe();
+  const std::string pub = TrimRight(ReadText(key + ".pub"));
+  // The private key leaves the disk: only the agent can sign now.
+  ASSERT_EQ(::unlink(key.c_str()), 0);
+  Config("commit.gpgsign", "true");
+  Config("gpg.format", "ssh");
+  Config("user.signingkey", "key::" + pub);
+  const std::string id = RunJob();
+  json landed = Land(id, 0);
+  EXPECT_EQ(landed["signed"], "ssh") << landed.dump(2);
+  RunResult verified = GitSigning({"verify-commit", "HEAD"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.Describe();
+  Result<std::vector<std::string>> left = sys::ListDir(tmp_);
+  ASSERT_TRUE(left) << left.error().ToString();
+  EXPECT_TRUE(left->empty());
 }
 
 TEST_F(SigningTest, SigningOffLandsAnUnsignedCommitAsBefore) {
