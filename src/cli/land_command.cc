@@ -32,8 +32,9 @@ void PrintHuman(const land::LandResult& r) {
     fmt::print("berth: {} would land on {} ({}) at {} without conflicts; {} path(s):\n", r.job,
                r.target, where, Short(r.old_head), r.paths.size());
   } else {
-    fmt::print("berth: landed {} on {} ({}): {} -> {}; {} path(s):\n", r.job, r.target, where,
-               Short(r.old_head), Short(r.new_commit), r.paths.size());
+    fmt::print("berth: landed {} on {} ({}): {} -> {}{}; {} path(s):\n", r.job, r.target, where,
+               Short(r.old_head), Short(r.new_commit),
+               r.signed_format.empty() ? "" : ", signed (" + r.signed_format + ")", r.paths.size());
   }
   for (const std::string& path : r.paths) fmt::print("  {}\n", QuotePath(path));
 }

@@ -245,5 +245,57 @@ TEST_F(CommitTest, UserIdentityIsTheRepositoryConfigsThenTheGlobalOne) {
   EXPECT_FALSE(none->has_value());
 }
 
+TEST_F(CommitTest, CommitSigningConfigAppliesGitsDefaultsPerFormat) {
+  auto config = [this](std::vector<std::string> args) {
+    args.insert(args.begin(), "config");
+    ASSERT_EQ(RunGit(args, work_).exit_code, 0);
+  };
+  auto read = [this]() {
+    Result<Repository> reopened = Repository::Discover(work_);
+    EXPECT_TRUE(reopened.has_value());
+    return reopened->CommitSigningConfig();
+  };
+  Result<std::optional<CommitSigning>> off = read();
+  ASSERT_TRUE(off.has_value()) << off.error().ToString();
+  EXPECT_FALSE(off->has_value());
+  config({"commit.gpgsign", "false"});
+  EXPECT_FALSE(read()->has_value());
+
+  // openpgp: gpg, and the user's identity as the key.
+  config({"commit.gpgsign", "true"});
+  Result<std::optional<CommitSigning>> pgp = read();
+  ASSERT_TRUE(pgp.has_value() && pgp->has_value());
+  EXPECT_EQ((*pgp)->format, CommitSigning::Format::kOpenPgp);
+  EXPECT_EQ((*pgp)->program, "gpg");
+  EXPECT_EQ((*pgp)->key, "Test <test@example.com>");
+  config({"gpg.program", "/opt/gpg2"});
+  config({"user.signingkey", "ABCD1234"});
+  EXPECT_EQ((*read())->program, "/opt/gpg2");
+  EXPECT_EQ((*read())->key, "ABCD1234");
+  config({"gpg.openpgp.program", "gpg-other"});
+  EXPECT_EQ((*read())->program, "gpg-other");
+
+  config({"gpg.format", "x509"});
+  EXPECT_EQ((*read())->format, CommitSigning::Format::kX509);
+  EXPECT_EQ((*read())->program, "gpgsm");
+
+  config({"gpg.format", "ssh"});
+  EXPECT_EQ((*read())->format, CommitSigning::Format::kSsh);
+  EXPECT_EQ((*read())->program, "ssh-keygen");
+  EXPECT_EQ((*read())->key, "ABCD1234");
+  config({"gpg.ssh.program", "my-signer"});
+  EXPECT_EQ((*read())->program, "my-signer");
+  // ssh has no key to fall back on.
+  config({"--unset", "user.signingkey"});
+  Result<std::optional<CommitSigning>> no_key = read();
+  ASSERT_FALSE(no_key.has_value());
+  EXPECT_NE(no_key.error().message().find("user.signingkey is not set"), std::string::npos);
+
+  config({"gpg.format", "pgp"});
+  Result<std::optional<CommitSigning>> unknown = read();
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message().find("gpg.format is 'pgp'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace berth::git

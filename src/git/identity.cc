@@ -1,4 +1,5 @@
-// Repository::UserIdentity: the user's git identity as git resolves it for this repository.
+// Repository::UserIdentity and CommitSigningConfig: the user's git identity and signing
+// settings as git resolves them for this repository.
 #include <git2.h>
 
 #include "git/handles.h"
@@ -19,16 +20,76 @@ Result<std::string> ConfigString(git_config* config, const char* key) {
   return out;
 }
 
+// The repository's config with the global (~/.gitconfig), XDG (~/.config/git/config) and
+// system (/etc/gitconfig) files beneath it, includes followed: git's own order.
+Result<Git2Ptr<git_config, git_config_free>> ConfigSnapshot(void* repo) {
+  git_config* raw = nullptr;
+  if (int code = git_repository_config_snapshot(&raw, static_cast<git_repository*>(repo)); code < 0)
+    return Git2Error("read the repository's git config", code);
+  return Git2Ptr<git_config, git_config_free>(raw);
+}
+
 }  // namespace
 
+const char* SigningFormatName(CommitSigning::Format format) {
+  switch (format) {
+    case CommitSigning::Format::kOpenPgp:
+      return "openpgp";
+    case CommitSigning::Format::kX509:
+      return "x509";
+    case CommitSigning::Format::kSsh:
+      return "ssh";
+  }
+  return "openpgp";
+}
+
+Result<std::optional<CommitSigning>> Repository::CommitSigningConfig() {
+  Git2Ptr<git_config, git_config_free> config = TRY(ConfigSnapshot(raw()));
+  int gpgsign = 0;
+  if (int code = git_config_get_bool(&gpgsign, config.get(), "commit.gpgsign");
+      code < 0 && code != GIT_ENOTFOUND)
+    return Git2Error("read commit.gpgsign from the git config", code);
+  if (gpgsign == 0) return std::optional<CommitSigning>();
+  CommitSigning signing;
+  std::string format = TRY(ConfigString(config.get(), "gpg.format"));
+  if (format.empty() || format == "openpgp") {
+    signing.format = CommitSigning::Format::kOpenPgp;
+    signing.program = TRY(ConfigString(config.get(), "gpg.openpgp.program"));
+    if (signing.program.empty()) signing.program = TRY(ConfigString(config.get(), "gpg.program"));
+    if (signing.program.empty()) signing.program = "gpg";
+  } else if (format == "x509") {
+    signing.format = CommitSigning::Format::kX509;
+    signing.program = TRY(ConfigString(config.get(), "gpg.x509.program"));
+    if (signing.program.empty()) signing.program = "gpgsm";
+  } else if (format == "ssh") {
+    signing.format = CommitSigning::Format::kSsh;
+    signing.program = TRY(ConfigString(config.get(), "gpg.ssh.program"));
+    if (signing.program.empty()) signing.program = "ssh-keygen";
+  } else {
+    return Error(Cause::kUnavailable, "gpg.format is '" + format +
+                                          "' in the git config; git knows openpgp, x509 and ssh");
+  }
+  signing.key = TRY(ConfigString(config.get(), "user.signingkey"));
+  if (!signing.key.empty()) return std::optional<CommitSigning>(signing);
+  if (signing.format == CommitSigning::Format::kSsh)
+    return Error(Cause::kUnavailable,
+                 "commit.gpgsign is true with gpg.format = ssh, but user.signingkey is not set "
+                 "(berth does not run gpg.ssh.defaultKeyCommand)",
+                 0,
+                 "set user.signingkey to your SSH key, e.g. git config user.signingkey "
+                 "~/.ssh/id_ed25519.pub");
+  std::optional<Signature> who = TRY(UserIdentity());
+  if (!who)
+    return Error(Cause::kUnavailable,
+                 "commit.gpgsign is true, but neither user.signingkey nor user.name and "
+                 "user.email are set, so there is no key to sign with",
+                 0, "set user.signingkey (git config user.signingkey KEY-ID)");
+  signing.key = who->name + " <" + who->email + ">";
+  return std::optional<CommitSigning>(signing);
+}
+
 Result<std::optional<Signature>> Repository::UserIdentity() {
-  git_config* raw = nullptr;
-  // The repository's config with the global (~/.gitconfig), XDG (~/.config/git/config) and
-  // system (/etc/gitconfig) files beneath it, includes followed: git's own order.
-  if (int code = git_repository_config_snapshot(&raw, static_cast<git_repository*>(this->raw()));
-      code < 0)
-    return Git2Error("read the repository's git config", code);
-  Git2Ptr<git_config, git_config_free> config(raw);
+  Git2Ptr<git_config, git_config_free> config = TRY(ConfigSnapshot(raw()));
   Signature who;
   who.name = TRY(ConfigString(config.get(), "user.name"));
   who.email = TRY(ConfigString(config.get(), "user.email"));

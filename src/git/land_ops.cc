@@ -170,7 +170,8 @@ std::string Repository::common_dir() const { return sys::Dirname(objects_); }
 
 Result<PickResult> Repository::CherryPick(const std::string& base, const std::string& commit,
                                           const std::string& onto, const std::string& message,
-                                          const Signature& committer, PickMode mode) {
+                                          const Signature& committer, PickMode mode,
+                                          const CommitSigner& sign) {
   git_repository* repo = Raw(*this);
   TreePtr ancestor = TRY(LookupCommitTree(repo, base));
   TreePtr theirs = TRY(LookupCommitTree(repo, commit));
@@ -226,11 +227,33 @@ Result<PickResult> Repository::CherryPick(const std::string& base, const std::st
   const git_commit* parents[] = {parent.get()};
   git_oid commit_id;
   std::string text = MessageWithNewline(message);
-  if (int code =
-          git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, author, signature.get(),
-                            /*message_encoding=*/nullptr, text.c_str(), tree.get(), 1, parents);
+  if (!sign) {
+    if (int code =
+            git_commit_create(&commit_id, repo, /*update_ref=*/nullptr, author, signature.get(),
+                              /*message_encoding=*/nullptr, text.c_str(), tree.get(), 1, parents);
+        code < 0)
+      return Git2Error("create the landed commit", code);
+    result.commit = OidHex(commit_id);
+    return result;
+  }
+  // Signed as git signs: the commit object without the signature is the payload, and the
+  // signature goes into its `gpgsig` header (for every format, ssh and x509 included).
+  git_buf payload = GIT_BUF_INIT;
+  if (int code = git_commit_create_buffer(&payload, repo, author, signature.get(),
+                                          /*message_encoding=*/nullptr, text.c_str(), tree.get(), 1,
+                                          parents);
       code < 0)
-    return Git2Error("create the landed commit", code);
+    return Git2Error("format the landed commit", code);
+  std::string content(payload.ptr, payload.size);
+  git_buf_dispose(&payload);
+  std::string detached = TRY(sign(content));
+  // libgit2 would turn a final newline into a line holding one space: git writes none.
+  while (!detached.empty() && detached.back() == '\n') detached.pop_back();
+  if (detached.empty()) return Error(Cause::kUnavailable, "the signing program gave no signature");
+  if (int code = git_commit_create_with_signature(&commit_id, repo, content.c_str(),
+                                                  detached.c_str(), "gpgsig");
+      code < 0)
+    return Git2Error("write the signed landed commit", code);
   result.commit = OidHex(commit_id);
   return result;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -36,6 +37,26 @@ struct Signature {
 
   bool operator==(const Signature&) const = default;
 };
+
+// How the user's git config asks for commits to be signed (`commit.gpgsign = true`), with
+// git's defaults applied (docs/landing.md, "Signing").
+struct CommitSigning {
+  enum class Format { kOpenPgp, kX509, kSsh };
+  Format format = Format::kOpenPgp;
+  // gpg.<format>.program (gpg.program too for openpgp), else gpg, gpgsm or ssh-keygen: a
+  // name looked up in PATH or a path.
+  std::string program;
+  // user.signingkey; unset, the user's identity "Name <email>" for openpgp and x509 (git
+  // uses the committer's, which for a commit of the user's own is theirs); for ssh, a public
+  // or private key file, or a literal public key ("key::" or "ssh-" prefix).
+  std::string key;
+};
+// "openpgp", "x509" or "ssh": gpg.format's value.
+const char* SigningFormatName(CommitSigning::Format format);
+
+// Returns the detached signature of a commit's payload (the commit object without it), or
+// an error that says why it could not sign. An empty function signs nothing.
+using CommitSigner = std::function<Result<std::string>(const std::string& payload)>;
 
 // What an in-memory cherry-pick produced: the conflicting paths, or the new commit.
 struct PickResult {
@@ -148,6 +169,11 @@ class Repository {
   // its config, then the global (~/.gitconfig), XDG and system files, includes followed.
   // nullopt when either is unset (identity.cc).
   Result<std::optional<Signature>> UserIdentity();
+  // How this repository's git config (read as for UserIdentity) asks for commits to be
+  // signed, or nullopt when commit.gpgsign is not true. kUnavailable (signing cannot be
+  // done) for a gpg.format git would refuse, and for a key that cannot be worked out
+  // (identity.cc).
+  Result<std::optional<CommitSigning>> CommitSigningConfig();
   // A commit whose parent is HEAD and whose tree is the user's working tree: staged,
   // unstaged and untracked (not ignored) changes included.
   Result<std::string> CommitWorkingTree(const std::string& message, const Signature& author);
@@ -175,10 +201,13 @@ class Repository {
   // Cherry-picks `commit` (whose parent is `base`) onto `onto` in memory: git_merge_trees with
   // ancestor = base's tree, ours = onto's tree, theirs = commit's tree. With kWriteCommit and no
   // conflict, writes the merged tree and a commit (parent `onto`, `message`, the author of
-  // `commit` kept as git cherry-pick keeps it, `committer`). Touches no ref, no index, no file.
+  // `commit` kept as git cherry-pick keeps it, `committer`), signed by `sign` when it is set
+  // (its signature in the commit's `gpgsig` header, as git writes it; a signing error is
+  // returned and no commit is written). Touches no ref, no index, no file.
   Result<PickResult> CherryPick(const std::string& base, const std::string& commit,
                                 const std::string& onto, const std::string& message,
-                                const Signature& committer, PickMode mode);
+                                const Signature& committer, PickMode mode,
+                                const CommitSigner& sign = {});
   // Compare-and-set of refs/heads/<branch>: moves it from `expected_old` to `new_commit`.
   // Returns false, changing nothing, when the branch no longer points at `expected_old`.
   Result<bool> MoveBranch(const std::string& branch, const std::string& expected_old,

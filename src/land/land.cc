@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "gitcli/bundle.h"
 #include "gitcli/git_command.h"
+#include "gitcli/signing.h"
 #include "job/job_json.h"
 #include "job/receipt.h"
 #include "job/repo_policy.h"
@@ -199,18 +200,20 @@ std::optional<LandStep> ParseLandStep(const std::string& name) {
 }
 
 nlohmann::json LandResult::ToJson() const {
-  return {{"job", job},
-          {"target", target},
-          {"old", old_head.empty() ? nlohmann::json(nullptr) : nlohmann::json(old_head)},
-          {"new", new_commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(new_commit)},
-          {"landed", landed},
-          {"dry_run", dry_run},
-          {"checked_out", checked_out},
-          {"paths", paths},
-          {"conflicts", conflicts},
-          {"dirty", dirty},
-          {"refused_reason",
-           refused_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(refused_reason)}};
+  return {
+      {"job", job},
+      {"target", target},
+      {"old", old_head.empty() ? nlohmann::json(nullptr) : nlohmann::json(old_head)},
+      {"new", new_commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(new_commit)},
+      {"landed", landed},
+      {"dry_run", dry_run},
+      {"checked_out", checked_out},
+      {"paths", paths},
+      {"conflicts", conflicts},
+      {"dirty", dirty},
+      {"signed", signed_format.empty() ? nlohmann::json(nullptr) : nlohmann::json(signed_format)},
+      {"refused_reason",
+       refused_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(refused_reason)}};
 }
 
 nlohmann::json LandJournal::ToJson() const {
@@ -439,6 +442,14 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
                                 "); land with --reverify to re-run the current policy's checks");
   }
 
+  // The user's commit.gpgsign: the landed commit is signed by their own program, found now
+  // so that a signing set-up that cannot work stops the land before anything is written.
+  git::CommitSigner sign;
+  if (std::optional<git::CommitSigning> signing = TRY(repo.CommitSigningConfig())) {
+    sign = TRY(gitcli::MakeCommitSigner(*signing, ctx.environ));
+    result.signed_format = git::SigningFormatName(signing->format);
+  }
+
   // 2. Under the land lock: finish any interrupted land, then read the job again.
   sys::FileLock lock = TRY(sys::FileLock::Acquire(LockPath(repo)));
   TRY(RecoverInterruptedLands(store, repo));
@@ -489,9 +500,9 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
   }
   std::string message = LandedMessage(TRY(repo.CommitMessage(*job.commit)), job.id);
   std::vector<std::string> job_paths = TRY(repo.ChangedPaths(job.base, *job.commit));
-  git::PickResult pick = TRY(
-      repo.CherryPick(job.base, *job.commit, *old_head, message, git::Signature{},
-                      options.dry_run ? git::PickMode::kCheckOnly : git::PickMode::kWriteCommit));
+  git::PickResult pick = TRY(repo.CherryPick(
+      job.base, *job.commit, *old_head, message, git::Signature{},
+      options.dry_run ? git::PickMode::kCheckOnly : git::PickMode::kWriteCommit, sign));
   if (!pick.conflicts.empty()) {
     result.conflicts = pick.conflicts;
     return Refuse(result,

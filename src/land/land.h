@@ -56,6 +56,9 @@ struct LandResult {
   std::vector<std::string> conflicts;
   std::vector<std::string> dirty;  // touched paths with uncommitted changes in the checkout
   std::string refused_reason;      // "" unless refused
+  // The format ("openpgp", "ssh", "x509") the landed commit is signed in, as the user's
+  // commit.gpgsign asks; "" when signing is off.
+  std::string signed_format;
 
   bool refused() const { return !refused_reason.empty(); }
   nlohmann::json ToJson() const;

@@ -155,6 +155,41 @@ TEST_F(LandTest, CherryPickOntoAMovedTargetKeepsBothAndConflictsListThePaths) {
   EXPECT_TRUE(pick->commit.empty());
 }
 
+// Signing (commit.gpgsign): the signer sees the commit object without the signature, and the
+// signature lands in its gpgsig header, where git finds it; a signer's error writes nothing.
+TEST_F(LandTest, CherryPickWithASignerPutsItsSignatureInTheGpgsigHeader) {
+  std::string head = *repo().ResolveCommit("main");
+  std::string seen;
+  git::CommitSigner sign = [&seen](const std::string& payload) -> Result<std::string> {
+    seen = payload;
+    return std::string("-----BEGIN SIG-----\nline two\n-----END SIG-----\n");
+  };
+  Result<git::PickResult> pick = repo().CherryPick(
+      base_, job_commit_, head, "m\n", git::Signature{}, git::PickMode::kWriteCommit, sign);
+  ASSERT_TRUE(pick) << pick.error().ToString();
+  std::string object = Git({"cat-file", "commit", pick->commit}, dir());
+  EXPECT_NE(object.find("\ngpgsig -----BEGIN SIG-----\n line two\n -----END SIG-----\n"),
+            std::string::npos)
+      << object;
+  EXPECT_TRUE(seen.rfind("tree ", 0) == 0) << seen;
+  EXPECT_EQ(seen.find("gpgsig"), std::string::npos);
+  EXPECT_NE(seen.find("\ncommitter berth <berth@localhost> "), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\nauthor Ada Lovelace <ada@example.com> "), std::string::npos) << seen;
+  // What the signer signed is exactly the commit with its gpgsig header taken out.
+  size_t at = object.find("gpgsig ");
+  size_t end = object.find("-----END SIG-----\n", at) + std::string("-----END SIG-----\n").size();
+  EXPECT_EQ(object.substr(0, at) + object.substr(end), seen.substr(0, seen.size() - 1));
+
+  git::CommitSigner broken = [](const std::string&) -> Result<std::string> {
+    return Error(Cause::kUnavailable, "no key");
+  };
+  pick = repo().CherryPick(base_, job_commit_, head, "m2\n", git::Signature{},
+                           git::PickMode::kWriteCommit, broken);
+  ASSERT_FALSE(pick);
+  EXPECT_EQ(pick.error().message(), "no key");
+  EXPECT_EQ(*repo().ResolveCommit("main"), head);
+}
+
 TEST_F(LandTest, UncommittedPathsListsOnlyTouchedPathsWithChanges) {
   WriteFile(dir(), "a.txt", "edited\n");
   WriteFile(dir(), "notes.txt", "untracked\n");

@@ -97,7 +97,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
 Result<SeparatedResult> RunCommandSeparately(
     const std::vector<std::string>& argv,
     const std::vector<std::pair<std::string, std::string>>& env, const std::string& cwd,
-    int timeout_ms, size_t max_output) {
+    int timeout_ms, size_t max_output, int stdin_fd) {
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
     return Error(Cause::kInvalidArgument, "RunCommandSeparately needs an absolute program path");
   Pipe out = TRY(MakePipe());
@@ -106,7 +106,7 @@ Result<SeparatedResult> RunCommandSeparately(
   options.argv = argv;
   for (const auto& [name, value] : env) options.env.push_back(name + "=" + value);
   options.cwd = cwd;
-  options.stdio[0] = kDevNull;
+  options.stdio[0] = stdin_fd;
   options.stdio[1] = out.write.get();
   options.stdio[2] = err.write.get();
   options.group = ProcessGroup::kNewGroup;

@@ -8,6 +8,7 @@
 
 #include "base/result.h"
 #include "sys/process.h"
+#include "sys/spawn.h"
 
 namespace berth::sys {
 
@@ -40,10 +41,12 @@ struct SeparatedResult {
   bool timed_out = false;
 };
 
-// RunCommand with stdout and stderr captured separately; the same rules otherwise.
+// RunCommand with stdout and stderr captured separately; the same rules otherwise, but for
+// stdin: `stdin_fd` (a file the caller opened, read by the program from where its offset
+// is), or /dev/null by default.
 Result<SeparatedResult> RunCommandSeparately(
     const std::vector<std::string>& argv,
     const std::vector<std::pair<std::string, std::string>>& env, const std::string& cwd,
-    int timeout_ms, size_t max_output = 1024 * 1024);
+    int timeout_ms, size_t max_output = 1024 * 1024, int stdin_fd = kDevNull);
 
 }  // namespace berth::sys

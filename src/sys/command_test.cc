@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sys/dir.h"
+#include "sys/fs.h"
+
 namespace berth::sys {
 namespace {
 
@@ -72,6 +75,25 @@ TEST(RunCommandSeparately, TimeoutAndBound) {
   EXPECT_EQ(big->out.size(), 1000u);
   EXPECT_EQ(big->err.size(), 1000u);
   EXPECT_EQ(big->status.code, 0);
+}
+
+// A signing program reads the commit on stdin: from the file the caller opened, at its offset.
+TEST(RunCommandSeparately, StdinFromAFile) {
+  Result<std::string> dir = MakeTempDir("/tmp", "command-test-");
+  ASSERT_TRUE(dir.has_value()) << dir.error().ToString();
+  ASSERT_TRUE(WriteNewFile(*dir + "/in", "tree 1234\n\nmessage\n", 0600));
+  Result<UniqueFd> in = OpenReadOnly(*dir + "/in");
+  ASSERT_TRUE(in.has_value()) << in.error().ToString();
+  Result<SeparatedResult> r =
+      RunCommandSeparately({"/bin/sh", "-c", "wc -l; cat"}, {}, "/", 5000, 1024, in->get());
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->out, "3\n");  // wc read it all; nothing was left for cat
+  EXPECT_EQ(r->status.code, 0);
+  // By default stdin is /dev/null.
+  Result<SeparatedResult> none = RunCommandSeparately({"/bin/sh", "-c", "cat"}, {}, "/", 5000);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->out, "");
+  ASSERT_TRUE(RemoveTree(*dir));
 }
 
 }  // namespace
