@@ -257,7 +257,7 @@ Status MaterializeWithin(Repository& repo, const std::string& commit, const std:
   return result.get();
 }
 
-// The piece a streamed file is written in (BlobReader::kPiece in materialize.cc).
+// The piece a streamed file is written in (kPieceSize in object_inflate.h).
 constexpr size_t kPiece = 256 * 1024;
 
 // Large loose blobs are inflated and written a piece at a time: sizes that are and are not a
