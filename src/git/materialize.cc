@@ -20,6 +20,7 @@
 #include "git/checkout_rules.h"
 #include "git/handles.h"
 #include "git/loose_object.h"
+#include "git/pack_file.h"
 #include "git/repository.h"
 #include "sys/dir.h"
 #include "sys/fs.h"
@@ -113,11 +114,13 @@ class DirectoryPass {
 // a second, every page of both faulted in and zeroed, and writes it from memory long out of
 // the cache: for a 100 MiB blob that was three times git's time, and the memory grows with the
 // file. libgit2 1.5's own stream (the loose backend's readstream) is not used: on a truncated
-// object it, like its whole read, calls inflate forever. libgit2 1.5's pack backend has no
-// stream, so a packed blob, and a loose one in an alternate, is still read whole.
+// object it, like its whole read, calls inflate forever. A plain (undeltified) blob of one of
+// the store's own packs is streamed the same way out of the mapped pack (pack_file.h):
+// libgit2 1.5's pack backend has no stream. A deltified blob, one in an alternate, and one
+// of a pack berth does not read are read whole through libgit2.
 class BlobReader {
  public:
-  explicit BlobReader(git_odb* odb) : odb_(odb) {
+  BlobReader(git_odb* odb, const PackSet& packs) : odb_(odb), packs_(packs) {
     size_t count = git_odb_num_backends(odb);
     for (size_t i = 0; i < count; ++i) {
       git_odb_backend* backend = nullptr;
@@ -128,13 +131,23 @@ class BlobReader {
   }
 
   // Hands the blob `oid`, the file `name` of `dir` (for messages), to `streamed` in pieces when
-  // it is a loose object of the repository's own objects directory `loose_dir`, else whole to
-  // `whole` (valid until the next call). The backends are asked in libgit2's order (packs
-  // first). One BlobReader per thread.
+  // it is a plain blob entry of the repository's own packs or a loose object of its own
+  // objects directory `loose_dir`, else whole to `whole` (valid until the next call). The
+  // packs are asked first, as libgit2 does; then the backends in libgit2's order. One
+  // BlobReader per thread.
   Status Emit(const git_oid& oid, const sys::Dir& dir, std::string_view name,
               const std::string& loose_dir, const PieceSink& streamed,
               const std::function<Status(std::string_view)>& whole) {
     Release();
+    if (std::optional<PackSet::Found> found = packs_.Find(oid.id)) {
+      Result<PackEntryHeader> header = ParsePackEntryHeader(found->pack, found->entry.offset);
+      // A delta, or a header berth does not read: libgit2's pack backend decides.
+      if (header && header->type == PackEntryHeader::kBlob) {
+        if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPieceSize);
+        return StreamPackedBlob(found->pack, found->entry, *header, buffer_.get(), dir.PathOf(name),
+                                streamed);
+      }
+    }
     bool own_loose_tried = false;
     for (git_odb_backend* backend : backends_) {
       // The first loose backend is the repository's own (libgit2 sorts alternates last).
@@ -208,6 +221,7 @@ class BlobReader {
   }
 
   git_odb* odb_;
+  const PackSet& packs_;
   std::vector<git_odb_backend*> backends_;
   void* data_ = nullptr;
   git_odb_backend* owner_ = nullptr;
@@ -222,10 +236,11 @@ class BlobReader {
 // (libgit2 docs/threading.md) and the root descriptor is only used by *at() calls.
 class FilePass {
  public:
-  FilePass(git_odb* odb, std::string loose_dir, const sys::Dir& root, const DirectoryPass& pass,
-           const struct timespec& stamp)
+  FilePass(git_odb* odb, std::string loose_dir, const PackSet& packs, const sys::Dir& root,
+           const DirectoryPass& pass, const struct timespec& stamp)
       : odb_(odb),
         loose_dir_(std::move(loose_dir)),
+        packs_(packs),
         root_(root),
         dirs_(pass.dirs()),
         files_(pass.files()),
@@ -263,7 +278,7 @@ class FilePass {
   static constexpr size_t kChunk = 256;
 
   void Work() {
-    BlobReader reader(odb_);
+    BlobReader reader(odb_, packs_);
     while (!failed_.load(std::memory_order_relaxed)) {
       size_t run = next_.fetch_add(1, std::memory_order_relaxed);
       if (run + 1 >= runs_.size()) return;
@@ -312,6 +327,7 @@ class FilePass {
 
   git_odb* odb_;
   const std::string loose_dir_;
+  const PackSet& packs_;
   const sys::Dir& root_;
   const std::vector<std::string>& dirs_;
   const std::vector<FileJob>& files_;
@@ -363,7 +379,10 @@ Status Repository::Materialize(const std::string& commit, const std::string& dir
   sys::Dir root = TRY(sys::Dir::Open(dir));
   DirectoryPass directories(Raw(*this));
   TRY(directories.Walk(tree.get(), root, ""));
-  TRY(FilePass(odb, objects_, root, directories, stamp).Run());
+  // Mapped once for every thread; listed after the tree was read, so that a repack since
+  // then leaves at worst an object libgit2 finds.
+  PackSet packs = PackSet::Open(objects_);
+  TRY(FilePass(odb, objects_, packs, root, directories, stamp).Run());
   // The mount point of the job's private git dir.
   if (git_mount_point) TRY(root.MakeDir(".git", 0755));
   return {};
