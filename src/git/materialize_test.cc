@@ -405,14 +405,17 @@ TEST_F(MaterializeTest, ADamagedPackEntryFailsAndLeavesNoFile) {
     const char* says;
   };
   std::string cut = pack.substr(0, pack.size() / 2) + trailer;
+  // The entry's last 20 bytes gone: the stream would end exactly in the pack's checksum if
+  // that were read as part of it.
+  std::string cut_at_end = pack.substr(0, pack.size() - 40) + trailer;
   std::string resized = pack;
   resized[12] ^= 0x01;  // the low bit of the size
   std::string bad_crc = idx;
   // After the header (8), the fanout (1024) and the one id (20): the entry's CRC-32.
   bad_crc[8 + 1024 + 20] ^= 0x10;
   for (const Case& c :
-       {Case{"cut", cut, idx, "cut short"}, Case{"resized", resized, idx, "header says"},
-        Case{"bad-crc", pack, bad_crc, "CRC-32"}}) {
+       {Case{"cut", cut, idx, "cut short"}, Case{"cut-at-end", cut_at_end, idx, "cut short"},
+        Case{"resized", resized, idx, "header says"}, Case{"bad-crc", pack, bad_crc, "CRC-32"}}) {
     WriteFile(sys::Dirname(pack_path), pack_path.substr(pack_path.rfind('/') + 1), c.pack, 0444);
     WriteFile(sys::Dirname(idx_path), idx_path.substr(idx_path.rfind('/') + 1), c.idx, 0444);
     std::string out = temp_.path() + "/tree-" + c.name;
