@@ -4,7 +4,6 @@
 #include <git2/sys/index.h>
 #include <git2/sys/odb_backend.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +19,8 @@
 #include "base/mutex.h"
 #include "git/checkout_rules.h"
 #include "git/handles.h"
+#include "git/loose_object.h"
+#include "git/pack_file.h"
 #include "git/repository.h"
 #include "sys/dir.h"
 #include "sys/fs.h"
@@ -107,17 +108,19 @@ class DirectoryPass {
 // which refreshes the list of packs and reports the error.
 //
 // A loose object of the repository's own store is streamed (docs/workspace.md, "Large
-// files"): its file is inflated here with zlib a piece at a time into one buffer per thread,
-// and each piece written while it is still in the processor's cache. Taking it whole instead
-// reads the compressed file into one fresh buffer and inflates it into a second, every page of
-// both faulted in and zeroed, and writes it from memory long out of the cache: for a 100 MiB
-// blob that was three times git's time, and the memory grows with the file. libgit2 1.5's own
-// stream (the loose backend's readstream) is not used: on a truncated object it, like its
-// whole read, calls inflate forever. libgit2 1.5's pack backend has no stream, so a packed
-// blob, and a loose one in an alternate, is still read whole.
+// files"): its file is inflated with zlib a piece at a time into one buffer per thread
+// (loose_object.h), and each piece written while it is still in the processor's cache.
+// Taking it whole instead reads the compressed file into one fresh buffer and inflates it into
+// a second, every page of both faulted in and zeroed, and writes it from memory long out of
+// the cache: for a 100 MiB blob that was three times git's time, and the memory grows with the
+// file. libgit2 1.5's own stream (the loose backend's readstream) is not used: on a truncated
+// object it, like its whole read, calls inflate forever. A plain (undeltified) blob of one of
+// the store's own packs is streamed the same way out of the mapped pack (pack_file.h):
+// libgit2 1.5's pack backend has no stream. A deltified blob, one in an alternate, and one
+// of a pack berth does not read are read whole through libgit2.
 class BlobReader {
  public:
-  explicit BlobReader(git_odb* odb) : odb_(odb) {
+  BlobReader(git_odb* odb, const PackSet& packs) : odb_(odb), packs_(packs) {
     size_t count = git_odb_num_backends(odb);
     for (size_t i = 0; i < count; ++i) {
       git_odb_backend* backend = nullptr;
@@ -127,17 +130,24 @@ class BlobReader {
     }
   }
 
-  // A blob's bytes in pieces, as Dir::WriteNewFileFrom takes them.
-  using Pieces = std::function<Result<std::string_view>()>;
-
   // Hands the blob `oid`, the file `name` of `dir` (for messages), to `streamed` in pieces when
-  // it is a loose object of the repository's own objects directory `loose_dir`, else whole to
-  // `whole` (valid until the next call). The backends are asked in libgit2's order (packs
-  // first). One BlobReader per thread.
+  // it is a plain blob entry of the repository's own packs or a loose object of its own
+  // objects directory `loose_dir`, else whole to `whole` (valid until the next call). The
+  // packs are asked first, as libgit2 does; then the backends in libgit2's order. One
+  // BlobReader per thread.
   Status Emit(const git_oid& oid, const sys::Dir& dir, std::string_view name,
-              const std::string& loose_dir, const std::function<Status(const Pieces&)>& streamed,
+              const std::string& loose_dir, const PieceSink& streamed,
               const std::function<Status(std::string_view)>& whole) {
     Release();
+    if (std::optional<PackSet::Found> found = packs_.Find(oid.id)) {
+      Result<PackEntryHeader> header = ParsePackEntryHeader(found->pack, found->entry.offset);
+      // A delta, or a header berth does not read: libgit2's pack backend decides.
+      if (header && header->type == PackEntryHeader::kBlob) {
+        if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPieceSize);
+        return StreamPackedBlob(found->pack, found->entry, *header, buffer_.get(), dir.PathOf(name),
+                                streamed);
+      }
+    }
     bool own_loose_tried = false;
     for (git_odb_backend* backend : backends_) {
       // The first loose backend is the repository's own (libgit2 sorts alternates last).
@@ -149,8 +159,9 @@ class BlobReader {
         Result<std::string_view> file =
             sys::MappedFile::ReadOrMap(path, kMapFrom, compressed_, mapped_);
         if (!file && file.error().sys_errno() != ENOENT) return std::move(file).error();
-        if (file && IsZlib(*file)) {
-          Status written = InflateLoose(*file, dir, name, streamed);
+        if (file && LooksLikeZlib(*file)) {
+          if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPieceSize);
+          Status written = StreamLooseBlob(*file, buffer_.get(), dir.PathOf(name), streamed);
           mapped_ = sys::MappedFile();
           return written;
         }
@@ -168,99 +179,10 @@ class BlobReader {
   BlobReader(const BlobReader&) = delete;
   BlobReader& operator=(const BlobReader&) = delete;
 
-  // The most a streamed file is written at once, and the buffer each thread holds for it.
-  static constexpr size_t kPiece = 256 * 1024;
   // Loose object files from this size on are mapped rather than read into a buffer.
   static constexpr size_t kMapFrom = 1024 * 1024;
 
  private:
-  // A zlib stream's first two bytes (RFC 1950): deflate, and a multiple of 31.
-  static bool IsZlib(std::string_view data) {
-    if (data.size() < 2) return false;
-    auto b0 = static_cast<unsigned char>(data[0]);
-    auto b1 = static_cast<unsigned char>(data[1]);
-    return (b0 & 0x8F) == 0x08 && ((b0 << 8) + b1) % 31 == 0;
-  }
-
-  Error Damaged(const sys::Dir& dir, std::string_view name, const std::string& what) {
-    return Error(
-        Cause::kInvalidArgument,
-        "the object of " + dir.PathOf(name) + " " + what +
-            "; the repository is damaged (run git fsck, then fetch or restore the object)");
-  }
-
-  // Inflates the loose object `compressed` ("blob <size>\0" and the bytes) and hands the bytes
-  // to `streamed`, checking its header, that the bytes are as many as it says, zlib's checksum,
-  // and that nothing follows the zlib stream: a damaged object is an error of the last piece.
-  Status InflateLoose(std::string_view compressed, const sys::Dir& dir, std::string_view name,
-                      const std::function<Status(const Pieces&)>& streamed) {
-    if (buffer_ == nullptr) buffer_ = std::make_unique<char[]>(kPiece);
-    z_stream z{};
-    if (inflateInit(&z) != Z_OK)
-      return Error(Cause::kInternal, "start inflating the object of " + dir.PathOf(name));
-    struct End {
-      z_stream* z;
-      ~End() { inflateEnd(z); }
-    } end{&z};
-    const char* in = compressed.data();
-    size_t in_left = compressed.size();
-    bool ended = false;
-    // One call of inflate into the buffer; the bytes it made.
-    auto inflate_piece = [&]() -> Result<std::string_view> {
-      z.next_out = reinterpret_cast<Bytef*>(buffer_.get());
-      z.avail_out = kPiece;
-      for (;;) {
-        if (z.avail_in == 0 && in_left > 0) {
-          size_t n = std::min<size_t>(in_left, 1u << 30);
-          z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
-          z.avail_in = static_cast<uInt>(n);
-          in += n;
-          in_left -= n;
-        }
-        int code = inflate(&z, Z_NO_FLUSH);
-        size_t made = kPiece - z.avail_out;
-        if (code == Z_STREAM_END) {
-          ended = true;
-          if (z.avail_in != 0 || in_left != 0)
-            return Damaged(dir, name, "has bytes after its zlib stream");
-        } else if (code != Z_OK && code != Z_BUF_ERROR) {
-          return Damaged(dir, name,
-                         std::string("does not inflate (") + (z.msg ? z.msg : "zlib error") + ")");
-        }
-        if (made > 0 || ended) return std::string_view(buffer_.get(), made);
-        if (z.avail_in == 0 && in_left == 0) return Damaged(dir, name, "is cut short");
-      }
-    };
-    // The header comes out of the first piece whole (it is at most a few dozen bytes).
-    std::string_view piece = TRY(inflate_piece());
-    size_t nul = piece.find('\0');
-    size_t space = piece.find(' ');
-    if (nul == piece.npos || space == piece.npos || space > nul || nul > 32)
-      return Damaged(dir, name, "has no valid header");
-    std::string_view type = piece.substr(0, space);
-    std::string_view digits = piece.substr(space + 1, nul - space - 1);
-    size_t size = 0;
-    if (digits.empty() || digits.size() > 19 || (digits.size() > 1 && digits[0] == '0'))
-      return Damaged(dir, name, "has no valid header");
-    for (char c : digits) {
-      if (c < '0' || c > '9') return Damaged(dir, name, "has no valid header");
-      size = size * 10 + static_cast<size_t>(c - '0');
-    }
-    if (type != "blob")
-      return Error(Cause::kInvalidArgument,
-                   "the tree names a non-blob as the file " + dir.PathOf(name));
-    piece.remove_prefix(nul + 1);
-    size_t left = size;
-    auto next = [&]() -> Result<std::string_view> {
-      while (piece.empty() && !ended) piece = TRY(inflate_piece());
-      if (piece.size() > left) return Damaged(dir, name, "holds more bytes than its header says");
-      if (piece.empty() && left > 0) return Damaged(dir, name, "ends before its header says");
-      left -= piece.size();
-      return std::exchange(piece, std::string_view());
-    };
-    return streamed(next);
-  }
-
   // The blob from one backend, or nullopt when that backend does not have it.
   Result<std::optional<std::string_view>> ReadFrom(git_odb_backend* backend, const git_oid& oid,
                                                    const sys::Dir& dir, std::string_view name) {
@@ -299,11 +221,12 @@ class BlobReader {
   }
 
   git_odb* odb_;
+  const PackSet& packs_;
   std::vector<git_odb_backend*> backends_;
   void* data_ = nullptr;
   git_odb_backend* owner_ = nullptr;
   OdbObjectPtr object_;
-  std::unique_ptr<char[]> buffer_;  // kPiece bytes, made for the first streamed file
+  std::unique_ptr<char[]> buffer_;  // kPieceSize bytes, made for the first streamed file
   std::string compressed_;          // the last small loose object file read
   sys::MappedFile mapped_;          // a large one, while it is written
 };
@@ -313,10 +236,11 @@ class BlobReader {
 // (libgit2 docs/threading.md) and the root descriptor is only used by *at() calls.
 class FilePass {
  public:
-  FilePass(git_odb* odb, std::string loose_dir, const sys::Dir& root, const DirectoryPass& pass,
-           const struct timespec& stamp)
+  FilePass(git_odb* odb, std::string loose_dir, const PackSet& packs, const sys::Dir& root,
+           const DirectoryPass& pass, const struct timespec& stamp)
       : odb_(odb),
         loose_dir_(std::move(loose_dir)),
+        packs_(packs),
         root_(root),
         dirs_(pass.dirs()),
         files_(pass.files()),
@@ -354,7 +278,7 @@ class FilePass {
   static constexpr size_t kChunk = 256;
 
   void Work() {
-    BlobReader reader(odb_);
+    BlobReader reader(odb_, packs_);
     while (!failed_.load(std::memory_order_relaxed)) {
       size_t run = next_.fetch_add(1, std::memory_order_relaxed);
       if (run + 1 >= runs_.size()) return;
@@ -382,7 +306,7 @@ class FilePass {
       auto link = [&](std::string_view target) {
         return dir.MakeSymlink(std::string(target), file.name);
       };
-      auto link_pieces = [&](const BlobReader::Pieces& next) -> Status {
+      auto link_pieces = [&](const Pieces& next) -> Status {
         std::string target;
         for (;;) {
           std::string_view piece = TRY(next());
@@ -397,14 +321,13 @@ class FilePass {
     mode_t mode = file.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
     return reader.Emit(
         file.oid, dir, file.name, loose_dir_,
-        [&](const BlobReader::Pieces& next) {
-          return dir.WriteNewFileFrom(file.name, mode, &stamp_, next);
-        },
+        [&](const Pieces& next) { return dir.WriteNewFileFrom(file.name, mode, &stamp_, next); },
         [&](std::string_view data) { return dir.WriteNewFile(file.name, data, mode, &stamp_); });
   }
 
   git_odb* odb_;
   const std::string loose_dir_;
+  const PackSet& packs_;
   const sys::Dir& root_;
   const std::vector<std::string>& dirs_;
   const std::vector<FileJob>& files_;
@@ -456,7 +379,10 @@ Status Repository::Materialize(const std::string& commit, const std::string& dir
   sys::Dir root = TRY(sys::Dir::Open(dir));
   DirectoryPass directories(Raw(*this));
   TRY(directories.Walk(tree.get(), root, ""));
-  TRY(FilePass(odb, objects_, root, directories, stamp).Run());
+  // Mapped once for every thread; listed after the tree was read, so that a repack since
+  // then leaves at worst an object libgit2 finds.
+  PackSet packs = PackSet::Open(objects_);
+  TRY(FilePass(odb, objects_, packs, root, directories, stamp).Run());
   // The mount point of the job's private git dir.
   if (git_mount_point) TRY(root.MakeDir(".git", 0755));
   return {};

@@ -12,6 +12,7 @@
 #include "git/handles.h"
 #include "git/repository.h"
 #include "git/testing.h"
+#include "sys/dir.h"
 #include "sys/fs.h"
 
 namespace berth::git {
@@ -257,7 +258,7 @@ Status MaterializeWithin(Repository& repo, const std::string& commit, const std:
   return result.get();
 }
 
-// The piece a streamed file is written in (BlobReader::kPiece in materialize.cc).
+// The piece a streamed file is written in (kPieceSize in object_inflate.h).
 constexpr size_t kPiece = 256 * 1024;
 
 // Large loose blobs are inflated and written a piece at a time: sizes that are and are not a
@@ -302,7 +303,7 @@ TEST_F(MaterializeTest, StreamsLargeLooseBlobsByteForByte) {
   }
 }
 
-// A large packed blob is read whole (libgit2 1.5 has no pack stream) and comes out the same.
+// A large packed blob is streamed out of the pack (pack_file.h) and comes out the same.
 TEST_F(MaterializeTest, WritesLargePackedBlobs) {
   std::string odd = Noise(3 * kPiece + 777, 4);
   WriteFile(work_, "big/odd.bin", odd, 0755);
@@ -319,6 +320,119 @@ TEST_F(MaterializeTest, WritesLargePackedBlobs) {
   struct stat st;
   ASSERT_EQ(::lstat((out + "/big/odd.bin").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0755u);
+}
+
+// The one pack of `objects` whose name ends in `suffix` (".pack" or ".idx"), after
+// RunGit made it.
+std::string OnlyPack(const std::string& objects, const std::string& suffix) {
+  Result<sys::Dir> dir = sys::Dir::Open(objects + "/pack");
+  EXPECT_TRUE(dir.has_value());
+  std::vector<std::string> names = dir->List().value();
+  std::string found;
+  for (const std::string& name : names)
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      EXPECT_EQ(found, "") << "more than one pack";
+      found = objects + "/pack/" + name;
+    }
+  EXPECT_NE(found, "");
+  return found;
+}
+
+// A packed blob that is a delta of another is read through libgit2, whole, and comes out the
+// same as its base, which is streamed.
+TEST_F(MaterializeTest, ADeltifiedPackedBlobFallsBackToLibgit2) {
+  std::string base = Noise(3 * kPiece + 99, 6);
+  std::string changed = base;
+  changed.replace(kPiece, 5, "delta");
+  WriteFile(work_, "big/base.bin", base);
+  WriteFile(work_, "big/changed.bin", changed);
+  std::string commit = CommitAll(work_, "two similar files");
+  ASSERT_EQ(RunGit({"repack", "-adfq"}, work_).exit_code, 0);
+  ASSERT_EQ(RunGit({"prune-packed"}, work_).exit_code, 0);
+  Repository repo = Open();
+  // One of the two is stored as a delta of the other (verify-pack shows its chain's base).
+  testing::RunResult listed =
+      RunGit({"verify-pack", "-v", OnlyPack(repo.objects_dir(), ".idx")}, work_);
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  std::string base_id = BlobId(work_, commit, "big/base.bin");
+  std::string changed_id = BlobId(work_, commit, "big/changed.bin");
+  bool deltified = false;
+  for (const std::string& id : {base_id, changed_id}) {
+    size_t line = listed.output.find(id + " blob");
+    ASSERT_NE(line, std::string::npos) << listed.output;
+    std::string text = listed.output.substr(line, listed.output.find('\n', line) - line);
+    if (text.find(id == base_id ? changed_id : base_id) != std::string::npos) deltified = true;
+  }
+  ASSERT_TRUE(deltified) << listed.output;
+
+  std::string out = temp_.path() + "/tree";
+  Status made = MaterializeWithin(repo, commit, out);
+  ASSERT_TRUE(made.has_value()) << made.error().ToString();
+  EXPECT_TRUE(ReadFileOrDie(out + "/big/base.bin") == base);
+  EXPECT_TRUE(ReadFileOrDie(out + "/big/changed.bin") == changed);
+}
+
+// A damaged pack entry of a large blob (its stream cut short before the pack's checksum, a
+// size in its header that is not the content's, a CRC-32 in the index that is not the
+// entry's) fails the snapshot with a message that says so, and leaves no file of it behind.
+// The blob is alone in its pack, the only entry, so that the damage stays within it.
+TEST_F(MaterializeTest, ADamagedPackEntryFailsAndLeavesNoFile) {
+  std::string content = Noise(3 * kPiece + 5, 7);
+  WriteFile(work_, "big.bin", content);
+  std::string commit = CommitAll(work_, "large file");
+  Repository repo = Open();
+  std::string blob = BlobId(work_, commit, "big.bin");
+  ASSERT_EQ(
+      RunGit({"pack-objects", "-q", repo.objects_dir() + "/pack/pack"}, work_, {}, blob + "\n")
+          .exit_code,
+      0);
+  ASSERT_EQ(RunGit({"prune-packed"}, work_).exit_code, 0);
+  ASSERT_EQ(sys::TypeOf(LoosePath(repo.objects_dir(), blob)), sys::FileType::kMissing);
+  std::string pack_path = OnlyPack(repo.objects_dir(), ".pack");
+  std::string idx_path = OnlyPack(repo.objects_dir(), ".idx");
+  std::string pack = ReadFileOrDie(pack_path);
+  std::string idx = ReadFileOrDie(idx_path);
+  ASSERT_EQ(::chmod(pack_path.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(idx_path.c_str(), 0644), 0);
+  // The entry: at 12, after the pack's header; its zlib stream after a header of 1 + n bytes.
+  size_t header = 1;
+  while ((static_cast<unsigned char>(pack[12 + header - 1]) & 0x80) != 0) ++header;
+  std::string trailer = pack.substr(pack.size() - 20);
+  struct Case {
+    const char* name;
+    std::string pack;
+    std::string idx;
+    const char* says;
+  };
+  std::string cut = pack.substr(0, pack.size() / 2) + trailer;
+  // The entry's last 20 bytes gone: the stream would end exactly in the pack's checksum if
+  // that were read as part of it.
+  std::string cut_at_end = pack.substr(0, pack.size() - 40) + trailer;
+  std::string resized = pack;
+  resized[12] ^= 0x01;  // the low bit of the size
+  std::string bad_crc = idx;
+  // After the header (8), the fanout (1024) and the one id (20): the entry's CRC-32.
+  bad_crc[8 + 1024 + 20] ^= 0x10;
+  for (const Case& c :
+       {Case{"cut", cut, idx, "cut short"}, Case{"cut-at-end", cut_at_end, idx, "cut short"},
+        Case{"resized", resized, idx, "header says"}, Case{"bad-crc", pack, bad_crc, "CRC-32"}}) {
+    WriteFile(sys::Dirname(pack_path), pack_path.substr(pack_path.rfind('/') + 1), c.pack, 0444);
+    WriteFile(sys::Dirname(idx_path), idx_path.substr(idx_path.rfind('/') + 1), c.idx, 0444);
+    std::string out = temp_.path() + "/tree-" + c.name;
+    Status made = MaterializeWithin(repo, commit, out);
+    ASSERT_FALSE(made.has_value()) << c.name;
+    const std::string& message = made.error().message();
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.name << ": " << message;
+    EXPECT_NE(message.find("damaged"), std::string::npos) << c.name << ": " << message;
+    EXPECT_NE(message.find("big.bin"), std::string::npos) << c.name << ": " << message;
+    EXPECT_EQ(sys::TypeOf(out + "/big.bin"), sys::FileType::kMissing) << c.name;
+  }
+  // Restored, the same pack materializes (the cases above were the damage, nothing else).
+  WriteFile(sys::Dirname(pack_path), pack_path.substr(pack_path.rfind('/') + 1), pack, 0444);
+  WriteFile(sys::Dirname(idx_path), idx_path.substr(idx_path.rfind('/') + 1), idx, 0444);
+  Status made = MaterializeWithin(repo, commit, temp_.path() + "/tree-restored");
+  ASSERT_TRUE(made.has_value()) << made.error().ToString();
+  EXPECT_TRUE(ReadFileOrDie(temp_.path() + "/tree-restored/big.bin") == content);
 }
 
 // A damaged loose object (cut short, with bytes after its zlib stream, or with a changed

@@ -13,38 +13,44 @@
 
 namespace berth::sys {
 
-Result<MappedFile> MappedFile::Open(const std::string& path) {
+Result<MappedFile::Opened> MappedFile::OpenRegular(const std::string& path) {
   UniqueFd fd(RetryEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); }));
   if (!fd.valid()) return Error::FromErrno("open " + path, errno);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path, errno);
   if (!S_ISREG(st.st_mode)) return Error(Cause::kInvalidArgument, path + " is not a regular file");
-  auto size = static_cast<size_t>(st.st_size);
-  if (size == 0) return MappedFile(nullptr, 0);
-  // MAP_POPULATE: the caller reads every page, so fault them in with one call.
-  void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  return Opened{std::move(fd), static_cast<size_t>(st.st_size)};
+}
+
+Result<MappedFile> MappedFile::Map(const std::string& path, const Opened& file, int flags) {
+  if (file.size == 0) return MappedFile(nullptr, 0);
+  void* address = ::mmap(nullptr, file.size, PROT_READ, MAP_PRIVATE | flags, file.fd.get(), 0);
   if (address == MAP_FAILED) return Error::FromErrno("map " + path, errno);
-  return MappedFile(address, size);
+  return MappedFile(address, file.size);
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path) {
+  // MAP_POPULATE: the caller reads every page, so fault them in with one call.
+  return Map(path, TRY(OpenRegular(path)), MAP_POPULATE);
+}
+
+Result<MappedFile> MappedFile::OpenLazily(const std::string& path) {
+  return Map(path, TRY(OpenRegular(path)), 0);
 }
 
 Result<std::string_view> MappedFile::ReadOrMap(const std::string& path, size_t map_from,
                                                std::string& buffer, MappedFile& mapped) {
-  UniqueFd fd(RetryEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); }));
-  if (!fd.valid()) return Error::FromErrno("open " + path, errno);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Error::FromErrno("stat " + path, errno);
-  if (!S_ISREG(st.st_mode)) return Error(Cause::kInvalidArgument, path + " is not a regular file");
-  auto size = static_cast<size_t>(st.st_size);
+  Opened file = TRY(OpenRegular(path));
+  size_t size = file.size;
   if (size >= map_from && size > 0) {
-    void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (address == MAP_FAILED) return Error::FromErrno("map " + path, errno);
-    mapped = MappedFile(address, size);
+    mapped = TRY(Map(path, file, 0));
     return mapped.data();
   }
   if (buffer.size() < size) buffer.resize(size);
   size_t done = 0;
   while (done < size) {
-    ssize_t n = RetryEintr([&] { return ::read(fd.get(), buffer.data() + done, size - done); });
+    ssize_t n =
+        RetryEintr([&] { return ::read(file.fd.get(), buffer.data() + done, size - done); });
     if (n < 0) return Error::FromErrno("read " + path, errno);
     if (n == 0) break;  // shorter than fstat said: what was read is the file
     done += static_cast<size_t>(n);
