@@ -11,61 +11,23 @@
 
 namespace berth::workspace {
 
-LfsRules::Scratch::~Scratch() {
-  IgnoreError(sys::RemoveTree(dir),
-              "a leftover scratch directory holds only .gitattributes copies");
-}
-
 Result<LfsRules> LfsRules::Open(git::Repository& repo, const std::string& commit,
                                 const std::string& git_dir, const std::string& scratch_parent) {
-  git::InitLibgit2();
-  git_repository* raw = nullptr;
-  if (int code =
-          git_repository_open_ext(&raw, git_dir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr);
-      code < 0)
-    return git::Git2Error("open the attributes git dir " + git_dir, code);
-  git::RepositoryPtr rules(raw);
-  auto scratch = std::make_unique<Scratch>();
-  scratch->dir = TRY(sys::MakeTempDir(scratch_parent, "lfs-rules-"));
-  if (int code = git_repository_set_workdir(rules.get(), scratch->dir.c_str(), 0); code < 0)
-    return git::Git2Error("use " + scratch->dir + " as the attributes' work tree", code);
-  return LfsRules(std::move(rules), repo, commit, std::move(scratch));
+  return LfsRules(TRY(
+      CommitRules::Open(repo, commit, git_dir, scratch_parent, ".gitattributes", "attributes")));
 }
 
 Result<LfsRules> LfsRules::ForSnapshot(git::Repository& repo, const Snapshot& snapshot,
                                        const std::string& scratch_parent) {
-  // Every snapshot's stack ends in a full one, which holds the (empty) bare git dir.
-  for (const std::string& layer : snapshot.stack) {
-    if (sys::TypeOf(layer + "/ignore") == sys::FileType::kDirectory)
-      return Open(repo, snapshot.commit, layer + "/ignore", scratch_parent);
-  }
-  return Error(Cause::kNotFound, "the snapshot " + snapshot.dir + " has no attributes git dir", 0,
-               "remove the snapshot with `berth gc --all` (or delete its directory)");
-}
-
-Status LfsRules::LoadRulesAlong(const std::string& path) {
-  std::vector<std::string> parts = Split(path, '/');
-  parts.pop_back();  // the path itself
-  std::string dir;
-  for (size_t i = 0; i <= parts.size(); ++i) {
-    if (i > 0) dir = dir.empty() ? parts[i - 1] : dir + "/" + parts[i - 1];
-    if (!scratch_->loaded.insert(dir).second) continue;
-    std::string rules = dir.empty() ? ".gitattributes" : dir + "/.gitattributes";
-    std::optional<git::TreeEntry> entry = TRY(source_->FindEntry(commit_, rules));
-    // git reads no .gitattributes through a symlink either.
-    if (!entry || (entry->mode != 0100644 && entry->mode != 0100755)) continue;
-    std::string target = scratch_->dir + (dir.empty() ? "" : "/" + dir);
-    TRY(sys::MakeDirs(target, 0700));
-    sys::Dir parent = TRY(sys::Dir::Open(target));
-    TRY(parent.WriteNewFile(".gitattributes", TRY(source_->ReadBlob(entry->oid)), 0600));
-  }
-  return {};
+  // Every snapshot's stack ends in a full one, which holds the (empty) bare git
+  // dir.
+  return Open(repo, snapshot.commit, TRY(CommitRules::GitDirOf(snapshot)), scratch_parent);
 }
 
 Result<bool> LfsRules::IsLfs(const std::string& path) {
-  TRY(LoadRulesAlong(path));
+  TRY(rules_.LoadRulesAlong(path));
   const char* value = nullptr;
-  if (int code = git_attr_get(&value, repo_.get(),
+  if (int code = git_attr_get(&value, rules_.repository(),
                               GIT_ATTR_CHECK_FILE_THEN_INDEX | GIT_ATTR_CHECK_NO_SYSTEM,
                               path.c_str(), "filter");
       code < 0)
@@ -105,9 +67,10 @@ Result<std::vector<std::string>> SmudgeLfs(git::Repository& repo, const std::str
                                                  : TRY(root.OpenDir(entry.path.substr(0, slash)));
     struct stat st = TRY(parent.Stat(name));
     TRY(parent.Unlink(name));
-    // Older than the index written next by whole seconds: git in the job, which has no LFS
-    // filter, must trust the index's stat data rather than hash the content against the
-    // pointer's blob id (a racily clean entry is hashed again).
+    // Older than the index written next by whole seconds: git in the job, which
+    // has no LFS filter, must trust the index's stat data rather than hash the
+    // content against the pointer's blob id (a racily clean entry is hashed
+    // again).
     struct timespec mtime = st.st_mtim;
     mtime.tv_sec -= 2;
     TRY(parent.WriteNewFile(name, *content, st.st_mode & 07777, &mtime));

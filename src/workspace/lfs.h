@@ -2,20 +2,18 @@
 // .gitattributes give filter=lfs, the smudging of a snapshot's pointer files into their
 // content where the user's LFS store holds it, and the list of those it does not.
 //
-// The attributes are the base commit's, read from its objects (as IgnoreRules reads its
-// .gitignore files): a job editing .gitattributes changes nothing about what berth stores in
-// LFS. No filter, hook or command of any config runs; berth reads and writes git-lfs's object
+// The attributes are the base commit's, read from its objects (CommitRules, as IgnoreRules
+// reads its .gitignore files): a job editing .gitattributes changes nothing about what berth stores
+// in LFS. No filter, hook or command of any config runs; berth reads and writes git-lfs's object
 // store itself (git/lfs.h).
 #pragma once
 
-#include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
-#include "git/handles.h"
 #include "git/repository.h"
+#include "workspace/commit_rules.h"
 #include "workspace/workspace.h"
 
 namespace berth::workspace {
@@ -34,23 +32,9 @@ class LfsRules {
   Result<bool> IsLfs(const std::string& path);
 
  private:
-  struct Scratch {
-    std::string dir;
-    std::set<std::string> loaded;  // directories whose .gitattributes has been looked up
-    ~Scratch();
-  };
-  LfsRules(git::RepositoryPtr repo, git::Repository& source, std::string commit,
-           std::unique_ptr<Scratch> scratch)
-      : repo_(std::move(repo)),
-        source_(&source),
-        commit_(std::move(commit)),
-        scratch_(std::move(scratch)) {}
-  Status LoadRulesAlong(const std::string& path);
+  explicit LfsRules(CommitRules rules) : rules_(std::move(rules)) {}
 
-  git::RepositoryPtr repo_;
-  git::Repository* source_;
-  std::string commit_;
-  std::unique_ptr<Scratch> scratch_;
+  CommitRules rules_;
 };
 
 // Whether LFS may concern `commit` at all: the user's LFS object directory exists, or the
