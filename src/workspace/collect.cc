@@ -507,8 +507,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
                           git::Repository& repo, const policy::GlobSet& writable) {
   IgnoreRules ignore = TRY(IgnoreRules::Open(repo, snapshot, workspace.job_dir));
   std::optional<LfsRules> lfs;
-  if (TRY(LfsMayApply(repo, snapshot.commit)))
-    lfs = TRY(LfsRules::ForSnapshot(repo, snapshot, workspace.job_dir));
+  if (LfsMayApply(snapshot)) lfs = TRY(LfsRules::ForSnapshot(repo, snapshot, workspace.job_dir));
   switch (workspace.backend) {
     case Backend::kOverlay: {
       BaseTree base = BaseTree::Lazy(repo, snapshot.commit);

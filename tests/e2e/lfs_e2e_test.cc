@@ -257,5 +257,61 @@ TEST_F(LfsTest, AttributesChangesNamingLfsAreRefusedByName) {
             (std::map<std::string, std::string>{{"src/.gitattributes", "upsert"}}));
 }
 
+// The oid of the pointer `blob` (a job commit's file), or "" when it is not one.
+std::string PointerOid(const std::string& blob) {
+  size_t at = blob.find("oid sha256:");
+  return blob.starts_with(kPointerStart) && at != std::string::npos ? blob.substr(at + 11, 64) : "";
+}
+
+TEST_F(LfsTest, ANestedPatternCountsWithoutAnObjectDirectory) {
+  // As after a clone without git-lfs objects: the only LFS pattern is in a nested
+  // .gitattributes, and .git/lfs does not exist; the agent adds the first LFS file.
+  ASSERT_EQ(Git({"rm", "-q", ".gitattributes", "assets/big.bin"}).exit_code, 0);
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/assets", 0755));
+  ASSERT_TRUE(
+      WriteText(ws() + "/assets/.gitattributes", "*.png filter=lfs diff=lfs merge=lfs -text\n"));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "LFS for pictures only"}).exit_code, 0);
+  ASSERT_TRUE(sys::RemoveTree(ws() + "/.git/lfs"));
+  const std::string id = RunScript("printf 'a picture\\n' > assets/logo.png", "completed");
+  std::string blob = GitOut({"show", "berth/" + id + ":assets/logo.png"}) + "\n";
+  std::string oid = PointerOid(blob);
+  ASSERT_EQ(oid.size(), 64u) << "committed as a raw blob: " << blob;
+  EXPECT_EQ(ReadText(ObjectPath(oid)), "a picture\n");
+  RunResult land = Berth({"land", id});
+  EXPECT_EQ(land.exit_code, 0) << land.Describe();
+  EXPECT_EQ(ReadText(ws() + "/assets/logo.png"), "a picture\n");
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  RunResult fsck = Git({"lfs", "fsck"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.Describe();
+}
+
+TEST_F(LfsTest, ObjectsAreReadAndWrittenWhereLfsStorageSays) {
+  // git-lfs keeps the objects outside the repository (lfs.storage); the usual place is empty.
+  const std::string storage = root() + "/lfs-elsewhere";
+  ASSERT_TRUE(sys::MakeDirs(storage, 0755));
+  ASSERT_EQ(RunProgram({"/bin/mv", ws() + "/.git/lfs/objects", storage + "/objects"}, {}, root())
+                .exit_code,
+            0);
+  ASSERT_EQ(Git({"config", "lfs.storage", storage}).exit_code, 0);
+  const std::string id =
+      RunScript("cat assets/big.bin > src/seen.txt; printf 'stored elsewhere\\n' > assets/new.bin",
+                "completed");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}) + "\n", kBigContent);
+  std::string oid = PointerOid(GitOut({"show", "berth/" + id + ":assets/new.bin"}) + "\n");
+  ASSERT_EQ(oid.size(), 64u);
+  const std::string in_storage =
+      storage + "/objects/" + oid.substr(0, 2) + "/" + oid.substr(2, 2) + "/" + oid;
+  EXPECT_EQ(ReadText(in_storage), "stored elsewhere\n");
+  EXPECT_FALSE(PathExists(ObjectPath(oid)));
+  EXPECT_FALSE(PathExists(ws() + "/.git/lfs/objects"));
+  RunResult land = Berth({"land", id});
+  EXPECT_EQ(land.exit_code, 0) << land.Describe();
+  EXPECT_EQ(ReadText(ws() + "/assets/new.bin"), "stored elsewhere\n");
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  RunResult fsck = Git({"lfs", "fsck"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.Describe();
+}
+
 }  // namespace
 }  // namespace berth::e2e
