@@ -63,6 +63,10 @@ Result<std::vector<std::string>> SmudgeLfsEntries(git::Repository& repo, const s
                                                   const std::string& git_dir,
                                                   const std::string& scratch_parent);
 
+// The directory, in a job's own directory, of the LFS objects collection stages until the
+// job's changes are accepted (ChangeSet::lfs_staging).
+inline constexpr const char* kLfsStagingDir = "lfs-staged/objects";
+
 // The name of the file in a snapshot's directory listing its LFS paths left as pointers, each
 // ended by a NUL byte (a path may hold a newline); absent when there are none.
 inline constexpr const char* kLfsMissingFile = "lfs-missing";

@@ -76,6 +76,10 @@ TEST_P(LfsTest, ChangedAndAddedFilesAreCommittedAsPointersWithTheirObjectsStored
   ChangeSet set = CollectOrDie(ws, Writable({"**"}));
   ASSERT_EQ(set.changes.size(), 3u);
   EXPECT_TRUE(set.refusals.empty());
+  // Staged only: the user's store gets the objects once the changes are accepted.
+  for (const char* content : {"edited\n", "added\n"})
+    EXPECT_FALSE(sys::Exists(store().PathOf(git::LfsPointerOf(content).oid))) << content;
+  ASSERT_TRUE(StoreLfsObjects(set, repo()));
   for (const Change& c : set.changes) {
     SCOPED_TRACE(c.path);
     if (c.path == "src/plain.c") {
@@ -105,6 +109,20 @@ TEST_P(LfsTest, AttributesChangesNamingTheFilterAreRefused) {
   std::vector<std::string> refused;
   for (const Refusal& r : set.refusals) refused.push_back(r.path);
   EXPECT_EQ(refused, (std::vector<std::string>{".gitattributes", "src/.gitattributes"}));
+}
+
+TEST_P(LfsTest, AChangeDroppedAfterCollectionStoresNoObject) {
+  JobWorkspace ws = Make("dropped");
+  ASSERT_EQ(RunAgent(ws,
+                     [](const std::string& root) {
+                       return WriteText(root + "/assets/new.bin", "dropped\n") ? 0 : 1;
+                     }),
+            0);
+  ChangeSet set = CollectOrDie(ws, Writable({"**"}));
+  ASSERT_EQ(set.lfs_objects.size(), 1u);
+  set.changes.clear();  // as the runner drops a job's artifacts
+  ASSERT_TRUE(StoreLfsObjects(set, repo()));
+  EXPECT_FALSE(sys::Exists(store().PathOf(git::LfsPointerOf("dropped\n").oid)));
 }
 
 TEST_P(LfsTest, ADerivedSnapshotShowsTheContentOfItsChangedFiles) {
@@ -172,6 +190,7 @@ TEST_P(LfsNestedTest, TheFirstLfsFileIsCommittedAsAPointerWithItsObjectStored) {
   ASSERT_EQ(set.changes.size(), 1u);
   git::LfsPointer pointer = git::LfsPointerOf("a picture\n");
   EXPECT_EQ(set.changes[0].data, git::LfsPointerText(pointer));
+  ASSERT_TRUE(StoreLfsObjects(set, repo()));
   Result<std::optional<std::string>> stored = git::LfsStore(repo().LfsObjectsDir()).Read(pointer);
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->value_or("<missing>"), "a picture\n");

@@ -5,8 +5,10 @@
 // user's .git/lfs/objects; `berth land` leaves the content in the work tree and `git status`
 // clean; uncommitted LFS files a --with-uncommitted job takes are recorded as pointers too;
 // content the user's store lacks is shown as its pointer and said so (event, receipt,
-// `berth show`); a change to .gitattributes naming the lfs filter is refused by name; and no
-// filter or hook of the user's repository runs on berth's behalf.
+// `berth show`); a change to .gitattributes naming the lfs filter is refused by name; no
+// filter or hook of the user's repository runs on berth's behalf; a pattern of a nested
+// .gitattributes counts without an LFS object directory; objects are read and written where
+// lfs.storage says; and a refused job leaves no object in the user's store.
 //
 // Passes as root and as an unprivileged user; a host without the sandbox or git-lfs is a loud
 // skip.
@@ -311,6 +313,28 @@ TEST_F(LfsTest, ObjectsAreReadAndWrittenWhereLfsStorageSays) {
   EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
   RunResult fsck = Git({"lfs", "fsck"});
   EXPECT_EQ(fsck.exit_code, 0) << fsck.Describe();
+}
+
+TEST_F(LfsTest, ARefusedJobStoresNoObject) {
+  const std::map<std::string, std::string> before = TreeFingerprint(ws() + "/.git/lfs");
+  const std::string id = RunScript(
+      "printf 'content of a refused job\\n' > assets/new.bin; printf x > outside.txt", "refused");
+  EXPECT_EQ(ReceiptRefusals(ReadReceiptFile(id)).count("outside.txt"), 1u);
+  // Nor does showing its work.
+  EXPECT_EQ(Berth({"diff", id}).exit_code, 0);
+  EXPECT_EQ(TreeFingerprint(ws() + "/.git/lfs"), before);
+  // Recollected under a policy that allows it, the job's changes are accepted: now stored.
+  std::string widened = kLfsPolicy;
+  const std::string last = "\".gitattributes\"]";
+  widened.replace(widened.find(last), last.size(), "\".gitattributes\", \"*.txt\"]");
+  ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", widened));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "policy"}).exit_code, 0);
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  ASSERT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  const std::string again = GetStr(ParseJson(recollect.out), "job.id");
+  std::string oid = PointerOid(GitOut({"show", "berth/" + again + ":assets/new.bin"}) + "\n");
+  ASSERT_EQ(oid.size(), 64u);
+  EXPECT_EQ(ReadText(ObjectPath(oid)), "content of a refused job\n");
 }
 
 }  // namespace
