@@ -288,6 +288,26 @@ TEST_F(LfsTest, ANestedPatternCountsWithoutAnObjectDirectory) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.Describe();
 }
 
+TEST_F(LfsTest, AnUncommittedFileUnderANestedPatternCountsWithoutAnObjectDirectory) {
+  ASSERT_EQ(Git({"rm", "-q", ".gitattributes", "assets/big.bin"}).exit_code, 0);
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/assets", 0755));
+  ASSERT_TRUE(
+      WriteText(ws() + "/assets/.gitattributes", "*.png filter=lfs diff=lfs merge=lfs -text\n"));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "LFS for pictures only"}).exit_code, 0);
+  ASSERT_TRUE(sys::RemoveTree(ws() + "/.git/lfs"));
+  ASSERT_TRUE(WriteText(ws() + "/assets/logo.png", "an uncommitted picture\n"));
+  RunResult run = Berth({"run", "--json", "--with-uncommitted", "implement", "--", "sh", "-c",
+                         "cat assets/logo.png > src/seen.txt"});
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}), "an uncommitted picture");
+  std::string oid = PointerOid(GitOut({"show", "berth/" + id + ":assets/logo.png"}) + "\n");
+  ASSERT_EQ(oid.size(), 64u) << "taken as a raw blob";
+  EXPECT_EQ(ReadText(ObjectPath(oid)), "an uncommitted picture\n");
+}
+
 TEST_F(LfsTest, ObjectsAreReadAndWrittenWhereLfsStorageSays) {
   // git-lfs keeps the objects outside the repository (lfs.storage); the usual place is empty.
   const std::string storage = root() + "/lfs-elsewhere";
