@@ -13,6 +13,7 @@
 
 #include "git/lfs.h"
 #include "sys/dir.h"
+#include "sys/fs.h"
 #include "sys/overlay.h"
 #include "workspace/ignore_rules.h"
 #include "workspace/layer_stack.h"
@@ -558,6 +559,9 @@ Status StoreLfsObjects(const ChangeSet& changes, git::Repository& repo) {
                    0, "run the job again");
     TRY_CTX(store.Write(object.pointer, *content), "store the Git LFS object of " + object.path);
   }
+  // Stored: the staged copies would only double the job directory's size.
+  IgnoreError(sys::RemoveTree(sys::Dirname(changes.lfs_staging)),
+              "the staged copies are removed with the job directory by `berth gc`");
   return {};
 }
 

@@ -80,6 +80,7 @@ TEST_P(LfsTest, ChangedAndAddedFilesAreCommittedAsPointersWithTheirObjectsStored
   for (const char* content : {"edited\n", "added\n"})
     EXPECT_FALSE(sys::Exists(store().PathOf(git::LfsPointerOf(content).oid))) << content;
   ASSERT_TRUE(StoreLfsObjects(set, repo()));
+  EXPECT_FALSE(sys::Exists(set.lfs_staging)) << "the staged copies stay after storing";
   for (const Change& c : set.changes) {
     SCOPED_TRACE(c.path);
     if (c.path == "src/plain.c") {

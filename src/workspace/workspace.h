@@ -188,8 +188,8 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
 
 // Stores in the user's LFS store (git::Repository::LfsObjectsDir) the staged objects of the
 // pointers `changes.changes` still commits (a change dropped since collection takes its object
-// with it), each read back and checked against its pointer. Called once the changes are
-// accepted, before they are committed.
+// with it), each read back and checked against its pointer, then removes the staged copies.
+// Called once the changes are accepted, before they are committed.
 Status StoreLfsObjects(const ChangeSet& changes, git::Repository& repo);
 
 }  // namespace berth::workspace
