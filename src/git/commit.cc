@@ -10,6 +10,7 @@
 #include "git/lfs.h"
 #include "git/object_batch.h"
 #include "git/repository.h"
+#include "sys/file_status.h"
 #include "sys/fs.h"
 
 namespace berth::git {
@@ -252,6 +253,33 @@ Result<size_t> Repository::CountUncommitted() {
   return count;
 }
 
+namespace {
+
+// Whether a .gitattributes file the index tracks names the lfs filter, read from the work tree
+// (as git reads attributes), or from the index's blob when the work tree has none there.
+Result<bool> AttributesNameLfs(const std::string& workdir, git_index* index) {
+  for (size_t i = 0, n = git_index_entrycount(index); i < n; ++i) {
+    const git_index_entry* entry = git_index_get_byindex(index, i);
+    std::string_view path = entry->path;
+    if (path != ".gitattributes" && !path.ends_with("/.gitattributes")) continue;
+    const std::string file = workdir + "/" + std::string(path);
+    std::optional<sys::FileStatus> st = sys::LinkStatus(file);
+    if (st && st->type == sys::FileType::kRegular) {
+      if (TRY(sys::ReadFile(file)).find("filter=lfs") != std::string::npos) return true;
+      continue;
+    }
+    git_blob* raw = nullptr;
+    if (git_blob_lookup(&raw, git_index_owner(index), &entry->id) != 0) continue;
+    BlobPtr blob(raw);
+    std::string_view content(static_cast<const char*>(git_blob_rawcontent(blob.get())),
+                             static_cast<size_t>(git_blob_rawsize(blob.get())));
+    if (content.find("filter=lfs") != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<std::string> Repository::CommitWorkingTree(const std::string& message,
                                                   const Signature& author) {
   git_repository* repo = Raw(*this);
@@ -284,8 +312,11 @@ Result<std::string> Repository::CommitWorkingTree(const std::string& message,
     sparse.push_back(*entry);
     sparse_paths.emplace_back(entry->path);
   }
-  // Git LFS: the entries as they were, to find those add_all hashes again below.
-  const bool lfs = sys::TypeOf(LfsObjectsDir()) == sys::FileType::kDirectory;
+  // Git LFS: the entries as they were, to find those add_all hashes again below. Also without
+  // an LFS object directory when a tracked .gitattributes (at any depth) names the filter: a
+  // fresh clone without LFS objects, or a first LFS file under a nested pattern.
+  const bool lfs = sys::TypeOf(LfsObjectsDir()) == sys::FileType::kDirectory ||
+                   TRY(AttributesNameLfs(workdir_, index.get()));
   std::unordered_map<std::string, git_oid> before;
   if (lfs) {
     for (size_t i = 0, n = git_index_entrycount(index.get()); i < n; ++i) {

@@ -194,6 +194,7 @@ Result<Recollected> Recollect(
   else
     authored = "; no git identity (user.name and user.email) for " + refused.repo +
                ": the commit is authored by berth <berth@localhost>";
+  TRY(workspace::StoreLfsObjects(changes, repo));
   const std::string commit = TRY(repo.CommitChanges(
       job.base, changes.changes, RecollectedMessage(ctx, request, receipt, job), author));
   TRY(repo.CreateBranch(job.branch, commit, "berth: job " + job.id));

@@ -841,6 +841,9 @@ store::JobRecord JobRun::CollectAndCommit() {
                ": the commit is authored by berth <berth@localhost>";
   }
   Step("commit", "committing to " + job_.branch + authored);
+  // Accepted: only now do the Git LFS objects of its files enter the user's store.
+  if (Status stored = workspace::StoreLfsObjects(*changes, *repo_); !stored)
+    return Finish(JobState::kFailed, "storing Git LFS objects: " + stored.error().ToString());
   Result<std::string> commit =
       repo_->CommitChanges(job_.base, changes->changes, CommitMessage(), author, git::Signature{});
   if (!commit) return Finish(JobState::kFailed, "committing: " + commit.error().ToString());

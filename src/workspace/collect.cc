@@ -13,6 +13,7 @@
 
 #include "git/lfs.h"
 #include "sys/dir.h"
+#include "sys/fs.h"
 #include "sys/overlay.h"
 #include "workspace/ignore_rules.h"
 #include "workspace/layer_stack.h"
@@ -152,7 +153,8 @@ class Collector {
         snapshot_tree_(snapshot_tree) {}
 
   // Git LFS applies to the base commit: `rules` says which paths are LFS files, whose
-  // content is stored in `objects_dir` (the user's LFS store) and committed as pointers.
+  // content is staged in `objects_dir` (the job's, until StoreLfsObjects) and committed as
+  // pointers.
   void SetLfs(LfsRules* rules, std::string objects_dir) {
     lfs_ = rules;
     lfs_objects_ = std::move(objects_dir);
@@ -231,6 +233,8 @@ class Collector {
               [](const git::Change& a, const git::Change& b) { return a.path < b.path; });
     for (auto& [path, reason] : refusals_) set.refusals.push_back(Refusal{path, reason});
     set.ignored.assign(ignored_.begin(), ignored_.end());
+    set.lfs_objects = std::move(lfs_staged_);
+    set.lfs_staging = lfs_objects_;
     return set;
   }
 
@@ -346,8 +350,9 @@ class Collector {
     if (!Propose(git::Change{git::Change::Kind::kUpsert, path, mode, std::move(file->data)}))
       return {};
     if (lfs_pointer) {
+      lfs_staged_.push_back(ChangeSet::LfsObject{path, *lfs_pointer});
       TRY_CTX(git::LfsStore(lfs_objects_).Write(*lfs_pointer, lfs_content),
-              "store the Git LFS object of " + path);
+              "stage the Git LFS object of " + path);
     }
     return {};
   }
@@ -470,7 +475,8 @@ class Collector {
   const LayerStack* snapshot_tree_;  // copy only
   bool own_git_inside_ = false;
   LfsRules* lfs_ = nullptr;  // null: LFS does not concern the base commit
-  std::string lfs_objects_;
+  std::string lfs_objects_;  // the job's staging store (ChangeSet::lfs_staging)
+  std::vector<ChangeSet::LfsObject> lfs_staged_;
 
   std::unordered_set<std::string> present_;  // paths found in the layer (not whiteouts)
   std::map<std::string, git::Change> upserts_;
@@ -545,14 +551,13 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
                           git::Repository& repo, const policy::GlobSet& writable) {
   IgnoreRules ignore = TRY(IgnoreRules::Open(repo, snapshot, workspace.job_dir));
   std::optional<LfsRules> lfs;
-  if (TRY(LfsMayApply(repo, snapshot.commit)))
-    lfs = TRY(LfsRules::ForSnapshot(repo, snapshot, workspace.job_dir));
+  if (LfsMayApply(snapshot)) lfs = TRY(LfsRules::ForSnapshot(repo, snapshot, workspace.job_dir));
   switch (workspace.backend) {
     case Backend::kOverlay: {
       BaseTree base = BaseTree::Lazy(repo, snapshot.commit);
       sys::Dir upper = TRY(sys::Dir::Open(workspace.upper));
       Collector collector(Layer::kOverlayUpper, base, ignore, writable, nullptr);
-      if (lfs) collector.SetLfs(&*lfs, repo.LfsObjectsDir());
+      if (lfs) collector.SetLfs(&*lfs, workspace.job_dir + "/" + kLfsStagingDir);
       TRY_CTX(collector.Walk(upper, ""), "collect the changes in " + workspace.upper);
       TRY(CollectGitlinks(workspace, snapshot, repo, collector));
       return std::move(collector).Finish();
@@ -562,7 +567,7 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
       sys::Dir copy = TRY(sys::Dir::Open(workspace.copy));
       LayerStack tree = TRY(LayerStack::Open(snapshot.Layers()));
       Collector collector(Layer::kFullCopy, base, ignore, writable, &tree);
-      if (lfs) collector.SetLfs(&*lfs, repo.LfsObjectsDir());
+      if (lfs) collector.SetLfs(&*lfs, workspace.job_dir + "/" + kLfsStagingDir);
       if (workspace.git_place == GitDirPlace::kInsideCopy) collector.SetOwnGitInside();
       TRY_CTX(collector.Walk(copy, ""), "collect the changes in " + workspace.copy);
       TRY(collector.DeleteUnseen());
@@ -573,6 +578,29 @@ Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapsho
       break;
   }
   return Error(Cause::kInvalidArgument, "a workspace's backend is overlay or copy, not auto");
+}
+
+Status StoreLfsObjects(const ChangeSet& changes, git::Repository& repo) {
+  if (changes.lfs_objects.empty()) return {};
+  std::set<std::string> committed;
+  for (const git::Change& c : changes.changes)
+    if (c.kind == git::Change::Kind::kUpsert) committed.insert(c.path);
+  git::LfsStore staging(changes.lfs_staging);
+  git::LfsStore store(repo.LfsObjectsDir());
+  for (const ChangeSet::LfsObject& object : changes.lfs_objects) {
+    if (committed.count(object.path) == 0) continue;
+    std::optional<std::string> content = TRY(staging.Read(object.pointer));
+    if (!content)
+      return Error(Cause::kNotFound,
+                   "the staged Git LFS object of " + object.path + " is missing or damaged (" +
+                       staging.PathOf(object.pointer.oid) + ")",
+                   0, "run the job again");
+    TRY_CTX(store.Write(object.pointer, *content), "store the Git LFS object of " + object.path);
+  }
+  // Stored: the staged copies would only double the job directory's size.
+  IgnoreError(sys::RemoveTree(sys::Dirname(changes.lfs_staging)),
+              "the staged copies are removed with the job directory by `berth gc`");
+  return {};
 }
 
 }  // namespace berth::workspace

@@ -3,21 +3,17 @@
 // cannot change them, and never on a snapshot's tree, which a derived snapshot only holds
 // in part).
 //
-// The snapshot holds a small berth-owned git dir (`ignore/`, initialised bare); opening it
-// sets a scratch directory as its work tree in memory only, and each query first writes
-// there the commit's .gitignore blobs of the directories along its path (symlinked
-// .gitignore files are not followed, as git does not). The rules are those git applies:
-// .gitignore files along the path, that git dir's empty info/exclude, and the user's
-// core.excludesFile from their global git config. Move-only; not thread-safe.
+// The .gitignore files are CommitRules' (commit_rules.h), in the snapshot's `ignore/` git dir.
+// The rules are those git applies: .gitignore files along the path, that git dir's empty
+// info/exclude, and the user's core.excludesFile from their global git config. Move-only;
+// not thread-safe.
 #pragma once
 
-#include <memory>
-#include <set>
 #include <string>
 
 #include "base/result.h"
-#include "git/handles.h"
 #include "git/repository.h"
+#include "workspace/commit_rules.h"
 #include "workspace/workspace.h"
 
 namespace berth::workspace {
@@ -36,23 +32,9 @@ class IgnoreRules {
   Result<bool> IsIgnored(const std::string& path, Kind kind);
 
  private:
-  struct Scratch {
-    std::string dir;
-    std::set<std::string> loaded;  // directories whose .gitignore has been looked up
-    ~Scratch();
-  };
-  IgnoreRules(git::RepositoryPtr repo, git::Repository& source, std::string commit,
-              std::unique_ptr<Scratch> scratch)
-      : repo_(std::move(repo)),
-        source_(&source),
-        commit_(std::move(commit)),
-        scratch_(std::move(scratch)) {}
-  Status LoadRulesAlong(const std::string& path);
+  explicit IgnoreRules(CommitRules rules) : rules_(std::move(rules)) {}
 
-  git::RepositoryPtr repo_;
-  git::Repository* source_;
-  std::string commit_;
-  std::unique_ptr<Scratch> scratch_;
+  CommitRules rules_;
 };
 
 }  // namespace berth::workspace

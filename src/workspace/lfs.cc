@@ -11,61 +11,22 @@
 
 namespace berth::workspace {
 
-LfsRules::Scratch::~Scratch() {
-  IgnoreError(sys::RemoveTree(dir),
-              "a leftover scratch directory holds only .gitattributes copies");
-}
-
 Result<LfsRules> LfsRules::Open(git::Repository& repo, const std::string& commit,
                                 const std::string& git_dir, const std::string& scratch_parent) {
-  git::InitLibgit2();
-  git_repository* raw = nullptr;
-  if (int code =
-          git_repository_open_ext(&raw, git_dir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr);
-      code < 0)
-    return git::Git2Error("open the attributes git dir " + git_dir, code);
-  git::RepositoryPtr rules(raw);
-  auto scratch = std::make_unique<Scratch>();
-  scratch->dir = TRY(sys::MakeTempDir(scratch_parent, "lfs-rules-"));
-  if (int code = git_repository_set_workdir(rules.get(), scratch->dir.c_str(), 0); code < 0)
-    return git::Git2Error("use " + scratch->dir + " as the attributes' work tree", code);
-  return LfsRules(std::move(rules), repo, commit, std::move(scratch));
+  return LfsRules(TRY(
+      CommitRules::Open(repo, commit, git_dir, scratch_parent, ".gitattributes", "attributes")));
 }
 
 Result<LfsRules> LfsRules::ForSnapshot(git::Repository& repo, const Snapshot& snapshot,
                                        const std::string& scratch_parent) {
   // Every snapshot's stack ends in a full one, which holds the (empty) bare git dir.
-  for (const std::string& layer : snapshot.stack) {
-    if (sys::TypeOf(layer + "/ignore") == sys::FileType::kDirectory)
-      return Open(repo, snapshot.commit, layer + "/ignore", scratch_parent);
-  }
-  return Error(Cause::kNotFound, "the snapshot " + snapshot.dir + " has no attributes git dir", 0,
-               "remove the snapshot with `berth gc --all` (or delete its directory)");
-}
-
-Status LfsRules::LoadRulesAlong(const std::string& path) {
-  std::vector<std::string> parts = Split(path, '/');
-  parts.pop_back();  // the path itself
-  std::string dir;
-  for (size_t i = 0; i <= parts.size(); ++i) {
-    if (i > 0) dir = dir.empty() ? parts[i - 1] : dir + "/" + parts[i - 1];
-    if (!scratch_->loaded.insert(dir).second) continue;
-    std::string rules = dir.empty() ? ".gitattributes" : dir + "/.gitattributes";
-    std::optional<git::TreeEntry> entry = TRY(source_->FindEntry(commit_, rules));
-    // git reads no .gitattributes through a symlink either.
-    if (!entry || (entry->mode != 0100644 && entry->mode != 0100755)) continue;
-    std::string target = scratch_->dir + (dir.empty() ? "" : "/" + dir);
-    TRY(sys::MakeDirs(target, 0700));
-    sys::Dir parent = TRY(sys::Dir::Open(target));
-    TRY(parent.WriteNewFile(".gitattributes", TRY(source_->ReadBlob(entry->oid)), 0600));
-  }
-  return {};
+  return Open(repo, snapshot.commit, TRY(CommitRules::GitDirOf(snapshot)), scratch_parent);
 }
 
 Result<bool> LfsRules::IsLfs(const std::string& path) {
-  TRY(LoadRulesAlong(path));
+  TRY(rules_.LoadRulesAlong(path));
   const char* value = nullptr;
-  if (int code = git_attr_get(&value, repo_.get(),
+  if (int code = git_attr_get(&value, rules_.repository(),
                               GIT_ATTR_CHECK_FILE_THEN_INDEX | GIT_ATTR_CHECK_NO_SYSTEM,
                               path.c_str(), "filter");
       code < 0)
@@ -73,23 +34,32 @@ Result<bool> LfsRules::IsLfs(const std::string& path) {
   return git_attr_value(value) == GIT_ATTR_VALUE_STRING && std::string_view(value) == "lfs";
 }
 
-Result<bool> LfsMayApply(git::Repository& repo, const std::string& commit) {
-  if (sys::TypeOf(repo.LfsObjectsDir()) == sys::FileType::kDirectory) return true;
-  std::optional<git::TreeEntry> top = TRY(repo.FindEntry(commit, ".gitattributes"));
-  if (!top || (top->mode != 0100644 && top->mode != 0100755)) return false;
-  return TRY(repo.ReadBlob(top->oid)).find("filter=lfs") != std::string::npos;
+bool LfsMayApply(const Snapshot& snapshot) {
+  return sys::TypeOf(snapshot.dir + "/" + kLfsFreeFile) != sys::FileType::kRegular;
 }
 
-Result<std::vector<std::string>> SmudgeLfs(git::Repository& repo, const std::string& commit,
-                                           const std::string& tree, const std::string& git_dir,
-                                           const std::string& scratch_parent) {
+namespace {
+
+bool IsRegular(uint32_t mode) { return mode == 0100644 || mode == 0100755; }
+
+// Whether a .gitattributes file of `entries` (at any depth) names the lfs filter.
+Result<bool> AttributesNameLfs(git::Repository& repo, const std::vector<git::TreeEntry>& entries) {
+  for (const git::TreeEntry& entry : entries) {
+    if (!IsRegular(entry.mode)) continue;
+    if (entry.path != ".gitattributes" && !entry.path.ends_with("/.gitattributes")) continue;
+    if (TRY(repo.ReadBlob(entry.oid)).find("filter=lfs") != std::string::npos) return true;
+  }
+  return false;
+}
+
+Result<std::vector<std::string>> SmudgeEach(git::Repository& repo, LfsRules& rules,
+                                            const std::vector<git::TreeEntry>& entries,
+                                            const std::string& tree) {
   std::vector<std::string> missing;
-  if (!TRY(LfsMayApply(repo, commit))) return missing;
-  LfsRules rules = TRY(LfsRules::Open(repo, commit, git_dir, scratch_parent));
   git::LfsStore store(repo.LfsObjectsDir());
   sys::Dir root = TRY(sys::Dir::Open(tree));
-  for (const git::TreeEntry& entry : TRY(repo.ListTree(commit))) {
-    if (entry.mode != 0100644 && entry.mode != 0100755) continue;
+  for (const git::TreeEntry& entry : entries) {
+    if (!IsRegular(entry.mode)) continue;
     if (!TRY(rules.IsLfs(entry.path))) continue;
     std::string blob = TRY(repo.ReadBlob(entry.oid));
     std::optional<git::LfsPointer> pointer = git::ParseLfsPointer(blob);
@@ -114,6 +84,32 @@ Result<std::vector<std::string>> SmudgeLfs(git::Repository& repo, const std::str
   }
   std::sort(missing.begin(), missing.end());
   return missing;
+}
+
+}  // namespace
+
+Result<Smudged> SmudgeLfs(git::Repository& repo, const std::string& commit, const std::string& tree,
+                          const std::string& git_dir, const std::string& scratch_parent) {
+  Smudged out;
+  // One listing of the commit (small beside the materialisation it follows) finds the
+  // .gitattributes files at any depth, so a pattern only a nested one sets is not missed.
+  std::vector<git::TreeEntry> entries = TRY(repo.ListTree(commit));
+  if (!TRY(AttributesNameLfs(repo, entries))) {
+    out.lfs_free = true;
+    return out;
+  }
+  LfsRules rules = TRY(LfsRules::Open(repo, commit, git_dir, scratch_parent));
+  out.missing = TRY(SmudgeEach(repo, rules, entries, tree));
+  return out;
+}
+
+Result<std::vector<std::string>> SmudgeLfsEntries(git::Repository& repo, const std::string& commit,
+                                                  const std::vector<git::TreeEntry>& entries,
+                                                  const std::string& tree,
+                                                  const std::string& git_dir,
+                                                  const std::string& scratch_parent) {
+  LfsRules rules = TRY(LfsRules::Open(repo, commit, git_dir, scratch_parent));
+  return SmudgeEach(repo, rules, entries, tree);
 }
 
 std::vector<std::string> LfsMissing(const Snapshot& snapshot) {

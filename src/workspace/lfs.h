@@ -2,20 +2,18 @@
 // .gitattributes give filter=lfs, the smudging of a snapshot's pointer files into their
 // content where the user's LFS store holds it, and the list of those it does not.
 //
-// The attributes are the base commit's, read from its objects (as IgnoreRules reads its
-// .gitignore files): a job editing .gitattributes changes nothing about what berth stores in
-// LFS. No filter, hook or command of any config runs; berth reads and writes git-lfs's object
+// The attributes are the base commit's, read from its objects (CommitRules, as IgnoreRules
+// reads its .gitignore files): a job editing .gitattributes changes nothing about what berth stores
+// in LFS. No filter, hook or command of any config runs; berth reads and writes git-lfs's object
 // store itself (git/lfs.h).
 #pragma once
 
-#include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
-#include "git/handles.h"
 #include "git/repository.h"
+#include "workspace/commit_rules.h"
 #include "workspace/workspace.h"
 
 namespace berth::workspace {
@@ -34,37 +32,40 @@ class LfsRules {
   Result<bool> IsLfs(const std::string& path);
 
  private:
-  struct Scratch {
-    std::string dir;
-    std::set<std::string> loaded;  // directories whose .gitattributes has been looked up
-    ~Scratch();
-  };
-  LfsRules(git::RepositoryPtr repo, git::Repository& source, std::string commit,
-           std::unique_ptr<Scratch> scratch)
-      : repo_(std::move(repo)),
-        source_(&source),
-        commit_(std::move(commit)),
-        scratch_(std::move(scratch)) {}
-  Status LoadRulesAlong(const std::string& path);
+  explicit LfsRules(CommitRules rules) : rules_(std::move(rules)) {}
 
-  git::RepositoryPtr repo_;
-  git::Repository* source_;
-  std::string commit_;
-  std::unique_ptr<Scratch> scratch_;
+  CommitRules rules_;
 };
 
-// Whether LFS may concern `commit` at all: the user's LFS object directory exists, or the
-// commit's top-level .gitattributes names filter=lfs. When neither holds, snapshots skip the
-// LFS pass (no cost for repositories without LFS).
-Result<bool> LfsMayApply(git::Repository& repo, const std::string& commit);
+// The name of an (empty) file in a snapshot's directory saying that no .gitattributes file
+// of its commit names filter=lfs: nothing of it is in LFS, and collection and derived
+// snapshots skip the LFS pass. Absent (or a snapshot made before it existed): LFS may apply.
+inline constexpr const char* kLfsFreeFile = "lfs-free";
+bool LfsMayApply(const Snapshot& snapshot);
+
+// What SmudgeLfs did to a tree.
+struct Smudged {
+  bool lfs_free = false;             // no .gitattributes of the commit names filter=lfs
+  std::vector<std::string> missing;  // LFS paths whose content is missing, sorted
+};
 
 // Replaces, in the materialized tree `tree` of `commit`, each pointer file under an LFS
 // pattern whose object the user's store holds (checked: size and sha256) by that content,
-// keeping its mode and mtime. Returns the LFS paths whose content is missing (left as
-// pointers), sorted. `git_dir` and `scratch_parent` as for LfsRules::Open.
-Result<std::vector<std::string>> SmudgeLfs(git::Repository& repo, const std::string& commit,
-                                           const std::string& tree, const std::string& git_dir,
-                                           const std::string& scratch_parent);
+// keeping its mode and mtime. The paths whose content is missing are left as pointers.
+// `git_dir` and `scratch_parent` as for LfsRules::Open.
+Result<Smudged> SmudgeLfs(git::Repository& repo, const std::string& commit, const std::string& tree,
+                          const std::string& git_dir, const std::string& scratch_parent);
+// The same for the files `entries` of `commit` only, written in the layer `tree` (a derived
+// snapshot's changed files); returns the paths whose content is missing, sorted.
+Result<std::vector<std::string>> SmudgeLfsEntries(git::Repository& repo, const std::string& commit,
+                                                  const std::vector<git::TreeEntry>& entries,
+                                                  const std::string& tree,
+                                                  const std::string& git_dir,
+                                                  const std::string& scratch_parent);
+
+// The directory, in a job's own directory, of the LFS objects collection stages until the
+// job's changes are accepted (ChangeSet::lfs_staging).
+inline constexpr const char* kLfsStagingDir = "lfs-staged/objects";
 
 // The name of the file in a snapshot's directory listing its LFS paths left as pointers, each
 // ended by a NUL byte (a path may hold a newline); absent when there are none.

@@ -16,6 +16,7 @@
 #include "sys/file_status.h"
 #include "sys/fs.h"
 #include "sys/self.h"
+#include "workspace/commit_rules.h"
 #include "workspace/ignore_rules.h"
 #include "workspace/lfs.h"
 #include "workspace/submodules.h"
@@ -141,20 +142,29 @@ Status CopySubmoduleIndexes(git::Repository& repo, const std::string& commit, co
   return {};
 }
 
+// The snapshot's Git LFS files: kLfsFreeFile when no .gitattributes names the lfs filter,
+// else kLfsMissingFile listing the paths shown as pointers (when there are any).
+Status WriteLfsRecord(const std::string& dir, bool lfs_free,
+                      const std::vector<std::string>& missing) {
+  sys::Dir root = TRY(sys::Dir::Open(dir));
+  if (lfs_free) return root.WriteNewFile(kLfsFreeFile, "", 0644);
+  if (missing.empty()) return {};
+  std::string list;
+  for (const std::string& path : missing) list += path + '\0';
+  return root.WriteNewFile(kLfsMissingFile, list, 0644);
+}
+
+bool LfsContentArrived(git::Repository& repo, const Snapshot& snapshot);
+
 Status BuildFull(git::Repository& repo, const std::string& commit, const std::string& dir) {
   TRY_CTX(repo.Materialize(commit, dir + "/tree"), "materialize " + commit);
   TRY(sys::MakeDirs(dir + "/git", 0755));
   TRY(PopulateSubmodules(repo, commit, dir));
   TRY(IgnoreRules::Create(dir + "/ignore"));
   // Before the index: its stat data is the smudged files' (docs/workspace.md, "Git LFS").
-  std::vector<std::string> lfs_missing = TRY_CTX(
-      SmudgeLfs(repo, commit, dir + "/tree", dir + "/ignore", dir), "show the Git LFS content");
-  if (!lfs_missing.empty()) {
-    std::string list;
-    for (const std::string& path : lfs_missing) list += path + '\0';
-    sys::Dir root = TRY(sys::Dir::Open(dir));
-    TRY(root.WriteNewFile(kLfsMissingFile, list, 0644));
-  }
+  Smudged lfs = TRY_CTX(SmudgeLfs(repo, commit, dir + "/tree", dir + "/ignore", dir),
+                        "show the Git LFS content");
+  TRY(WriteLfsRecord(dir, lfs.lfs_free, lfs.missing));
   TRY_CTX(repo.WriteIndex(commit, dir + "/tree", dir + "/" + kIndexPath),
           "write the snapshot index");
   TRY(sys::MakeDirs(dir + "/users", 0700));
@@ -164,11 +174,44 @@ Status BuildFull(git::Repository& repo, const std::string& commit, const std::st
 Status BuildDerived(git::Repository& repo, const std::string& commit, const Snapshot& below,
                     const std::string& dir) {
   if (!TRY(SubmodulesAsBelow(repo, commit, below))) return BuildFull(repo, commit, dir);
-  // A layer would show the changed pointers raw and lose the list of missing content: with
-  // LFS in play the snapshot is written in full (docs/workspace.md, "Git LFS").
-  if (TRY(LfsMayApply(repo, commit))) return BuildFull(repo, commit, dir);
+  // Git LFS (docs/workspace.md, "Git LFS"): the layer's changed files are smudged as a full
+  // snapshot's are, the rest is the snapshot below's. Not when a .gitattributes changed
+  // (an unchanged file may have changed sides) or content the one below lacked has arrived.
+  const bool lfs = LfsMayApply(below);
+  if (lfs && LfsContentArrived(repo, below)) return BuildFull(repo, commit, dir);
   git::LayerDiff diff = TRY_CTX(repo.WriteLayer(below.commit, commit, dir + "/tree"),
                                 "write the layer of " + commit + " over " + below.commit);
+  auto is_attributes = [](const std::string& path) {
+    return path == ".gitattributes" || path.ends_with("/.gitattributes");
+  };
+  bool attributes_changed =
+      std::any_of(diff.upserts.begin(), diff.upserts.end(),
+                  [&](const git::TreeEntry& e) { return is_attributes(e.path); }) ||
+      std::any_of(diff.removals.begin(), diff.removals.end(), is_attributes);
+  if (attributes_changed) {
+    TRY(sys::RemoveTreeForcibly(dir + "/tree"));
+    return BuildFull(repo, commit, dir);
+  }
+  if (lfs) {
+    std::string git_dir = TRY(CommitRules::GitDirOf(below));
+    std::vector<std::string> missing =
+        TRY_CTX(SmudgeLfsEntries(repo, commit, diff.upserts, dir + "/tree", git_dir, dir),
+                "show the Git LFS content");
+    // The paths below still missing and unchanged here are still missing.
+    auto changed = [&](const std::string& path) {
+      for (const git::TreeEntry& e : diff.upserts)
+        if (e.path == path) return true;
+      for (const std::string& removed : diff.removals)
+        if (path == removed || path.starts_with(removed + "/")) return true;
+      return false;
+    };
+    for (const std::string& path : LfsMissing(below))
+      if (!changed(path)) missing.push_back(path);
+    std::sort(missing.begin(), missing.end());
+    TRY(WriteLfsRecord(dir, false, missing));
+  } else {
+    TRY(WriteLfsRecord(dir, true, {}));
+  }
   TRY(sys::MakeDirs(dir + "/git", 0755));
   TRY_CTX(repo.DeriveIndex(below.index_path, diff, dir + "/tree", dir + "/" + kIndexPath),
           "derive the snapshot index");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "git/lfs.h"
 #include "git/repository.h"
 #include "policy/glob.h"
 
@@ -166,6 +167,16 @@ struct ChangeSet {
   // Paths neither committed nor refused: ignored by the base's .gitignore rules, or files
   // inside a submodule's directory (`sub/`, the submodule's own repository's business).
   std::vector<std::string> ignored;
+  // The Git LFS objects of the files `changes` commits as pointers, each by its path. They
+  // wait in `lfs_staging` (an LFS object directory in the job's own directory) until the
+  // changes are accepted: StoreLfsObjects then puts them in the user's store, so a refused
+  // job adds nothing there (docs/workspace.md, "Git LFS").
+  struct LfsObject {
+    std::string path;
+    git::LfsPointer pointer;
+  };
+  std::vector<LfsObject> lfs_objects;
+  std::string lfs_staging;
 };
 
 // Computes the job's changes against the base snapshot, reading files as data (no git
@@ -174,5 +185,11 @@ struct ChangeSet {
 // sockets, and anything under .git or .berth.
 Result<ChangeSet> Collect(const JobWorkspace& workspace, const Snapshot& snapshot,
                           git::Repository& repo, const policy::GlobSet& writable);
+
+// Stores in the user's LFS store (git::Repository::LfsObjectsDir) the staged objects of the
+// pointers `changes.changes` still commits (a change dropped since collection takes its object
+// with it), each read back and checked against its pointer, then removes the staged copies.
+// Called once the changes are accepted, before they are committed.
+Status StoreLfsObjects(const ChangeSet& changes, git::Repository& repo);
 
 }  // namespace berth::workspace

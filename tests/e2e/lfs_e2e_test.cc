@@ -5,8 +5,10 @@
 // user's .git/lfs/objects; `berth land` leaves the content in the work tree and `git status`
 // clean; uncommitted LFS files a --with-uncommitted job takes are recorded as pointers too;
 // content the user's store lacks is shown as its pointer and said so (event, receipt,
-// `berth show`); a change to .gitattributes naming the lfs filter is refused by name; and no
-// filter or hook of the user's repository runs on berth's behalf.
+// `berth show`); a change to .gitattributes naming the lfs filter is refused by name; no
+// filter or hook of the user's repository runs on berth's behalf; a pattern of a nested
+// .gitattributes counts without an LFS object directory; objects are read and written where
+// lfs.storage says; and a refused job leaves no object in the user's store.
 //
 // Passes as root and as an unprivileged user; a host without the sandbox or git-lfs is a loud
 // skip.
@@ -255,6 +257,104 @@ TEST_F(LfsTest, AttributesChangesNamingLfsAreRefusedByName) {
   EXPECT_EQ(ReceiptRefusals(receipt), (std::map<std::string, std::string>{})) << receipt.dump(2);
   EXPECT_EQ(ReceiptFiles(receipt),
             (std::map<std::string, std::string>{{"src/.gitattributes", "upsert"}}));
+}
+
+// The oid of the pointer `blob` (a job commit's file), or "" when it is not one.
+std::string PointerOid(const std::string& blob) {
+  size_t at = blob.find("oid sha256:");
+  return blob.starts_with(kPointerStart) && at != std::string::npos ? blob.substr(at + 11, 64) : "";
+}
+
+TEST_F(LfsTest, ANestedPatternCountsWithoutAnObjectDirectory) {
+  // As after a clone without git-lfs objects: the only LFS pattern is in a nested
+  // .gitattributes, and .git/lfs does not exist; the agent adds the first LFS file.
+  ASSERT_EQ(Git({"rm", "-q", ".gitattributes", "assets/big.bin"}).exit_code, 0);
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/assets", 0755));
+  ASSERT_TRUE(
+      WriteText(ws() + "/assets/.gitattributes", "*.png filter=lfs diff=lfs merge=lfs -text\n"));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "LFS for pictures only"}).exit_code, 0);
+  ASSERT_TRUE(sys::RemoveTree(ws() + "/.git/lfs"));
+  const std::string id = RunScript("printf 'a picture\\n' > assets/logo.png", "completed");
+  std::string blob = GitOut({"show", "berth/" + id + ":assets/logo.png"}) + "\n";
+  std::string oid = PointerOid(blob);
+  ASSERT_EQ(oid.size(), 64u) << "committed as a raw blob: " << blob;
+  EXPECT_EQ(ReadText(ObjectPath(oid)), "a picture\n");
+  RunResult land = Berth({"land", id});
+  EXPECT_EQ(land.exit_code, 0) << land.Describe();
+  EXPECT_EQ(ReadText(ws() + "/assets/logo.png"), "a picture\n");
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  RunResult fsck = Git({"lfs", "fsck"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.Describe();
+}
+
+TEST_F(LfsTest, AnUncommittedFileUnderANestedPatternCountsWithoutAnObjectDirectory) {
+  ASSERT_EQ(Git({"rm", "-q", ".gitattributes", "assets/big.bin"}).exit_code, 0);
+  ASSERT_TRUE(sys::MakeDirs(ws() + "/assets", 0755));
+  ASSERT_TRUE(
+      WriteText(ws() + "/assets/.gitattributes", "*.png filter=lfs diff=lfs merge=lfs -text\n"));
+  ASSERT_EQ(Git({"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(Git({"commit", "-q", "-m", "LFS for pictures only"}).exit_code, 0);
+  ASSERT_TRUE(sys::RemoveTree(ws() + "/.git/lfs"));
+  ASSERT_TRUE(WriteText(ws() + "/assets/logo.png", "an uncommitted picture\n"));
+  RunResult run = Berth({"run", "--json", "--with-uncommitted", "implement", "--", "sh", "-c",
+                         "cat assets/logo.png > src/seen.txt"});
+  json job = ParseJson(run.out);
+  ASSERT_TRUE(job.is_object()) << run.Describe();
+  const std::string id = GetStr(job, "id");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}), "an uncommitted picture");
+  std::string oid = PointerOid(GitOut({"show", "berth/" + id + ":assets/logo.png"}) + "\n");
+  ASSERT_EQ(oid.size(), 64u) << "taken as a raw blob";
+  EXPECT_EQ(ReadText(ObjectPath(oid)), "an uncommitted picture\n");
+}
+
+TEST_F(LfsTest, ObjectsAreReadAndWrittenWhereLfsStorageSays) {
+  // git-lfs keeps the objects outside the repository (lfs.storage); the usual place is empty.
+  const std::string storage = root() + "/lfs-elsewhere";
+  ASSERT_TRUE(sys::MakeDirs(storage, 0755));
+  ASSERT_EQ(RunProgram({"/bin/mv", ws() + "/.git/lfs/objects", storage + "/objects"}, {}, root())
+                .exit_code,
+            0);
+  ASSERT_EQ(Git({"config", "lfs.storage", storage}).exit_code, 0);
+  const std::string id =
+      RunScript("cat assets/big.bin > src/seen.txt; printf 'stored elsewhere\\n' > assets/new.bin",
+                "completed");
+  EXPECT_EQ(GitOut({"show", "berth/" + id + ":src/seen.txt"}) + "\n", kBigContent);
+  std::string oid = PointerOid(GitOut({"show", "berth/" + id + ":assets/new.bin"}) + "\n");
+  ASSERT_EQ(oid.size(), 64u);
+  const std::string in_storage =
+      storage + "/objects/" + oid.substr(0, 2) + "/" + oid.substr(2, 2) + "/" + oid;
+  EXPECT_EQ(ReadText(in_storage), "stored elsewhere\n");
+  EXPECT_FALSE(PathExists(ObjectPath(oid)));
+  EXPECT_FALSE(PathExists(ws() + "/.git/lfs/objects"));
+  RunResult land = Berth({"land", id});
+  EXPECT_EQ(land.exit_code, 0) << land.Describe();
+  EXPECT_EQ(ReadText(ws() + "/assets/new.bin"), "stored elsewhere\n");
+  EXPECT_EQ(GitOut({"status", "--porcelain"}), "");
+  RunResult fsck = Git({"lfs", "fsck"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.Describe();
+}
+
+TEST_F(LfsTest, ARefusedJobStoresNoObject) {
+  const std::map<std::string, std::string> before = TreeFingerprint(ws() + "/.git/lfs");
+  const std::string id = RunScript(
+      "printf 'content of a refused job\\n' > assets/new.bin; printf x > outside.txt", "refused");
+  EXPECT_EQ(ReceiptRefusals(ReadReceiptFile(id)).count("outside.txt"), 1u);
+  // Nor does showing its work.
+  EXPECT_EQ(Berth({"diff", id}).exit_code, 0);
+  EXPECT_EQ(TreeFingerprint(ws() + "/.git/lfs"), before);
+  // Recollected under a policy that allows it, the job's changes are accepted: now stored.
+  std::string widened = kLfsPolicy;
+  const std::string last = "\".gitattributes\"]";
+  widened.replace(widened.find(last), last.size(), "\".gitattributes\", \"*.txt\"]");
+  ASSERT_TRUE(WriteText(ws() + "/.berth/policy.toml", widened));
+  ASSERT_EQ(Git({"commit", "-q", "-am", "policy"}).exit_code, 0);
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  ASSERT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  const std::string again = GetStr(ParseJson(recollect.out), "job.id");
+  std::string oid = PointerOid(GitOut({"show", "berth/" + again + ":assets/new.bin"}) + "\n");
+  ASSERT_EQ(oid.size(), 64u);
+  EXPECT_EQ(ReadText(ObjectPath(oid)), "content of a refused job\n");
 }
 
 }  // namespace
