@@ -245,7 +245,7 @@ int Show(Session& s, const JobsOptions& o) {
                      s.kind, s.variable, s.url);
       }
       if (!r->recollected_from.empty())
-        fmt::print("from     the kept workspace of refused job {} (berth recollect)\n",
+        fmt::print("from     the kept workspace of job {} (berth recollect)\n",
                    r->recollected_from);
       fmt::print("receipt  {}/receipt.json\n", j->job_dir);
       // Paths of a commit come from git, not the masked receipt: masked here the same way.
@@ -429,9 +429,10 @@ nlohmann::json FilesJson(const std::vector<git::FileDiff>& files) {
 int Diff(Session& s, const JobsOptions& o) {
   Result<store::JobRecord> j = s.store().FindJob(o.job);
   if (!j) return Fail(j.error(), o);
-  // A refused job committed nothing: its kept workspace is collected with every path allowed
-  // and shown as a commit no ref names (job/recollect.h).
-  if (!j->commit && j->state == store::JobState::kRefused) {
+  // A refused job committed nothing, nor did one that failed or went stale before its commit:
+  // its kept workspace is collected with every path allowed and shown as a commit no ref names
+  // (job/recollect.h).
+  if (job::MayHoldKeptWork(*j)) {
     git::InitLibgit2();
     Result<git::Repository> discovered = git::Repository::Discover(j->repo);
     if (!discovered) return Fail(discovered.error(), o);
@@ -465,9 +466,9 @@ int Diff(Session& s, const JobsOptions& o) {
         return 0;
       }
       fmt::print(stderr,
-                 "berth: job {} is refused ({}); its kept workspace, not committed (berth "
+                 "berth: job {} is {} ({}); its kept workspace, not committed (berth "
                  "recollect {} collects it under the current policy):\n",
-                 j->id, EscapeControls(j->state_reason), j->id);
+                 j->id, store::JobStateName(j->state), EscapeControls(j->state_reason), j->id);
       for (const workspace::Refusal& r : kept_refusals)
         fmt::print(stderr, "  never collectable {}: {}\n", QuotePath(r.path),
                    EscapeControls(r.reason));
@@ -654,7 +655,9 @@ void AddJobsCommands(CLI::App& app, JobsOptions* o) {
   verify->add_option("job", o->job, "job id or unique prefix")->required();
   verify->add_flag("--json", o->json, "the verification as JSON");
   CLI::App* recollect = app.add_subcommand(
-      "recollect", "Collect a refused job's kept workspace again under the current policy");
+      "recollect",
+      "Collect the kept workspace of a job that ended without a commit (refused, failed, "
+      "stale) again under the current policy");
   recollect->add_option("job", o->job, "job id or unique prefix")->required();
   recollect->add_flag("--json", o->json, "the new job as JSON");
 }

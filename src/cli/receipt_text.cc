@@ -4,6 +4,7 @@
 
 #include "base/quote.h"
 #include "git/repository.h"
+#include "job/recollect.h"
 
 namespace berth::cli {
 
@@ -113,6 +114,11 @@ std::string NextLine(const store::JobRecord& job, const std::optional<job::Recei
       return "berth diff " + job.id + ", then widen the policy's writable globs and berth " +
              "recollect " + job.id;
     default:
+      // Ended before its work was committed (a killed supervisor, a store that refused its
+      // writes): what the agent did is still in its workspace.
+      if (job::HasKeptWorkspace(job))
+        return "berth logs " + job.id + ", berth diff " + job.id +
+               " (its kept workspace), then berth recollect " + job.id + " to commit it";
       break;
   }
   return "berth logs " + job.id;

@@ -79,6 +79,17 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
 
 }  // namespace
 
+bool MayHoldKeptWork(const store::JobRecord& job) {
+  return store::IsTerminal(job.state) && job.state != store::JobState::kCompleted && !job.commit &&
+         !job.backend.empty();
+}
+
+bool HasKeptWorkspace(const store::JobRecord& job) {
+  if (!MayHoldKeptWork(job)) return false;
+  const std::string dir = job.job_dir + (job.backend == "overlay" ? "/upper" : "/copy");
+  return sys::TypeOf(dir) == sys::FileType::kDirectory;
+}
+
 void DropNonJobPaths(const RunRequest& request, workspace::ChangeSet* changes) {
   // Files the provider's CLI writes for itself are neither committed nor refused.
   if (request.provider_def && request.provider != "command" &&
@@ -131,10 +142,12 @@ Result<std::string> KeptChangesCommit(const store::JobRecord& job, git::Reposito
 Result<Recollected> Recollect(
     const JobContext& ctx, store::Store& store, const store::JobRecord& refused,
     const std::function<void(const std::string&, const std::string&)>& on_event) {
-  if (refused.state != store::JobState::kRefused)
+  if (!MayHoldKeptWork(refused))
     return Error(Cause::kInvalidArgument,
                  "job " + refused.id + " is " + store::JobStateName(refused.state) +
-                     "; only a refused job's kept workspace is collected again");
+                     (refused.commit ? " with a commit" : "") +
+                     "; only the kept workspace of a job that ended without a commit is "
+                     "collected again");
   git::InitLibgit2();
   git::Repository repo = TRY(git::Repository::Discover(refused.repo));
   policy::Policy pol = TRY(policy::LoadPolicy(repo.workdir()));

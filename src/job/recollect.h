@@ -1,10 +1,12 @@
-// A refused job's work, seen and collected again (docs/verification.md "Refused jobs").
+// The work of a job that ended without a commit, seen and collected again (docs/verification.md
+// "Refused jobs").
 //
-// A refused job commits nothing, but its workspace is kept in its job directory. `berth diff`
-// collects that workspace with every path allowed and shows the patch; `berth recollect`
-// collects it under the policy as it is now and, when nothing is refused any more, records the
-// result as a new job: committed on its own branch, verified by the current policy's checks,
-// and landable like any job.
+// A refused job commits nothing, but its workspace is kept in its job directory; so is that of
+// a job that failed, went stale or was cancelled before its work was committed (its supervisor
+// killed, the job store refusing its writes). `berth diff` collects that workspace with every
+// path allowed and shows the patch; `berth recollect` collects it under the policy as it is
+// now and, when nothing is refused any more, records the result as a new job: committed on its
+// own branch, verified by the current policy's checks, and landable like any job.
 #pragma once
 
 #include <functional>
@@ -25,6 +27,13 @@ namespace berth::job {
 // and the environment's paths (its layer's, whatever the agent wrote there).
 void DropNonJobPaths(const RunRequest& request, workspace::ChangeSet* changes);
 
+// Whether `job` ended without a commit after its workspace was made, so that its agent's work,
+// if any, is only in its kept workspace: refused, failed, stale, cancelled, timed out...
+// (a completed job without a commit changed nothing).
+bool MayHoldKeptWork(const store::JobRecord& job);
+// MayHoldKeptWork, and its workspace is still there (no `berth gc` removed it).
+bool HasKeptWorkspace(const store::JobRecord& job);
+
 // Collects the kept workspace of `job` (an ended job without a commit) against its base under
 // `writable`, as the job's own collection did. kNotFound when the workspace is gone.
 Result<workspace::ChangeSet> CollectKept(const store::JobRecord& job, const RunRequest& request,
@@ -32,8 +41,8 @@ Result<workspace::ChangeSet> CollectKept(const store::JobRecord& job, const RunR
 
 // Every change the kept workspace of `job` holds, whatever the writable globs say, written as
 // a commit on the job's base that no ref names (git's gc prunes it): what `berth diff` shows of
-// a refused job. `refusals` receives what no policy could commit (symlinks leaving the
-// workspace, special files, paths under .git or .berth).
+// a job MayHoldKeptWork says may have some. `refusals` receives what no policy could commit
+// (symlinks leaving the workspace, special files, paths under .git or .berth).
 Result<std::string> KeptChangesCommit(const store::JobRecord& job, git::Repository& repo,
                                       std::vector<workspace::Refusal>* refusals);
 
@@ -43,7 +52,8 @@ struct Recollected {
   std::vector<workspace::Refusal> refusals;  // what the current policy still refuses
 };
 
-// `berth recollect`: collects the kept workspace of the refused job `refused` under the
+// `berth recollect`: collects the kept workspace of `refused` (a job MayHoldKeptWork accepts,
+// refused or not) under the
 // writable globs its agent has in the policy as it is now. When something is still refused,
 // nothing is recorded and `refusals` says what. Otherwise a new job is recorded, ended
 // (`completed` or `verification-failed`), with the commit on its own branch, the current

@@ -533,6 +533,37 @@ TEST_F(JobsTest, KilledSupervisorMakesTheJobStaleAndTakesTheAgentWithIt) {
   EXPECT_FALSE(BranchExists(id));
 }
 
+// A job whose supervisor died before it committed (killed, or the job store refusing its
+// writes) leaves its agent's work in its kept workspace: `berth diff` shows it and `berth
+// recollect` commits it as a new job. Regression: both once answered only for
+// refused jobs ("has no commit"; "only a refused job's kept workspace is collected again").
+TEST_F(JobsTest, AStaleJobsWorkIsShownAndRecollected) {
+  const std::string id = MakeStaleJob(Token());
+  ASSERT_EQ(GetStr(ShowJson(id), "state"), "stale");
+  ASSERT_TRUE(PathExists(KeptWorkspaceFile(id, "src/pid")));
+
+  RunResult diff = Berth({"diff", id});
+  EXPECT_EQ(diff.exit_code, 0) << diff.Describe();
+  EXPECT_TRUE(Contains(diff.out, "+++ b/src/pid")) << diff.Describe();
+  EXPECT_TRUE(Contains(diff.err, "is stale")) << diff.Describe();
+
+  RunResult recollect = Berth({"recollect", id, "--json"});
+  EXPECT_EQ(recollect.exit_code, 0) << recollect.Describe();
+  json made = ParseJson(recollect.out);
+  const std::string fresh = GetStr(made, "job.id");
+  ASSERT_FALSE(fresh.empty()) << recollect.Describe();
+  EXPECT_EQ(GetStr(ShowJson(fresh), "state"), "completed");
+  EXPECT_EQ(GetStr(ShowJson(fresh), "receipt.recollected_from"), id);
+
+  // Its commit holds the agent's file (landing it needs a check, which this policy has not).
+  EXPECT_EQ(Git({"cat-file", "-e", "berth/" + fresh + ":src/pid"}).exit_code, 0);
+
+  // A job that completed with its commit has nothing kept to collect.
+  RunResult again = Berth({"recollect", fresh});
+  EXPECT_NE(again.exit_code, 0) << again.Describe();
+  EXPECT_TRUE(Contains(again.err, "ended without a commit")) << again.Describe();
+}
+
 TEST_F(JobsTest, StaleJobRecordsTheExitCodeOfItsState) {
   const std::string id = MakeStaleJob(Token());
   json job = ShowJson(id);
