@@ -737,8 +737,10 @@ TEST_F(JobsTest, InterruptingAForegroundRunEndsTheJobAsCancelled) {
 }
 
 TEST_F(JobsTest, CancelDuringTheCommitLeavesNoBranchBehind) {
-  // many.sh makes the commit step long enough to cancel inside it reliably.
-  const std::string id = Detach({}, "implement", "many.sh", {"1000"});
+  // many.sh makes the commit step long enough to cancel inside it reliably: 1000 files of
+  // 6 KiB are more than a commit writes as one pack (docs/workspace.md, "How a job's commit is
+  // written"), so each is a loose object flushed on its own.
+  const std::string id = Detach({}, "implement", "many.sh", {"1000", "6000"});
   bool committing = WaitUntil(
       [&] {
         RunResult logs = Berth({"logs", id});

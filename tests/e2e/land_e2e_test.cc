@@ -522,7 +522,7 @@ TEST_F(LandTest, RefusedJobsWorkIsShownAndRecollectedUnderAWidenedPolicy) {
   EXPECT_NE(fresh, id);
   json job = ShowJson(fresh);
   EXPECT_EQ(GetStr(job, "receipt.recollected_from"), id) << job.dump(2);
-  EXPECT_TRUE(Contains(Berth({"show", fresh}).out, "refused job " + id));
+  EXPECT_TRUE(Contains(Berth({"show", fresh}).out, "kept workspace of job " + id));
   EXPECT_EQ(Get(job, "receipt.verification.required_passed"), true) << job.dump(2);
   EXPECT_EQ(GitOut({"show", "berth/" + fresh + ":README.md"}), "rewritten by the agent");
   EXPECT_EQ(GitOut({"show", "berth/" + fresh + ":src/allowed.c"}), "allowed");
