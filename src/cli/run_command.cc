@@ -22,6 +22,7 @@
 #include "job/receipt.h"
 #include "job/runner.h"
 #include "job/stale.h"
+#include "job/uncommitted_check.h"
 #include "store/open_store.h"
 #include "sys/process.h"
 #include "sys/self.h"
@@ -35,11 +36,13 @@ std::string Short(const std::string& id) { return id.substr(0, 12); }
 
 // What `berth run` shows on stderr while the job runs. kLine: one status line redrawn in
 // place (step, elapsed, output, last line), for a terminal. kQueueLines: a line each time the
-// job's place in the queue changes, for a pipe or --json.
+// job's place in the queue changes, for a pipe or --json. Either way, the warning of the
+// uncommitted changes the job does not see, once the check beside the job has counted them.
 class StatusLine {
  public:
   enum class Mode { kLine, kQueueLines };
-  StatusLine(const job::Progress* progress, Mode mode) : progress_(progress), mode_(mode) {
+  StatusLine(const job::Progress* progress, Mode mode, job::UncommittedCheck* uncommitted)
+      : progress_(progress), mode_(mode), uncommitted_(uncommitted) {
     if (progress_ != nullptr) thread_ = std::thread([this] { Run(); });
   }
   ~StatusLine() {
@@ -62,6 +65,11 @@ class StatusLine {
     MutexLock lock(mutex_);
     while (!wake_.WaitFor(mutex_, std::chrono::milliseconds(150),
                           [this]() REQUIRES(mutex_) { return stop_; })) {
+      if (uncommitted_ != nullptr)
+        if (std::optional<std::string> warning = uncommitted_->TakeWarning(false)) {
+          if (mode_ == Mode::kLine) fmt::print(stderr, "\r\033[K");
+          PrintWarning(*warning);
+        }
       job::Progress::Snapshot s = progress_->Get();
       if (s.job_id.empty()) continue;
       if (mode_ == Mode::kQueueLines) {
@@ -85,6 +93,7 @@ class StatusLine {
 
   const job::Progress* progress_;
   Mode mode_;
+  job::UncommittedCheck* uncommitted_;
   int shown_position_ = 0;  // kQueueLines: the position last printed
   Mutex mutex_;
   CondVar wake_;
@@ -193,11 +202,16 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (!store) return Fail(store.error(), format);
   IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
   job::RunRequest request;
-  std::vector<std::string> warnings;
-  options.submit.warnings = &warnings;
+  // Counts beside the job; its line comes as soon as it is known, and before the job's end.
+  std::unique_ptr<job::UncommittedCheck> uncommitted;
+  options.submit.uncommitted = &uncommitted;
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
-  for (const std::string& w : warnings) PrintWarning(w);
+  auto warn_uncommitted = [&uncommitted] {
+    if (uncommitted)
+      if (std::optional<std::string> warning = uncommitted->TakeWarning(true))
+        PrintWarning(*warning);
+  };
 
   if (!job->source.empty()) {  // for workers: --queue, or the policy's run_on
     // The passed variables travel by name only: the worker's environment gives their values
@@ -210,6 +224,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       fmt::print("{}\n", job->id);
       std::fflush(stdout);
     }
+    warn_uncommitted();
     fmt::print(stderr, "berth: job {} is queued for workers (source {})\n", job->id, job->source);
     if (!request.env_pass.empty()) {
       std::string names;
@@ -287,6 +302,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       fmt::print("{}\n", job->id);
       std::fflush(stdout);
     }
+    warn_uncommitted();
     fmt::print(
         stderr,
         "berth: job {} runs in the background (supervisor pid {})\n  follow   berth logs -f {}\n",
@@ -296,11 +312,13 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
 
   job::Progress progress;
   Result<store::JobRecord> done = [&] {
-    StatusLine status(&progress, !options.json && sys::IsTerminal(2)
-                                     ? StatusLine::Mode::kLine
-                                     : StatusLine::Mode::kQueueLines);
+    StatusLine status(&progress,
+                      !options.json && sys::IsTerminal(2) ? StatusLine::Mode::kLine
+                                                          : StatusLine::Mode::kQueueLines,
+                      uncommitted.get());
     return SuperviseJob(*ctx, job->id, &progress);
   }();
+  warn_uncommitted();
   if (!done) return Fail(done.error(), format, job::kExitFailed);
   if (options.json)
     PrintJson(job::JobToJson(*done));

@@ -13,6 +13,7 @@
 #include "job/provider_setup.h"
 #include "job/repo_policy.h"
 #include "job/run_request.h"
+#include "job/uncommitted_check.h"
 #include "policy/policy.h"
 #include "provider/preflight.h"
 #include "store/job_id.h"
@@ -182,10 +183,10 @@ Result<std::string> BaseWithUncommitted(git::Repository& repo, const std::string
 
 // A job sees the base commit only. An agent whose program is a relative path that exists in
 // the working tree but not in that commit would fail to launch ("No such file or directory"),
-// so it fails here, saying why; and the person who submits is told how many uncommitted
-// changes the job will not see.
-Status CheckCommittedWork(git::Repository& repo, const SubmitOptions& options,
-                          const RunRequest& request, const std::string& base) {
+// so it fails here, saying why. (The person who submits is told how many uncommitted changes
+// the job will not see by a check that runs beside the job: job/uncommitted_check.h.)
+Status CheckCommittedWork(git::Repository& repo, const RunRequest& request,
+                          const std::string& base) {
   if (!request.argv.empty()) {
     const std::string& program = request.argv.front();
     if (program.find('/') != std::string::npos && program.front() != '/') {
@@ -208,13 +209,6 @@ Status CheckCommittedWork(git::Repository& repo, const SubmitOptions& options,
                        "changes into the job");
       }
     }
-  }
-  if (options.warnings != nullptr) {
-    Result<size_t> count = repo.CountUncommitted();
-    if (count && *count > 0)
-      options.warnings->push_back(std::to_string(*count) + " uncommitted change(s) in " +
-                                  repo.workdir() + " are not in the job, which starts from " +
-                                  base.substr(0, 12) + "; pass --with-uncommitted to include them");
   }
   return {};
 }
@@ -325,7 +319,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   if (options.with_uncommitted)
     base = TRY(BaseWithUncommitted(repo, options.base, base));
   else
-    TRY(CheckCommittedWork(repo, options, request, base));
+    TRY(CheckCommittedWork(repo, request, base));
 
   std::string prompt;
   if (options.prompt_text) {
@@ -393,6 +387,8 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
                             (for_workers ? ", for workers from " + job.source : "")),
       "the event is a log line; the job is recorded and will run");
   if (accepted != nullptr) *accepted = std::move(request);
+  if (options.uncommitted != nullptr && !options.with_uncommitted)
+    *options.uncommitted = UncommittedCheck::Start(ctx.environ, repo.workdir(), base);
   return job;
 }
 

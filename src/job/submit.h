@@ -1,6 +1,7 @@
 // Submitting a job: resolve the policy, the agent, the base and the prompt; record the job.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "git/repository.h"
 #include "job/context.h"
 #include "job/run_request.h"
+#include "job/uncommitted_check.h"
 #include "store/store.h"
 
 namespace berth::job {
@@ -43,9 +45,10 @@ struct SubmitOptions {
   bool placement_by_policy = false;
   // --no-wait: fail at once when no slot is free here; refused for a job for workers.
   bool no_wait = false;
-  // Where Submit puts a line for the person who submits (the uncommitted changes the job will
-  // not see); nullptr for callers with nobody to tell.
-  std::vector<std::string>* warnings = nullptr;
+  // Where Submit leaves the check of the uncommitted changes the job will not see, started
+  // beside the job once it is recorded (without --with-uncommitted); nullptr for callers with
+  // nobody to tell.
+  std::unique_ptr<UncommittedCheck>* uncommitted = nullptr;
 };
 
 // The largest prompt a queued job carries in its request.
