@@ -245,6 +245,30 @@ TEST_F(CommitTest, UserIdentityIsTheRepositoryConfigsThenTheGlobalOne) {
   EXPECT_FALSE(none->has_value());
 }
 
+// The promisor remote is read in-process, as `git config` would list it: none for a plain
+// repository, a remote.<name>.promisor that is true first, extensions.partialclone after.
+TEST_F(CommitTest, PromisorRemoteReadsTheConfigAsGitDoes) {
+  auto read = [this]() {
+    Result<Repository> reopened = Repository::Discover(work_);
+    EXPECT_TRUE(reopened.has_value());
+    Result<std::string> remote = reopened->PromisorRemote();
+    EXPECT_TRUE(remote.has_value()) << remote.error().ToString();
+    return remote.value_or("?");
+  };
+  auto config = [this](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"config"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ASSERT_EQ(RunGit(argv, work_).exit_code, 0);
+  };
+  EXPECT_EQ(read(), "");
+  config({"remote.upstream.promisor", "false"});
+  EXPECT_EQ(read(), "");
+  config({"extensions.partialclone", "origin"});
+  EXPECT_EQ(read(), "origin");
+  config({"remote.upstream.promisor", "yes"});
+  EXPECT_EQ(read(), "upstream");
+}
+
 TEST_F(CommitTest, CommitSigningConfigAppliesGitsDefaultsPerFormat) {
   auto config = [this](std::vector<std::string> args) {
     args.insert(args.begin(), "config");

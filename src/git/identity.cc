@@ -1,5 +1,5 @@
-// Repository::UserIdentity and CommitSigningConfig: the user's git identity and signing
-// settings as git resolves them for this repository.
+// Repository::UserIdentity, CommitSigningConfig and PromisorRemote: the user's git identity,
+// signing settings and partial clone's remote as git resolves them for this repository.
 #include <git2.h>
 
 #include "git/handles.h"
@@ -95,6 +95,33 @@ Result<std::optional<Signature>> Repository::UserIdentity() {
   who.email = TRY(ConfigString(config.get(), "user.email"));
   if (who.name.empty() || who.email.empty()) return std::optional<Signature>();
   return std::optional<Signature>(who);
+}
+
+Result<std::string> Repository::PromisorRemote() {
+  Git2Ptr<git_config, git_config_free> config = TRY(ConfigSnapshot(raw()));
+  struct Found {
+    std::string name;
+  } found;
+  // A partial clone has one promisor remote as a rule; with several, the first found.
+  int code = git_config_foreach_match(
+      config.get(), "^remote\\..*\\.promisor$",
+      [](const git_config_entry* entry, void* payload) -> int {
+        int on = 0;
+        if (git_config_parse_bool(&on, entry->value) < 0 || !on) return 0;
+        std::string_view key = entry->name;  // remote.<name>.promisor
+        constexpr std::string_view kPrefix = "remote.", kSuffix = ".promisor";
+        if (key.size() <= kPrefix.size() + kSuffix.size()) return 0;
+        static_cast<Found*>(payload)->name =
+            std::string(key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size()));
+        return 1;  // the first one: stop
+      },
+      &found);
+  if (code < 0) return Git2Error("read the promisor remotes from the git config", code);
+  if (!found.name.empty()) return found.name;
+  std::string extension = TRY(ConfigString(config.get(), "extensions.partialclone"));
+  while (!extension.empty() && (extension.back() == '\n' || extension.back() == ' '))
+    extension.pop_back();
+  return extension;
 }
 
 }  // namespace berth::git

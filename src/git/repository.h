@@ -174,6 +174,11 @@ class Repository {
   // done) for a gpg.format git would refuse, and for a key that cannot be worked out
   // (identity.cc).
   Result<std::optional<CommitSigning>> CommitSigningConfig();
+  // A partial clone's promisor remote, read from the git config as for UserIdentity: the first
+  // remote.<name>.promisor that is true, else extensions.partialclone; "" for a repository
+  // that is not a partial clone. Read in-process, as git reads it: no git command per job
+  // (identity.cc).
+  Result<std::string> PromisorRemote();
   // A commit whose parent is HEAD and whose tree is the user's working tree: staged,
   // unstaged and untracked (not ignored) changes included.
   Result<std::string> CommitWorkingTree(const std::string& message, const Signature& author);

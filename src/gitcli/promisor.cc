@@ -8,28 +8,6 @@ namespace berth::gitcli {
 
 namespace {
 
-// A promisor remote's name: `remote.<name>.promisor = true`, else `extensions.partialclone`.
-std::string PromisorRemote(const GitCommand& git, const std::string& repo_dir) {
-  Result<std::string> listed =
-      git.Run(repo_dir, {"config", "--get-regexp", "^remote\\..*\\.promisor$"}, 60 * 1000);
-  if (listed) {
-    for (const std::string& line : Split(*listed, '\n')) {
-      size_t space = line.rfind(' ');
-      if (space == std::string::npos || line.substr(space + 1) != "true") continue;
-      std::string key = line.substr(0, space);  // remote.<name>.promisor
-      const std::string prefix = "remote.", suffix = ".promisor";
-      if (key.size() > prefix.size() + suffix.size())
-        return key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
-    }
-  }
-  Result<std::string> extension =
-      git.Run(repo_dir, {"config", "--get", "extensions.partialclone"}, 60 * 1000);
-  if (!extension) return "";
-  std::string name = *extension;
-  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-  return name;
-}
-
 // Objects per `git fetch`, to stay well below the kernel's limit on an argv.
 constexpr size_t kObjectsPerFetch = 2000;
 
@@ -41,10 +19,9 @@ constexpr size_t kMaxListing = 256u << 20;
 }  // namespace
 
 Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
-                           const std::string& commit, const std::string& again,
+                           const std::string& remote, const std::string& commit,
+                           const std::string& again,
                            const std::function<void(const std::string&)>& progress) {
-  std::string remote = PromisorRemote(git, repo_dir);
-  if (remote.empty()) return {};
   // --missing=print lists what is absent without fetching it; --no-walk keeps to this commit.
   std::string listed = TRY(git.Output(
       repo_dir,

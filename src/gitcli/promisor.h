@@ -11,13 +11,14 @@
 
 namespace berth::gitcli {
 
-// Makes every object of `commit`'s tree present in the repository at `repo_dir`. Does nothing
-// (one `git config` call) unless the repository has a promisor remote. `progress` is told
+// Makes every object of `commit`'s tree present in the repository at `repo_dir`, from its
+// promisor remote `remote` (git::Repository::PromisorRemote names it). `progress` is told
 // before a fetch starts and after it ends. When the fetch fails, the error's hint says to
 // `again` ("run the job again") once the remote is reachable, or names the command that
 // fetches the objects by hand.
 Status FetchMissingObjects(const GitCommand& git, const std::string& repo_dir,
-                           const std::string& commit, const std::string& again,
+                           const std::string& remote, const std::string& commit,
+                           const std::string& again,
                            const std::function<void(const std::string&)>& progress);
 
 }  // namespace berth::gitcli

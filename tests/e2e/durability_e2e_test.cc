@@ -1,7 +1,8 @@
 // What a job waits for the disk for (docs/store.md "Durability"): the records it must keep
 // (the job's creation, its outcome, its receipt, its commit, a land and the audit log) are
 // flushed when they are written; the steps between reach the disk with the next of those.
-// Counted with strace, so the figure is the kernel's, not berth's own account of itself.
+// Counted with strace, so the figure is the kernel's, not berth's own account of itself. Also
+// the processes a job starts: none it does not need.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -15,28 +16,34 @@ namespace {
 
 class DurabilityTest : public JobsTest {
  protected:
-  // The fsync and fdatasync calls of `berth ARGS` and every process it starts, one line each
-  // with the file's path (strace -y).
-  std::vector<std::string> DiskWaits(const std::vector<std::string>& args) {
+  // The calls of `berth ARGS` and every process it starts that strace's `trace` expression
+  // selects and whose line holds `call` ("sync(", "execve("), one line each with the file's path
+  // (strace -y).
+  std::vector<std::string> Traced(const std::vector<std::string>& args, const std::string& trace,
+                                  const std::string& call) {
     std::optional<std::string> strace = FindInPath("strace");
     if (!strace.has_value()) {
       ADD_FAILURE() << "strace is not installed (scripts/install-deps installs it)";
       return {};
     }
     const std::string log = root() + "/strace.log";
-    std::vector<std::string> argv = {*strace, "-f", "-qq", "-e",        "trace=fsync,fdatasync",
+    std::vector<std::string> argv = {*strace, "-f", "-qq", "-e",        trace,
                                      "-y",    "-o", log,   BERTH_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     EnvVars env = BaseEnv();
     env.emplace_back("GIT_CONFIG_NOSYSTEM", "1");
     RunResult result = RunProgram(argv, env, ws());
     EXPECT_EQ(result.exit_code, 0) << result.Describe();
-    std::vector<std::string> waits;
-    std::istringstream lines(ReadText(log));
-    for (std::string line; std::getline(lines, line);) {
-      if (Contains(line, "sync(")) waits.push_back(line);
+    std::vector<std::string> lines;
+    std::istringstream text(ReadText(log));
+    for (std::string line; std::getline(text, line);) {
+      if (Contains(line, call)) lines.push_back(line);
     }
-    return waits;
+    return lines;
+  }
+  // The fsync and fdatasync calls.
+  std::vector<std::string> DiskWaits(const std::vector<std::string>& args) {
+    return Traced(args, "trace=fsync,fdatasync", "sync(");
   }
 
   static int Count(const std::vector<std::string>& waits, const std::string& part) {
@@ -70,6 +77,22 @@ TEST_F(DurabilityTest, ANoOpJobWaitsForTheDiskOnlyForWhatItMustKeep) {
   json jobs = ListJson();
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0].value("state", ""), "completed");
+}
+
+// A job's fixed cost has no process in it that the job does not need: the partial-clone check
+// reads the git config in-process (it was two `git config` processes per job), and the only
+// git a no-op job starts is the count of uncommitted changes beside it.
+TEST_F(DurabilityTest, ANoOpJobStartsNoGitButTheUncommittedCount) {
+  ASSERT_EQ(Berth({"run", "implement", "--", "true"}).exit_code, 0);
+  std::vector<std::string> execs =
+      Traced({"run", "implement", "--", "true"}, "trace=execve", "execve(");
+  int gits = 0;
+  for (const std::string& exec : execs) {
+    if (!Contains(exec, "/git\"")) continue;
+    ++gits;
+    EXPECT_TRUE(Contains(exec, "\"status\"")) << exec;
+  }
+  EXPECT_EQ(gits, 1) << Joined(execs);
 }
 
 TEST_F(DurabilityTest, ACommitOfTenFilesIsFlushedAsOnePack) {
