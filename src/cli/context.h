@@ -11,7 +11,8 @@ namespace berth::cli {
 
 struct GlobalOptions {
   std::string state_dir;
-  std::string store;  // --store: a path or a postgresql:// URL
+  std::string store;       // --store: a path or a postgresql:// URL
+  int64_t started_ms = 0;  // sys::MonotonicMillis() at main(): a job's receipt counts from it
 };
 
 Result<job::JobContext> MakeJobContext(const GlobalOptions& global);

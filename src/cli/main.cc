@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
   // --state-dir and --store also after the subcommand: `berth ls --store URL`.
   app.fallthrough();
   GlobalOptions global;
+  global.started_ms = entry_steady_ms;
   app.add_option("--state-dir", global.state_dir, "where berth keeps its state")
       ->envname("BERTH_STATE_DIR");
   // BERTH_STORE and the config's `store` are read by MakeJobContext: a child berth must know

@@ -187,6 +187,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   const Format format = FormatOf(options.json);
   Result<job::JobContext> ctx = MakeJobContext(global);
   if (!ctx) return Fail(ctx.error(), format);
+  ctx->started_ms = global.started_ms;  // this process is the job's: its receipt counts from here
   if (Status nesting = job::CheckNesting(*ctx); !nesting) return Fail(nesting.error(), format);
   if (!options.prompt_text.empty() && !options.prompt_file.empty())
     return Fail(Error(Cause::kInvalidArgument, "give -p or --prompt-file, not both"), format,
@@ -339,6 +340,7 @@ int RunSuperviseCommand(const GlobalOptions& global, const std::string& job_id) 
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
+  ctx->started_ms = global.started_ms;
   Result<store::JobRecord> done = SuperviseJob(*ctx, job_id, nullptr);
   if (!done) {
     PrintError(done.error());

@@ -23,6 +23,9 @@ struct JobContext {
   std::vector<std::pair<std::string, std::string>> environ;
   config::UserConfig user;  // the user's config (providers, hosts)
   std::string self_exe;     // for the detached supervisor
+  // The steady clock (sys::MonotonicMillis) when this berth process entered main(), for the
+  // receipt's start_ms and total_ms; 0 where the process is not the job's own (a worker).
+  int64_t started_ms = 0;
   // Lands a job the runner ended with RunRequest::auto_land and returns the detail of its
   // "land" event. The CLI sets land::AutoLand: landing sits above job/ in the module graph
   // (docs/design.md), so the runner cannot call it itself. Unset: the event says so.

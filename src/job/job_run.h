@@ -197,6 +197,7 @@ class JobRun {
   // On the steady clock: the job's deadline, counted from when it got its slot. It bounds
   // the workspace, the agent and the checks together (PRODUCT.md, Deadline).
   std::optional<int64_t> deadline_at_;
+  std::optional<int64_t> run_started_ms_;  // the steady clock when Run began
 };
 
 }  // namespace berth::job

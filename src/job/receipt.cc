@@ -461,13 +461,19 @@ nlohmann::json Receipt::ToJson() const {
   j["output"] = output ? nlohmann::json{{"stdout", StreamToJson(output->stdout_stream)},
                                         {"stderr", StreamToJson(output->stderr_stream)}}
                        : nlohmann::json::object();
-  j["timings"] = {{"queue_ms", timings.queue_ms},
+  j["timings"] = {{"start_ms", timings.start_ms},
+                  {"queue_ms", timings.queue_ms},
                   {"workspace_ms", timings.workspace_ms},
+                  {"snapshot_ms", timings.snapshot_ms},
+                  {"environment_ms", timings.environment_ms},
+                  {"spec_ms", timings.spec_ms},
                   {"sandbox_ms", timings.sandbox_ms},
                   {"agent_ms", timings.agent_ms},
                   {"collect_ms", timings.collect_ms},
                   {"commit_ms", timings.commit_ms},
-                  {"verify_ms", verify_ms}};
+                  {"verify_ms", verify_ms},
+                  {"total_ms", timings.total_ms},
+                  {"other_ms", timings.other_ms}};
   j["verification"] = verification ? verification->ToJson() : nlohmann::json(nullptr);
   nlohmann::json history = nlohmann::json::array();
   for (const Verification& v : verification_history) history.push_back(v.ToJson());
@@ -587,6 +593,14 @@ Result<Receipt> Receipt::FromJson(const nlohmann::json& json) {
   TRY(t.Read("collect_ms", &out.timings.collect_ms));
   TRY(t.Read("commit_ms", &out.timings.commit_ms));
   TRY(t.Read("verify_ms", &out.verify_ms));
+  // Absent in older receipts: read as 0.
+  for (auto [key, field] : {std::pair<const char*, int64_t*>{"start_ms", &out.timings.start_ms},
+                            {"snapshot_ms", &out.timings.snapshot_ms},
+                            {"environment_ms", &out.timings.environment_ms},
+                            {"spec_ms", &out.timings.spec_ms},
+                            {"total_ms", &out.timings.total_ms},
+                            {"other_ms", &out.timings.other_ms}})
+    if (t.Has(key)) TRY(t.Read(key, field));
 
   if (!r.At("verification").is_null())
     out.verification = TRY(Verification::FromJson(r.At("verification"), r.Where("verification")));

@@ -24,13 +24,23 @@ namespace berth::job {
 
 inline constexpr const char* kReceiptSchema = "berth.receipt/1";
 
+// Where a job's time went, in milliseconds of the steady clock: every step by name, and the
+// rest (store writes between the steps, events, the lease) as other_ms, so that the named
+// steps and other_ms add up to total_ms. Fields an older receipt lacks read as 0.
 struct Timings {
-  int64_t queue_ms = 0;
-  int64_t workspace_ms = 0;
-  int64_t sandbox_ms = 0;
+  int64_t start_ms = 0;        // the berth process's main() to the job's run: config, store,
+                               // policy, submission (0 for a job a worker runs)
+  int64_t queue_ms = 0;        // waiting for a slot
+  int64_t workspace_ms = 0;    // the workspace, snapshot_ms included
+  int64_t snapshot_ms = 0;     // of workspace_ms: finding (or building) the base snapshot
+  int64_t environment_ms = 0;  // the environment's layer (0 without [environment])
+  int64_t spec_ms = 0;         // the sandbox's spec: grants, homes, network, limits
+  int64_t sandbox_ms = 0;      // the sandbox's setup up to the agent's exec
   int64_t agent_ms = 0;
   int64_t collect_ms = 0;
   int64_t commit_ms = 0;
+  int64_t total_ms = 0;  // start (or the run's start when start_ms is 0) to the receipt
+  int64_t other_ms = 0;  // total_ms less every named step and verify_ms
 
   bool operator==(const Timings&) const = default;
 };

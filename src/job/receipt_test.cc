@@ -472,6 +472,9 @@ TEST(ReceiptCodec, OlderReceiptDecodes) {
   expected["workspace"]["empty_submodules"] = nlohmann::json::array();
   expected["workspace"]["lfs_missing"] = nlohmann::json::array();
   expected["workspace"]["lfs_missing_count"] = 0;
+  for (const char* key :
+       {"start_ms", "snapshot_ms", "environment_ms", "spec_ms", "total_ms", "other_ms"})
+    expected["timings"][key] = 0;
   EXPECT_EQ(r->ToJson(), expected);
 }
 

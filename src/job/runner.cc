@@ -103,6 +103,14 @@ store::JobRecord JobRun::Finish(JobState to, std::string reason, std::optional<R
   }
   receipt_.job = job_;
   if (error) receipt_.error = std::move(error);
+  if (run_started_ms_) {  // every millisecond so far: the named steps and the rest
+    Timings& t = receipt_.timings;
+    t.total_ms = clock_.SteadyMillis() - (*run_started_ms_ - t.start_ms);
+    t.other_ms = std::max<int64_t>(
+        0,
+        t.total_ms - (t.start_ms + t.queue_ms + t.workspace_ms + t.environment_ms + t.spec_ms +
+                      t.sandbox_ms + t.agent_ms + t.collect_ms + t.commit_ms + receipt_.verify_ms));
+  }
   if (!receipt_.error && job_.state != JobState::kCompleted) {
     receipt_.error = ReceiptError{job_.state_reason, store::JobStateName(job_.state), "", ""};
   }
@@ -245,6 +253,7 @@ void JobRun::CompactInBackground() {
 }
 
 Status JobRun::PrepareWorkspace() {
+  const int64_t started = clock_.SteadyMillis();
   git::InitLibgit2();
   repo_.emplace(TRY_CTX(git::Repository::Discover(job_.repo), "opening the repository"));
   // A partial clone's base may lack blobs, which only the user's git can fetch.
@@ -253,6 +262,7 @@ Status JobRun::PrepareWorkspace() {
           "fetching the base commit's objects");
   snapshot_ = TRY_CTX(workspace::EnsureSnapshot(*repo_, request_.state_dir, job_.base),
                       "preparing the base snapshot");
+  receipt_.timings.snapshot_ms = clock_.SteadyMillis() - started;
   workspace::CreateOptions options;
   options.backend = request_.backend;
   options.include_paths = request_.include_paths;
@@ -946,6 +956,9 @@ store::JobRecord JobRun::Verify(const std::string& committed) {
 
 store::JobRecord JobRun::Run() {
   const int64_t started = clock_.SteadyMillis();
+  run_started_ms_ = started;
+  if (ctx_.started_ms > 0 && ctx_.started_ms <= started)
+    receipt_.timings.start_ms = started - ctx_.started_ms;
   if (progress_ != nullptr) progress_->SetJob(job_.id, started);
   Result<sys::UniqueFd> lost = sys::MakeEventFd();
   if (!lost) return Finish(JobState::kFailed, lost.error().ToString());
@@ -985,10 +998,12 @@ store::JobRecord JobRun::Run() {
                   "set [defaults] workspace = \"overlay\" on a host with overlayfs, or remove "
                   "[environment]",
                   "");
+    const int64_t environment_started = clock_.SteadyMillis();
     Result<env::EnsureOutcome> layer = EnsureEnvironment(
         ctx_, request_, job_.repo, *repo_, job_.base, job_.id,
         [&](const std::string& step, const std::string& detail) { Step(step, detail); },
         EnvironmentLimits());
+    receipt_.timings.environment_ms = clock_.SteadyMillis() - environment_started;
     if (layer) {
       if (std::optional<store::JobRecord> ended =
               EndedWhilePreparing(*layer, "while the environment was prepared"))
@@ -1026,7 +1041,9 @@ store::JobRecord JobRun::Run() {
   }
 
   if (request_.provider_def && request_.provider != "command") provider_ = *request_.provider_def;
+  const int64_t spec_started = clock_.SteadyMillis();
   Result<sandbox::SandboxSpec> spec = BuildSpec();
+  receipt_.timings.spec_ms = clock_.SteadyMillis() - spec_started;
   if (!spec) {
     const Error& e = spec.error();
     return Finish(e.cause() == Cause::kUnavailable ? JobState::kUnavailable : JobState::kFailed,
