@@ -33,6 +33,7 @@
 
 #include "sys/command.h"
 #include "sys/fs.h"
+#include "sys/process.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/jobs_fixture.h"
 
@@ -1441,6 +1442,27 @@ TEST_F(JobsTest, UncommittedChangesLeftOutAreCountedInOneWarning) {
   ASSERT_EQ(Git({"commit", "-q", "-m", "clean"}).exit_code, 0);
   RunResult clean = Berth({"run", "explore", "--", "sh", "-c", "true"});
   EXPECT_FALSE(Contains(clean.err, "uncommitted change(s)")) << clean.err;
+}
+
+// The receipt accounts for every millisecond of a job, from berth's main() to the receipt:
+// the named steps and other_ms add up to total_ms, which the process's own run outlasts.
+TEST_F(JobsTest, ReceiptTimingsAddUpToTheJobsWholeTime) {
+  const int64_t before = sys::MonotonicMillis();
+  RunResult run = Berth({"run", "implement", "--json", "--", "sh", "-c", "sleep 0.2"});
+  const int64_t wall = sys::MonotonicMillis() - before;
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json t = ReadReceiptFile(GetStr(json::parse(run.out), "id"))["timings"];
+  int64_t named = 0;
+  for (const char* key : {"start_ms", "queue_ms", "workspace_ms", "environment_ms", "spec_ms",
+                          "sandbox_ms", "agent_ms", "collect_ms", "commit_ms", "verify_ms"}) {
+    ASSERT_TRUE(t.contains(key)) << key << ": " << t.dump();
+    named += t[key].get<int64_t>();
+  }
+  EXPECT_GT(t["start_ms"].get<int64_t>(), 0) << t.dump();
+  EXPECT_GE(t["agent_ms"].get<int64_t>(), 200) << t.dump();
+  EXPECT_LE(t["snapshot_ms"].get<int64_t>(), t["workspace_ms"].get<int64_t>()) << t.dump();
+  EXPECT_EQ(named + t["other_ms"].get<int64_t>(), t["total_ms"].get<int64_t>()) << t.dump();
+  EXPECT_LE(t["total_ms"].get<int64_t>(), wall) << t.dump();
 }
 
 // The count of uncommitted changes costs a `git status` of the user's tree (a stat of every
