@@ -1282,6 +1282,37 @@ TEST_F(VerifyTest, FirstJobOnANewCommitSeesItThroughADerivedSnapshot) {
   EXPECT_EQ(ReadText(snapshots + GetStr(job, "commit") + "/below"), second + "\n");
 }
 
+// The agent's `git status` costs one lstat per file and nothing more (issue 31): every index
+// entry's stat data matches what git sees inside the sandbox (`git diff-files` compares it
+// without refreshing, and lists an entry whose dev, ino, ctime or owner it does not trust), and
+// no file is "racily clean" (an mtime not older than the index's would make git read and hash
+// it). Yet git still sees every real change, a same-size rewrite included.
+TEST_F(VerifyTest, AgentsGitStatusTrustsTheIndexAndSeesEveryChange) {
+  RunResult run = RunShell(
+      "git diff-files --quiet && echo STAT-OK; "
+      "index=$(stat -c %Y .git/index); "
+      "git ls-files -z | xargs -0 stat -c %Y | "
+      "awk -v i=\"$index\" '$1 >= i { n++ } END { print \"RACY=\" n + 0 }'; "
+      "git status --porcelain; echo CLEAN-DONE; "
+      "printf 'int main(void) { return 9; }\\n' > src/main.c; "
+      "echo 'int added;' > src/added.c; rm src/old.c; chmod +x src/tool.sh; "
+      "git status --porcelain");
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  json job = ShowJson(NewestJobId());
+  EXPECT_EQ(GetStr(job, "state"), "completed") << job.dump(2);
+  // The same-size rewrite: what checkStat = minimal (mtime seconds and size) must still see.
+  ASSERT_EQ(std::string("int main(void) { return 9; }\n").size(), std::string(kMainC).size());
+  EXPECT_EQ(ReadText(JobDir(GetStr(job, "id")) + "/stdout"),
+            "STAT-OK\nRACY=0\nCLEAN-DONE\n"
+            " M src/main.c\n"
+            " D src/old.c\n"
+            " M src/tool.sh\n"
+            "?? src/added.c\n");
+  // berth's own collection is unaffected by the agent's git: the same four changes.
+  EXPECT_EQ(GitOut({"diff", "--no-renames", "--name-status", base(), GetStr(job, "commit")}),
+            "A\tsrc/added.c\nM\tsrc/main.c\nD\tsrc/old.c\nM\tsrc/tool.sh");
+}
+
 TEST_F(VerifyTest, CredentialPassedByThePolicyNeverReachesACheck) {
   ASSERT_NO_FATAL_FAILURE(
       UseChecks("[[verify]]\nname = \"env\"\n"
