@@ -20,6 +20,9 @@ Error Invalid(std::string message, std::string hint = {}) {
 
 Result<sandbox::SandboxSpec> BuildSandboxSpec(const SpecOptions& options, const HostContext& host) {
   using sandbox::PathGrant;
+  // The builder only reads the filesystem, and asks about the home and its neighbours once
+  // per hidden path and allowlist entry: each path is looked at once.
+  sys::FsLookupCache lookups;
   sandbox::SandboxSpec spec;
   spec.profile = options.profile;
   spec.tier = options.tier;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "base/strings.h"
 #include "sys/retry.h"
@@ -35,16 +36,96 @@ FileType FromMode(mode_t mode) {
 
 }  // namespace
 
+struct FsLookupCache::Entries {
+  struct Resolved {
+    std::string path;  // empty on failure
+    int error = 0;     // errno of the failure
+  };
+  std::unordered_map<std::string, Resolved> real;
+  std::unordered_map<std::string, FileType> type;
+  std::unordered_map<std::string, FileType> type_following;
+};
+
+namespace {
+
+thread_local FsLookupCache::Entries* t_lookups = nullptr;
+
+FsLookupCache::Entries::Resolved ResolveUncached(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr) return {"", errno};
+  return {buffer, 0};
+}
+
+// realpath(3) of a normal absolute path below / through the remembered resolution of its
+// parent: realpath(P/name) is realpath(realpath(P)/name), and that is realpath(P)/name itself
+// unless name is a symlink there (then the C library resolves it). lstat fails as realpath
+// would: ENOENT, ENOTDIR, EACCES.
+FsLookupCache::Entries::Resolved Resolve(const std::string& path) {
+  auto found = t_lookups->real.find(path);
+  if (found != t_lookups->real.end()) return found->second;
+  FsLookupCache::Entries::Resolved resolved;
+  if (path.size() < 2 || path[0] != '/' || NormalizePath(path) != path) {
+    resolved = ResolveUncached(path);
+  } else {
+    const size_t slash = path.rfind('/');
+    FsLookupCache::Entries::Resolved parent =
+        slash == 0 ? FsLookupCache::Entries::Resolved{"/", 0} : Resolve(path.substr(0, slash));
+    if (parent.error != 0) {
+      resolved.error = parent.error;
+    } else {
+      std::string candidate = (parent.path == "/" ? "" : parent.path) + path.substr(slash);
+      struct stat st;
+      if (::lstat(candidate.c_str(), &st) != 0) {
+        resolved.error = errno;
+        // What lstat found also answers TypeOf, and TypeOfFollowing where it is no symlink.
+        t_lookups->type.emplace(candidate, FileType::kMissing);
+        t_lookups->type_following.emplace(candidate, FileType::kMissing);
+      } else if (S_ISLNK(st.st_mode)) {
+        t_lookups->type.emplace(candidate, FileType::kSymlink);
+        resolved = ResolveUncached(candidate);
+      } else {
+        t_lookups->type.emplace(candidate, FromMode(st.st_mode));
+        t_lookups->type_following.emplace(candidate, FromMode(st.st_mode));
+        resolved.path = std::move(candidate);
+      }
+    }
+  }
+  t_lookups->real.emplace(path, resolved);
+  return resolved;
+}
+
+}  // namespace
+
+FsLookupCache::FsLookupCache() {
+  if (t_lookups != nullptr) return;
+  entries_ = std::make_unique<Entries>();
+  t_lookups = entries_.get();
+}
+
+FsLookupCache::~FsLookupCache() {
+  if (entries_ != nullptr) t_lookups = nullptr;
+}
+
 FileType TypeOf(const std::string& path) {
+  if (t_lookups != nullptr) {
+    if (auto found = t_lookups->type.find(path); found != t_lookups->type.end())
+      return found->second;
+  }
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return FileType::kMissing;
-  return FromMode(st.st_mode);
+  FileType type = ::lstat(path.c_str(), &st) != 0 ? FileType::kMissing : FromMode(st.st_mode);
+  if (t_lookups != nullptr) t_lookups->type.emplace(path, type);
+  return type;
 }
 
 FileType TypeOfFollowing(const std::string& path) {
+  if (t_lookups != nullptr) {
+    if (auto found = t_lookups->type_following.find(path); found != t_lookups->type_following.end())
+      return found->second;
+  }
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return FileType::kMissing;
-  return FromMode(st.st_mode);
+  FileType type = ::stat(path.c_str(), &st) != 0 ? FileType::kMissing : FromMode(st.st_mode);
+  if (t_lookups != nullptr) t_lookups->type_following.emplace(path, type);
+  return type;
 }
 
 bool Exists(const std::string& path) { return TypeOf(path) != FileType::kMissing; }
@@ -92,10 +173,10 @@ Status MakeDirs(const std::string& path, mode_t mode) {
 }
 
 Result<std::string> RealPath(const std::string& path) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) == nullptr)
-    return Error::FromErrno("resolve " + path, errno);
-  return std::string(buffer);
+  FsLookupCache::Entries::Resolved resolved =
+      t_lookups != nullptr ? Resolve(path) : ResolveUncached(path);
+  if (resolved.error != 0) return Error::FromErrno("resolve " + path, resolved.error);
+  return std::move(resolved.path);
 }
 
 Result<std::vector<std::string>> ListDir(const std::string& path) {

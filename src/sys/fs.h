@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,26 @@
 namespace berth::sys {
 
 enum class FileType { kMissing, kRegular, kDirectory, kSymlink, kSocket, kOther };
+
+// While one lives, RealPath, TypeOf and TypeOfFollowing on the same thread remember each
+// answer (a failure too) and give it again for the same path, and RealPath resolves a path
+// from its parent's remembered resolution: one lstat per new component instead of a readlink
+// per component every time. For a computation that reads the filesystem, changes nothing in
+// it, and asks about the same paths many times (a sandbox spec resolves the home for every
+// allowlist entry): each path is looked at once, and all answers come from one view. A
+// nested one adds nothing; the outermost is used.
+class FsLookupCache {
+ public:
+  FsLookupCache();
+  ~FsLookupCache();
+  FsLookupCache(const FsLookupCache&) = delete;
+  FsLookupCache& operator=(const FsLookupCache&) = delete;
+
+  struct Entries;
+
+ private:
+  std::unique_ptr<Entries> entries_;  // null when an outer cache is in use
+};
 
 // lstat-based type of `path` (symlinks are not followed).
 FileType TypeOf(const std::string& path);
