@@ -7,6 +7,7 @@
 #include "base/check.h"
 #include "base/strings.h"
 #include "store/store.h"
+#include "sys/process.h"
 
 namespace berth::store {
 
@@ -170,7 +171,7 @@ std::optional<int64_t> PgResult::OptionalInt(int row, int column) const {
   return Int(row, column);
 }
 
-Result<PgConn> PgConn::Open(const std::string& url, const Options& options) {
+Result<PgConn> PgConn::Open(const std::string& url, const Options& options, FirstQuery* first) {
   const std::string location = RedactPostgresUrl(url);
   if (!IsPostgresUrl(url)) {
     return Error(Cause::kInvalidArgument,
@@ -202,7 +203,19 @@ Result<PgConn> PgConn::Open(const std::string& url, const Options& options) {
         .WithDetail(kStoreUnreachable);
   }
   pq->set_notice_processor(raw, IgnoreNotice, nullptr);
-  TRY(conn.SetUpSession());
+  if (first == nullptr) {
+    TRY(conn.SetUpSession());
+    return conn;
+  }
+  // One simple-query message: the settings, then the first query; the last statement's result
+  // comes back. The statements run as one implicit transaction, so an error (say, a table not
+  // created yet) undoes the settings too, and they are made again alone below.
+  const std::string script = conn.SessionScript() + "; " + first->sql;
+  first->sent_ms = sys::WallMillis();
+  ++conn.exchanges_;
+  first->answer.emplace(conn.Check(pq->exec(raw, script.c_str()), first->sql));
+  first->received_ms = sys::WallMillis();
+  if (!first->answer->has_value()) TRY(conn.SetUpSession());
   return conn;
 }
 
@@ -213,19 +226,23 @@ PgConn::PgConn(PgConn&& other) noexcept
       password_(std::move(other.password_)),
       options_(other.options_),
       in_transaction_(other.in_transaction_),
+      exchanges_(other.exchanges_),
       session_settings_(std::move(other.session_settings_)) {}
 
 PgConn::~PgConn() {
   if (conn_ != nullptr) pq_->finish(conn_);
 }
 
-Status PgConn::SetUpSession() {
+std::string PgConn::SessionScript() const {
   // The values are integers of ours, not input: SET takes no parameters.
-  std::string settings = "SET lock_timeout = '" + std::to_string(options_.lock_timeout_ms) +
-                         "ms'; SET idle_in_transaction_session_timeout = '" +
-                         std::to_string(options_.idle_in_transaction_timeout_ms) +
-                         "ms'; SET client_min_messages = warning; SET bytea_output = hex";
-  TRY(ExecScript(settings.c_str()));
+  return "SET lock_timeout = '" + std::to_string(options_.lock_timeout_ms) +
+         "ms'; SET idle_in_transaction_session_timeout = '" +
+         std::to_string(options_.idle_in_transaction_timeout_ms) +
+         "ms'; SET client_min_messages = warning; SET bytea_output = hex";
+}
+
+Status PgConn::SetUpSession() {
+  TRY(ExecScript(SessionScript().c_str()));
   for (const auto& [name, value] : session_settings_) {
     TRY(Exec("SELECT set_config($1, $2, false)", PgParams().Text(name).Text(value)));
   }
@@ -258,6 +275,7 @@ Status PgConn::SetSessionSetting(const std::string& name, const std::string& val
 
 Status PgConn::ResetIfBroken() {
   if (pq_->status(conn_) == CONNECTION_OK || in_transaction_) return {};
+  ++exchanges_;
   pq_->reset(conn_);
   if (pq_->status(conn_) != CONNECTION_OK) {
     return Error(Cause::kUnavailable,
@@ -279,6 +297,7 @@ Result<PgResult> PgConn::Exec(std::string_view sql, const PgParams& params) {
     lengths.push_back(value.has_value() ? static_cast<int>(value->size()) : 0);
   }
   const std::string text(sql);
+  ++exchanges_;
   PGresult* result =
       pq_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
                        lengths.data(), params.binary_.data(), /*resultFormat=*/0);
@@ -287,6 +306,7 @@ Result<PgResult> PgConn::Exec(std::string_view sql, const PgParams& params) {
 
 Status PgConn::ExecScript(const char* sql) {
   TRY(ResetIfBroken());
+  ++exchanges_;
   TRY(Check(pq_->exec(conn_, sql), sql));
   return {};
 }

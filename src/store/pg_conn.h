@@ -90,10 +90,22 @@ class PgConn {
     int idle_in_transaction_timeout_ms = kIdleInTransactionTimeoutMs;
   };
 
+  // A query to run in the same round trip as the session's settings, so that opening a store
+  // costs the connection and one exchange. Its answer, or its error, lands in `answer`; a
+  // failed first query costs the session nothing (its settings are made again on their own).
+  // `sent_ms` and `received_ms` bracket the exchange on this host's wall clock.
+  struct FirstQuery {
+    std::string sql;  // parameterless, one statement
+    std::optional<Result<PgResult>> answer;
+    int64_t sent_ms = 0;
+    int64_t received_ms = 0;
+  };
+
   // Connects to `url` (a postgresql:// URL) and sets the session up (lock_timeout, no notices
-  // on stderr). kUnavailable when the server cannot be reached, kUnauthenticated when it
-  // refuses the credentials, kInvalidArgument for a malformed URL.
-  static Result<PgConn> Open(const std::string& url, const Options& options);
+  // on stderr), running `first` along. kUnavailable when the server cannot be reached,
+  // kUnauthenticated when it refuses the credentials, kInvalidArgument for a malformed URL.
+  static Result<PgConn> Open(const std::string& url, const Options& options,
+                             FirstQuery* first = nullptr);
 
   PgConn(PgConn&& other) noexcept;
   PgConn& operator=(PgConn&&) = delete;
@@ -118,6 +130,9 @@ class PgConn {
   // The URL without its password: how messages name this store.
   const std::string& location() const { return location_; }
   int lock_timeout_ms() const { return options_.lock_timeout_ms; }
+  // Counts the exchanges with the server (Exec, ExecScript, a reconnect): a value read along
+  // with another is still the server's current one while this has not moved.
+  uint64_t exchanges() const { return exchanges_; }
 
  private:
   friend class PgTransaction;
@@ -127,6 +142,8 @@ class PgConn {
         location_(std::move(location)),
         password_(std::move(password)),
         options_(options) {}
+  // The session's settings as one script of SET statements.
+  std::string SessionScript() const;
   Status SetUpSession();
   Status ResetIfBroken();
   Result<PgResult> Check(PGresult* result, std::string_view sql);
@@ -140,6 +157,7 @@ class PgConn {
   std::string password_;
   Options options_;
   bool in_transaction_ = false;
+  uint64_t exchanges_ = 0;
   std::vector<std::pair<std::string, std::string>> session_settings_;
 };
 

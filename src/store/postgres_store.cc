@@ -1,5 +1,6 @@
 #include "store/postgres_store.h"
 
+#include <optional>
 #include <utility>
 
 #include "store/claim_rules.h"
@@ -21,6 +22,9 @@ constexpr char kJobColumns[] =
 
 // The server's clock in ms since the epoch: leases are kept on it (Store::NowMillis).
 constexpr char kServerMillis[] = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+// When the server started, on its clock (Store::UpSinceMillis).
+constexpr char kServerStartMillis[] =
+    "(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint";
 
 // Clocks that differ by less than this are taken as one: a lease lasts 30 s, and measuring
 // the difference over a network is itself off by the round trip.
@@ -110,6 +114,8 @@ class PostgresStore final : public Store {
   PostgresStore(PgConn conn, int64_t clock_offset_ms)
       : db_(std::move(conn)), clock_offset_ms_(clock_offset_ms) {}
 
+  uint64_t exchanges() const { return db_.exchanges(); }
+
   Status CreateJob(const JobRecord& job) override;
   Result<SlotResult> TryAcquireSlot(const std::string& job_id, const std::string& repo,
                                     int max_live) override;
@@ -174,6 +180,12 @@ class PostgresStore final : public Store {
 
   PgConn db_;
   int64_t clock_offset_ms_;  // the server's clock minus this host's, 0 within the tolerance
+  // The server's start as NowMillis last read it, and db_.exchanges() right after.
+  struct UpSince {
+    int64_t millis;
+    uint64_t at_exchange;
+  };
+  std::optional<UpSince> up_since_;
 };
 
 Status PostgresStore::CreateJob(const JobRecord& job) {
@@ -357,7 +369,9 @@ Result<bool> PostgresStore::RequeueStale(const std::string& job_id, const StaleJ
 }
 
 Result<int64_t> PostgresStore::NowMillis() {
-  PgResult now = TRY(db_.Exec(std::string("SELECT ") + kServerMillis));
+  // The server's start comes along: the sweeper asks for both, one after the other.
+  PgResult now = TRY(db_.Exec(std::string("SELECT ") + kServerMillis + ", " + kServerStartMillis));
+  up_since_ = UpSince{now.Int(0, 1), db_.exchanges()};
   return now.Int(0, 0);
 }
 
@@ -365,8 +379,12 @@ Result<int64_t> PostgresStore::UpSinceMillis() {
   // On the server's clock, like NowMillis. A restart starts the postmaster anew; a crash
   // recovery or a failover to a standby that was up before may not, and there the sweeper's own
   // rule (job/stale.h) applies: every connection to the store broke.
-  PgResult up =
-      TRY(db_.Exec("SELECT (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint"));
+  // Read along with NowMillis, it is still the server's answer while nothing was exchanged
+  // since (a reconnect in between would have moved the count).
+  if (up_since_.has_value() && up_since_->at_exchange == db_.exchanges()) {
+    return std::exchange(up_since_, std::nullopt)->millis;
+  }
+  PgResult up = TRY(db_.Exec(std::string("SELECT ") + kServerStartMillis));
   return up.Int(0, 0);
 }
 
@@ -659,18 +677,24 @@ Result<std::vector<JobRecord>> PostgresStore::ListJobs(const std::string& repo, 
 
 Result<int64_t> PostgresStore::AppendEvent(const std::string& job_id, const std::string& step,
                                            const std::string& detail) {
-  PgTransaction transaction = TRY(PgTransaction::Begin(db_));
-  // The job's row lock orders the appenders of one job; the primary key is the backstop.
-  PgResult job =
-      TRY(db_.Exec("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", PgParams().Text(job_id)));
-  if (job.Rows() == 0) return NoSuchJob(job_id);
-  PgResult next = TRY(db_.Exec("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE job_id = $1",
-                               PgParams().Text(job_id)));
-  const int64_t seq = next.Int(0, 0);
-  TRY(db_.Exec("INSERT INTO events (job_id, seq, at_ms, step, detail) VALUES ($1, $2, $3, $4, $5)",
-               PgParams().Text(job_id).Int(seq).Int(sys::WallMillis()).Text(step).Text(detail)));
-  TRY(transaction.Commit());
-  return seq;
+  // One statement, one round trip: the next number and the row in one INSERT. Two appenders of
+  // one job may pick the same number; the primary key lets the second wait for the first and
+  // then insert nothing (ON CONFLICT DO NOTHING), and it tries again with a fresh snapshot that
+  // sees the first's row. No row and no conflict means there is no such job.
+  constexpr int kAttempts = 100;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    PgResult inserted = TRY(db_.Exec(
+        "INSERT INTO events (job_id, seq, at_ms, step, detail) SELECT id, (SELECT "
+        "COALESCE(MAX(seq), 0) + 1 FROM events WHERE job_id = $1), $2, $3, $4 FROM jobs WHERE id "
+        "= $1 ON CONFLICT (job_id, seq) DO NOTHING RETURNING seq",
+        PgParams().Text(job_id).Int(sys::WallMillis()).Text(step).Text(detail)));
+    if (inserted.Rows() == 1) return inserted.Int(0, 0);
+    if (!TRY(StateOf(job_id)).has_value()) return NoSuchJob(job_id);
+  }
+  return Error(Cause::kBusy,
+               "job store " + db_.location() + ": " + std::to_string(kAttempts) +
+                   " appenders of job " + job_id + "'s events came first, one after the other",
+               0, "try again");
 }
 
 Result<std::vector<Event>> PostgresStore::ListEvents(const std::string& job_id, int64_t after_seq) {
@@ -727,15 +751,35 @@ Result<std::vector<AuditEntry>> PostgresStore::ListAudit(const std::string& job_
 
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PgConn::Options& options) {
-  PgConn conn = TRY(PgConn::Open(url, options));
-  TRY(MigratePostgres(conn));
+  // The common case, a database at this berth's schema version, costs the connection and one
+  // round trip: the schema version and the server's clock come with the session's settings. A
+  // new database (no schema_version yet), an older or a newer one take the long way.
+  PgConn::FirstQuery first;
+  first.sql =
+      std::string("SELECT COALESCE(MAX(version), 0), ") + kServerMillis + " FROM schema_version";
+  PgConn conn = TRY(PgConn::Open(url, options, &first));
+  int64_t before = first.sent_ms;
+  int64_t after = first.received_ms;
+  int64_t server_now = 0;
+  if (first.answer->has_value() && (*first.answer)->Rows() == 1 &&
+      (*first.answer)->Int(0, 0) == PostgresSchemaVersion()) {
+    server_now = (*first.answer)->Int(0, 1);
+  } else {
+    TRY(MigratePostgres(conn));
+    before = sys::WallMillis();
+    PgResult now = TRY(conn.Exec(std::string("SELECT ") + kServerMillis));
+    after = sys::WallMillis();
+    server_now = now.Int(0, 0);
+  }
   // The server's clock against this host's, measured once: the midpoint of the round trip.
-  const int64_t before = sys::WallMillis();
-  PgResult now = TRY(conn.Exec(std::string("SELECT ") + kServerMillis));
-  const int64_t after = sys::WallMillis();
-  int64_t offset = now.Int(0, 0) - (before + after) / 2;
+  int64_t offset = server_now - (before + after) / 2;
   if (offset > -kClockToleranceMs && offset < kClockToleranceMs) offset = 0;
   return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(conn), offset));
+}
+
+uint64_t PostgresExchanges(const Store& store) {
+  const auto* postgres = dynamic_cast<const PostgresStore*>(&store);
+  return postgres != nullptr ? postgres->exchanges() : 0;
 }
 
 }  // namespace berth::store

@@ -17,4 +17,8 @@ namespace berth::store {
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PgConn::Options& options = {});
 
+// The exchanges with the server (PgConn::exchanges) of the PostgreSQL store `store` is, 0 for
+// any other store: tests hold each call to its round trips with it.
+uint64_t PostgresExchanges(const Store& store);
+
 }  // namespace berth::store

@@ -71,6 +71,57 @@ TEST_F(PostgresStoreTest, EventsAreAppendOnlyInTheDatabase) {
   EXPECT_EQ((*store_->ListEvents("j1", 0))[0].detail, "original");
 }
 
+// Every exchange with the server is a round trip a command waits for (docs/store.md
+// "Round trips"): opening a store at the current schema is the connection and one exchange,
+// and each of these calls is one statement.
+TEST_F(PostgresStoreTest, CallsACommandMakesAreOneRoundTripEach) {
+  Result<std::unique_ptr<Store>> opened = OpenPostgresStore(location_);
+  ASSERT_TRUE(opened.has_value()) << opened.error().ToString();
+  Store& store = **opened;
+  EXPECT_EQ(PostgresExchanges(store), 1u);  // settings, schema version and clock at once
+  ASSERT_TRUE(store.CreateJob(MakeJob("j1", kRepo, 1000)).has_value());
+  EXPECT_EQ(PostgresExchanges(store), 2u);
+  Result<int64_t> first = store.AppendEvent("j1", "queued", "one");
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  EXPECT_EQ(*first, 1);
+  EXPECT_EQ(PostgresExchanges(store), 3u);
+  EXPECT_EQ(*store.AppendEvent("j1", "note", "two"), 2);
+  EXPECT_EQ(PostgresExchanges(store), 4u);
+  // The sweeper's pair: the server's start comes with its clock.
+  ASSERT_TRUE(store.NowMillis().has_value());
+  Result<int64_t> up_since = store.UpSinceMillis();
+  ASSERT_TRUE(up_since.has_value());
+  EXPECT_EQ(PostgresExchanges(store), 5u);
+  // Asked again after another exchange, it is asked of the server again.
+  EXPECT_EQ(*store.UpSinceMillis(), *up_since);
+  EXPECT_EQ(PostgresExchanges(store), 6u);
+  Result<int64_t> missing = store.AppendEvent("nope", "note", "x");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().cause(), Cause::kNotFound);
+}
+
+TEST_F(PostgresStoreTest, TheFirstQueryRunsInTheSetUpSessionAndItsFailureCostsNothing) {
+  PgConn::FirstQuery first;
+  first.sql = "SELECT current_setting('lock_timeout'), current_setting('bytea_output')";
+  Result<PgConn> conn = PgConn::Open(location_, {}, &first);
+  ASSERT_TRUE(conn.has_value()) << conn.error().ToString();
+  ASSERT_TRUE(first.answer.has_value() && first.answer->has_value());
+  EXPECT_EQ((*first.answer)->Text(0, 0), "5s");
+  EXPECT_EQ((*first.answer)->Text(0, 1), "hex");
+  EXPECT_LE(first.sent_ms, first.received_ms);
+
+  // A failed first query undoes the settings with it; they are made again on their own.
+  PgConn::FirstQuery failing;
+  failing.sql = "SELECT version FROM no_such_table";
+  Result<PgConn> second = PgConn::Open(location_, {}, &failing);
+  ASSERT_TRUE(second.has_value()) << second.error().ToString();
+  ASSERT_TRUE(failing.answer.has_value());
+  EXPECT_FALSE(failing.answer->has_value());
+  Result<PgResult> setting = second->Exec("SELECT current_setting('lock_timeout')");
+  ASSERT_TRUE(setting.has_value());
+  EXPECT_EQ(setting->Text(0, 0), "5s");
+}
+
 TEST_F(PostgresStoreTest, TheAuditLogIsAppendOnlyInTheDatabase) {
   ASSERT_TRUE(store_->AppendAudit(AuditEntry{0, 1, "j1", "land", "{}"}).has_value());
   EXPECT_PRED2(Mentions, Refusal("UPDATE audit SET action = 'nothing'"), "append-only");

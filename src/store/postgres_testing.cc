@@ -93,6 +93,7 @@ class Cluster {
   ~Cluster() { Stop(); }
 
   const std::string& admin_url() const { return admin_url_; }
+  std::string log_path() const { return dir_ + "/server.log"; }
 
   void Stop() {
     if (running_) {
@@ -280,6 +281,14 @@ Result<std::string> PostgresServer::CreateDatabase(const std::string& name) {
   TRY(admin.Exec("CREATE DATABASE " + name));  // a name of the caller's, [a-z0-9_]
   return WithDatabase(cluster_->admin_url(), name);
 }
+
+Status PostgresServer::LogStatementsOf(const std::string& name) {
+  PgConn admin = TRY(PgConn::Open(cluster_->admin_url(), {}));
+  TRY(admin.Exec("ALTER DATABASE " + name + " SET log_statement = 'all'"));
+  return {};
+}
+
+Result<std::string> PostgresServer::Log() const { return sys::ReadFile(cluster_->log_path()); }
 
 Status PostgresServer::Stop() { return cluster_->Pause(); }
 Status PostgresServer::Start() { return cluster_->Resume(); }

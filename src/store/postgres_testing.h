@@ -53,6 +53,10 @@ class PostgresServer {
 
   // Creates database `name` ([a-z0-9_]) and returns its postgresql:// URL.
   Result<std::string> CreateDatabase(const std::string& name);
+  // Makes every later session of database `name` log each statement it runs (log_statement =
+  // all) to the server's log, which Log returns: a test counts a command's round trips there.
+  Status LogStatementsOf(const std::string& name);
+  Result<std::string> Log() const;
   // `pg_ctl stop -m fast`, `pg_ctl start` (same port, same data), `pg_ctl restart -m fast`.
   Status Stop();
   Status Start();

@@ -2,8 +2,9 @@
 // (docs/workers.md "Store outages"): a cluster of the test's own is stopped (`pg_ctl stop -m
 // fast`) while real `berth worker` daemons run jobs, and started again on the same port with
 // the same data. Every job must end exactly once, completed, by its first attempt, and land on
-// the submitting host. Without PostgreSQL binaries the tests are skipped loudly (failed when
-// CI=true).
+// the submitting host. Also on a server of the test's own: how many statements a command sends
+// it (StoreRoundTripsE2eTest). Without PostgreSQL binaries the tests are skipped loudly (failed
+// when CI=true).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -295,6 +296,38 @@ TEST_F(StoreOutageE2eTest, AStoreOutageOf60sUnder20JobsLosesNothing) {
     // One line for the outage, not one per round.
     EXPECT_LE(Count(log, "unreachable since"), 2u) << log;
   }
+}
+
+// Every statement is a round trip a command waits for, on a server that may be across a
+// network (docs/store.md "Round trips"). The server logs each statement of berth's sessions;
+// `berth run --queue` and `berth ls` must stay at five each (they were 13 and 9).
+class StoreRoundTripsE2eTest : public StoreOutageE2eTest {
+ protected:
+  // Statements the server has logged so far: a simple query ("statement:") or an execution of
+  // an extended one ("execute <unnamed>:").
+  size_t LoggedStatements() const {
+    Result<std::string> log = server_->Log();
+    EXPECT_TRUE(log.has_value()) << log.error().ToString();
+    return log ? Count(*log, "LOG:  statement: ") + Count(*log, "LOG:  execute ") : 0;
+  }
+};
+
+TEST_F(StoreRoundTripsE2eTest, RunQueueAndLsSendFiveStatementsEach) {
+  // The first command migrates the new database; the count is of a database in use.
+  ASSERT_EQ(Submitter({"ls"}).exit_code, 0);
+  ASSERT_TRUE(server_->LogStatementsOf("berth_outage").has_value());
+  size_t before = LoggedStatements();
+  const std::string id = Queue("outage.sh", {"1", Token(), "one"});
+  ASSERT_FALSE(id.empty());
+  // Opening (settings, schema version and clock at once), the sweep's live jobs and clock, the
+  // job, its first event.
+  EXPECT_EQ(LoggedStatements() - before, 5u) << *server_->Log();
+  before = LoggedStatements();
+  RunResult listed = Submitter({"ls"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.Describe();
+  EXPECT_NE(listed.out.find(id), std::string::npos) << listed.Describe();
+  // Opening, the sweep's live jobs and clock, the listing, the queue's positions.
+  EXPECT_EQ(LoggedStatements() - before, 5u) << *server_->Log();
 }
 
 }  // namespace
