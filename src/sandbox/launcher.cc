@@ -215,6 +215,9 @@ class Launching {
 
  private:
   void HandleNotification();
+  // The init could not be written to: it exited. Its report of the step that failed, or
+  // `otherwise` when it left none.
+  Error InitEnded(Error otherwise);
 
   SandboxSpec spec_;  // with the landlock tier's private TMPDIR and proxy port filled in
   const std::string& job_name_;
@@ -387,9 +390,17 @@ Status Launching::MapIds() {
 Status Launching::ReleaseInit() {
   if (!plan_.use_namespaces) return {};
   char go = 1;
-  if (int rc = sys::kernel::WriteAll(sync_.write.get(), &go, 1); rc != 0)
-    return Error::FromErrno("release the sandbox's init", rc);
+  if (int rc = sys::kernel::WriteAllToPeer(sync_.write.get(), &go, 1); rc != 0)
+    return InitEnded(Error::FromErrno("release the sandbox's init", rc));
   return {};
+}
+
+Error Launching::InitEnded(Error otherwise) {
+  // The init has exited, so its end of the error pipe is closed: this read does not block.
+  StepReport report;
+  if (sys::kernel::ReadAll(errors_.read.get(), &report, sizeof report) == 0)
+    return StepError(plan_, report);
+  return otherwise;
 }
 
 Status Launching::JoinCgroups() {
@@ -404,8 +415,10 @@ Status Launching::JoinCgroups() {
     return attached;
   }
   char joined = 1;
-  if (int rc = sys::kernel::WriteAll(sync_.write.get(), &joined, 1); rc != 0)
-    return Error::FromErrno("let the sandbox's init start the command", rc);
+  // EPIPE: the init exited, after a step of its setup failed (it reads this byte only once
+  // its mounts are done). That step is the cause to report.
+  if (int rc = sys::kernel::WriteAllToPeer(sync_.write.get(), &joined, 1); rc != 0)
+    return InitEnded(Error::FromErrno("let the sandbox's init start the command", rc));
   sync_.write.Reset();
   return {};
 }
@@ -421,7 +434,8 @@ Status Launching::ServeProxy() {
   if (received) {
     TRY(options_.on_proxy_listener(std::move(*received)));
     char ready = 1;
-    if (int rc = sys::kernel::WriteAll(proxy_parent_.get(), &ready, 1); rc != 0 && rc != EPIPE)
+    if (int rc = sys::kernel::WriteAllToPeer(proxy_parent_.get(), &ready, 1);
+        rc != 0 && rc != EPIPE)
       return Error::FromErrno("release the sandbox's init after the proxy started", rc);
   }
   proxy_parent_.Reset();

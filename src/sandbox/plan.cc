@@ -84,11 +84,12 @@ class PlanBuilder {
   }
 
   void Bind(const std::string& source, const std::string& target, const std::string& what,
-            bool optional = false) {
+            bool optional = false, bool recursive = false) {
     Step& s = Add(StepKind::kBind, "bind-mount " + what);
     s.a = Keep(source);
     s.b = Keep(target);
     s.optional = optional;
+    s.recursive = recursive;
   }
 
   void ReadOnly(const std::string& target, bool recursive, const std::string& what,
@@ -127,8 +128,12 @@ class PlanBuilder {
         // A file is bound onto a file, a directory onto a directory.
         MakeMountPoint(o.path, sys::TypeOfFollowing(o.source.empty() ? o.path : o.source) !=
                                    sys::FileType::kDirectory);
-        Bind(source, target, o.origin + " " + o.path);
-        if (o.kind == Overlay::Kind::kBindRead) ReadOnly(target, false, o.origin + " " + o.path);
+        // With the mounts under it (MS_REC): in the job's user namespace the host's mounts
+        // are locked, and the kernel refuses (EINVAL) a bind that would leave out a locked
+        // one, as it would uncover what that mount hides. A read grant is then made read-only
+        // with every mount under it (AT_RECURSIVE): none of them stays writable.
+        Bind(source, target, o.origin + " " + o.path, false, true);
+        if (o.kind == Overlay::Kind::kBindRead) ReadOnly(target, true, o.origin + " " + o.path);
         break;
       case Overlay::Kind::kSocket:
         MakeMountPoint(o.path, true);

@@ -9,6 +9,8 @@
 #include <net/if.h>
 #include <net/route.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -312,6 +314,25 @@ int WriteAll(int fd, const void* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return 0;
+}
+
+int WriteAllToPeer(int fd, const void* data, size_t size) {
+  sigset_t broken_pipe;
+  sigemptyset(&broken_pipe);
+  sigaddset(&broken_pipe, SIGPIPE);
+  sigset_t old;
+  if (int rc = ::pthread_sigmask(SIG_BLOCK, &broken_pipe, &old); rc != 0) return rc;
+  // A SIGPIPE already pending is someone else's: it is left for them.
+  sigset_t pending;
+  sigemptyset(&pending);
+  const bool was_pending = ::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+  int rc = WriteAll(fd, data, size);
+  if (rc == EPIPE && !was_pending) {
+    struct timespec now = {0, 0};
+    (void)RetryEintr([&] { return ::sigtimedwait(&broken_pipe, nullptr, &now); });
+  }
+  (void)::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return rc;
 }
 
 int ReadAll(int fd, void* data, size_t size) {

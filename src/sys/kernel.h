@@ -96,6 +96,9 @@ int KillAllChildren();
 
 // Writes all of `size` bytes, retrying short writes and EINTR.
 int WriteAll(int fd, const void* data, size_t size);
+// WriteAll to a pipe or socket whose reader may have exited: EPIPE instead of SIGPIPE. The
+// signal is blocked in this thread for the write and, when the write raised it, taken back.
+int WriteAllToPeer(int fd, const void* data, size_t size);
 // Reads exactly `size` bytes; returns ENODATA on EOF before any byte.
 int ReadAll(int fd, void* data, size_t size);
 int CloseFd(int fd);
