@@ -205,7 +205,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   job::RunRequest request;
   // Counts beside the job; its line comes as soon as it is known, and before the job's end.
   std::unique_ptr<job::UncommittedCheck> uncommitted;
-  options.submit.uncommitted = &uncommitted;
+  if (ctx->user.warn_uncommitted) options.submit.uncommitted = &uncommitted;
   Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
   if (!job) return Fail(job.error(), format);
   auto warn_uncommitted = [&uncommitted] {

@@ -171,6 +171,18 @@ Result<UserConfig> ParseUserConfig(const std::string& text, const std::string& s
       TRY(ParseProviders(source_name, node, &config));
     } else if (key.str() == "net") {
       TRY(ParseNet(node, source_name, &config));
+    } else if (key.str() == "run") {
+      const toml::table* run = node.as_table();
+      if (run == nullptr) return ConfigError(source_name, node.source(), "'run' must be a table");
+      for (const auto& [run_key, value] : *run) {
+        const std::string name = "run." + std::string(run_key.str());
+        if (run_key.str() != "warn_uncommitted")
+          return ConfigError(source_name, value.source(), "unknown key '" + name + "'");
+        const std::optional<bool> on = value.value<bool>();
+        if (!on)
+          return ConfigError(source_name, value.source(), "'" + name + "' must be a boolean");
+        config.warn_uncommitted = *on;
+      }
     } else if (key.str() == "store") {
       const std::optional<std::string> store = node.value<std::string>();
       if (!store || store->empty()) {

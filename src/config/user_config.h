@@ -41,6 +41,10 @@ struct UserConfig {
   // store = "postgresql://..." (or a path): where the job store is, when neither --store nor
   // BERTH_STORE says; "" for the default, <state dir>/berth.db.
   std::string store;
+  // [run] warn_uncommitted = false: `berth run` does not count the uncommitted changes a job
+  // will not see (a `git status` of the working tree beside each job), for hosts where
+  // scripts submit many jobs and nobody reads the line.
+  bool warn_uncommitted = true;
 };
 
 std::string UserConfigPath(const std::string& home);

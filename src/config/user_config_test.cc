@@ -31,6 +31,21 @@ TEST(UserConfig, NonAsciiCharactersBetweenTokensAreASyntaxError) {
   EXPECT_FALSE(ParseUserConfig("[sandbox]\nhide = [\"~/.x\"] \u00e9\n", "cfg.toml").has_value());
 }
 
+TEST(UserConfig, RunWarnUncommittedIsABooleanOnByDefault) {
+  Result<UserConfig> none = ParseUserConfig("", "t");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->warn_uncommitted);
+  Result<UserConfig> off = ParseUserConfig("[run]\nwarn_uncommitted = false\n", "t");
+  ASSERT_TRUE(off.has_value()) << off.error().ToString();
+  EXPECT_FALSE(off->warn_uncommitted);
+  Result<UserConfig> wrong = ParseUserConfig("[run]\nwarn_uncommitted = \"no\"\n", "cfg.toml");
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_EQ(wrong.error().message(), "cfg.toml:2: 'run.warn_uncommitted' must be a boolean");
+  Result<UserConfig> typo = ParseUserConfig("[run]\nwarn_uncomitted = false\n", "cfg.toml");
+  ASSERT_FALSE(typo.has_value());
+  EXPECT_EQ(typo.error().message(), "cfg.toml:2: unknown key 'run.warn_uncomitted'");
+}
+
 TEST(UserConfig, UnknownKeyNamesKeyAndLine) {
   Result<UserConfig> c = ParseUserConfig("[sandbox]\nhide = []\nhdie = [\"x\"]\n", "cfg.toml");
   ASSERT_FALSE(c.has_value());

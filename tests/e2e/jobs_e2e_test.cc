@@ -1473,6 +1473,14 @@ TEST_F(JobsTest, UncommittedChangesLeftOutAreCountedInOneWarning) {
   ASSERT_EQ(Git({"commit", "-q", "-m", "clean"}).exit_code, 0);
   RunResult clean = Berth({"run", "explore", "--", "sh", "-c", "true"});
   EXPECT_FALSE(Contains(clean.err, "uncommitted change(s)")) << clean.err;
+  // The user's config can turn the count off.
+  ASSERT_TRUE(WriteText(ws() + "/src/untracked.c", "untracked\n"));
+  ASSERT_TRUE(sys::MakeDirs(home() + "/.config/berth", 0755));
+  ASSERT_TRUE(
+      WriteText(home() + "/.config/berth/config.toml", "[run]\nwarn_uncommitted = false\n"));
+  RunResult off = Berth({"run", "explore", "--", "sh", "-c", "true"});
+  ASSERT_EQ(off.exit_code, 0) << off.Describe();
+  EXPECT_FALSE(Contains(off.err, "uncommitted change(s)")) << off.err;
 }
 
 // The receipt accounts for every millisecond of a job, from berth's main() to the receipt:
