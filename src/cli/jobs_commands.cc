@@ -223,6 +223,11 @@ int Show(Session& s, const JobsOptions& o) {
           "commit {} ms, verify {} ms\n",
           t.queue_ms, t.workspace_ms, t.sandbox_ms, t.agent_ms, t.collect_ms, t.commit_ms,
           r->verify_ms);
+      // The rest of every millisecond, where the receipt has it (older ones do not).
+      if (t.total_ms > 0)
+        fmt::print(
+            "         start {} ms, spec {} ms, environment {} ms, other {} ms; total {} ms\n",
+            t.start_ms, t.spec_ms, t.environment_ms, t.other_ms, t.total_ms);
       if (r->verification && !r->verification->checks.empty()) {
         const job::Verification& v = *r->verification;
         fmt::print("checks   {}{} (berth logs {} --check NAME)\n", EscapeControls(v.Summary()),

@@ -1502,6 +1502,11 @@ TEST_F(JobsTest, ReceiptTimingsAddUpToTheJobsWholeTime) {
   EXPECT_LE(t["snapshot_ms"].get<int64_t>(), t["workspace_ms"].get<int64_t>()) << t.dump();
   EXPECT_EQ(named + t["other_ms"].get<int64_t>(), t["total_ms"].get<int64_t>()) << t.dump();
   EXPECT_LE(t["total_ms"].get<int64_t>(), wall) << t.dump();
+  // `berth show` prints them.
+  RunResult show = Berth({"show", GetStr(json::parse(run.out), "id")});
+  ASSERT_EQ(show.exit_code, 0) << show.Describe();
+  EXPECT_TRUE(Contains(show.out, "total " + std::to_string(t["total_ms"].get<int64_t>()) + " ms"))
+      << show.out;
 }
 
 // The count of uncommitted changes costs a `git status` of the user's tree (a stat of every
