@@ -42,7 +42,7 @@ struct UserConfig {
   // BERTH_STORE says; "" for the default, <state dir>/berth.db.
   std::string store;
   // [run] warn_uncommitted = false: `berth run` does not count the uncommitted changes a job
-  // will not see (a `git status` of the working tree beside each job), for hosts where
+  // will not see (a status of the working tree beside each job), for hosts where
   // scripts submit many jobs and nobody reads the line.
   bool warn_uncommitted = true;
 };

@@ -388,7 +388,7 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
       "the event is a log line; the job is recorded and will run");
   if (accepted != nullptr) *accepted = std::move(request);
   if (options.uncommitted != nullptr && !options.with_uncommitted)
-    *options.uncommitted = UncommittedCheck::Start(ctx.environ, repo.workdir(), base);
+    *options.uncommitted = UncommittedCheck::Start(repo.workdir(), base);
   return job;
 }
 

@@ -1,18 +1,18 @@
 // The check that tells the person who submits a job how many uncommitted changes of their
 // working tree the job will not see (it starts from a commit).
 //
-// It costs what `git status` costs: a stat of every tracked file and a read of every
-// directory, about 80-250 ms at 100,000 files. So it runs beside the job, in a thread of its
-// own, instead of before it: a job that runs longer than one `git status` pays nothing for it,
-// and a no-op job ends when the later of the two does.
+// It costs a status of the working tree: a stat of every tracked file and a read of every
+// directory, about 250 ms at 100,000 files. So it runs beside the job, in a thread of its
+// own, instead of before it: a job that runs longer than that pays nothing for it, and a no-op
+// job ends when the later of the two does.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
-#include <utility>
-#include <vector>
 
 #include "base/mutex.h"
 
@@ -20,13 +20,17 @@ namespace berth::job {
 
 class UncommittedCheck {
  public:
-  // Starts counting the changes of the working tree at `workdir` that commit `base` lacks, as
-  // the user's own git counts them (`git status --porcelain`, the user's configuration
-  // included: an fsmonitor or untracked cache there makes it cheaper); with libgit2's status
-  // when git is not on the PATH of `environ` or fails. Never writes to the repository.
-  static std::unique_ptr<UncommittedCheck> Start(
-      std::vector<std::pair<std::string, std::string>> environ, std::string workdir,
-      std::string base);
+  // What counts: the number of changes, or nothing when it could not tell.
+  using Counter = std::function<std::optional<size_t>()>;
+
+  // Starts counting the changes of the working tree at `workdir` that commit `base` lacks, with
+  // libgit2's status (git::Repository::CountUncommitted), in-process: no filter, hook or
+  // fsmonitor command of the repository runs, as the user's `git status` would run them. It
+  // never writes to the repository.
+  static std::unique_ptr<UncommittedCheck> Start(std::string workdir, std::string base);
+  // The same with `count` in place of libgit2's status (tests).
+  static std::unique_ptr<UncommittedCheck> Start(Counter count, std::string workdir,
+                                                 std::string base);
   ~UncommittedCheck();  // waits for the count
   UncommittedCheck(const UncommittedCheck&) = delete;
   UncommittedCheck& operator=(const UncommittedCheck&) = delete;
@@ -39,8 +43,7 @@ class UncommittedCheck {
 
  private:
   UncommittedCheck() = default;
-  void Run(const std::vector<std::pair<std::string, std::string>>& environ,
-           const std::string& workdir, const std::string& base);
+  void Run(const Counter& count, const std::string& workdir, const std::string& base);
 
   Mutex mutex_;
   CondVar done_changed_;
@@ -48,9 +51,5 @@ class UncommittedCheck {
   std::optional<std::string> warning_ GUARDED_BY(mutex_);
   std::thread thread_;
 };
-
-// How many changes `git status --porcelain -z` printed: one per entry, where a rename or a
-// copy also names its source in a second field.
-size_t CountPorcelainEntries(const std::string& porcelain_z);
 
 }  // namespace berth::job

@@ -31,7 +31,6 @@
 #include <utility>
 #include <vector>
 
-#include "sys/command.h"
 #include "sys/fs.h"
 #include "sys/process.h"
 #include "tests/e2e/e2e_util.h"
@@ -1507,34 +1506,6 @@ TEST_F(JobsTest, ReceiptTimingsAddUpToTheJobsWholeTime) {
   ASSERT_EQ(show.exit_code, 0) << show.Describe();
   EXPECT_TRUE(Contains(show.out, "total " + std::to_string(t["total_ms"].get<int64_t>()) + " ms"))
       << show.out;
-}
-
-// The count of uncommitted changes costs a `git status` of the user's tree (a stat of every
-// file: hundreds of ms on a large one), so the job must not wait for it: with a git that
-// takes 2 s to begin its status, the agent starts before that status ends, and the warning
-// still comes, once.
-TEST_F(JobsTest, UncommittedCountRunsBesideTheJob) {
-  ASSERT_TRUE(WriteText(ws() + "/src/untracked.c", "untracked\n"));
-  Result<std::string> git = sys::FindExecutable("git", kPath);
-  ASSERT_TRUE(git.has_value());
-  const std::string shim_dir = root() + "/slow-git";
-  const std::string mark = root() + "/status-ended";
-  ASSERT_TRUE(sys::MakeDirs(shim_dir, 0755));
-  ASSERT_TRUE(WriteText(shim_dir + "/git",
-                        "#!/bin/sh\ncase \" $* \" in *\" status \"*) sleep 2; date +%s%N > " +
-                            mark + " ;; esac\nexec " + *git + " \"$@\"\n"));
-  ASSERT_EQ(chmod((shim_dir + "/git").c_str(), 0755), 0);
-  RunResult run = Run({"run", "implement", "--json", "--", "sh", "-c", "date +%s%N > src/started"},
-                      {{"GIT_CONFIG_NOSYSTEM", "1"}, {"PATH", shim_dir + ":" + kPath}});
-  ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  const std::string warning = "berth: warning: 1 uncommitted change(s) in ";
-  EXPECT_TRUE(Contains(run.err, warning)) << run.Describe();
-  EXPECT_EQ(run.err.find(warning), run.err.rfind(warning)) << run.err;
-  const std::string id = GetStr(json::parse(run.out), "id");
-  const long long started = std::stoll(GitOut({"show", "berth/" + id + ":src/started"}));
-  Result<std::string> ended = sys::ReadFile(mark);
-  ASSERT_TRUE(ended.has_value()) << "the shim never ran git status";
-  EXPECT_LT(started, std::stoll(*ended)) << "the agent started after the count's git status";
 }
 
 // The README's first run with an agent script not yet committed: instead of "No such file or
