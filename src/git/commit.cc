@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/strings.h"
+#include "git/clean_proof.h"
 #include "git/handles.h"
 #include "git/lfs.h"
 #include "git/object_batch.h"
@@ -240,6 +241,9 @@ Result<std::string> Repository::CommitChanges(const std::string& parent,
 }
 
 Result<size_t> Repository::CountUncommitted() {
+  // Most trees are clean: the index's stat data proves it at a quarter of the cost of the
+  // status below, which is asked only when that pass cannot tell.
+  if (ProveClean(Raw(*this), workdir_, gitdir_)) return size_t{0};
   git_status_options options;
   git_status_options_init(&options, GIT_STATUS_OPTIONS_VERSION);
   options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;

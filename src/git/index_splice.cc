@@ -1,6 +1,8 @@
-// SpliceIndex: git's index format (gitformat-index(5)) read only as far as entry boundaries,
-// paths and the cached-tree extension; every unchanged entry is copied as bytes.
+// SpliceIndex: the index read in place by ReadIndexFile (entry boundaries, paths and the
+// cached-tree extension); every unchanged entry is copied as bytes.
 #include "git/index_splice.h"
+
+#include "git/index_file.h"
 
 // The low-level SHA1_* calls, deprecated since OpenSSL 3.0 but kept: linked statically they
 // bring only the SHA-1 code (its SHA-NI and AVX2 paths, about 2 GB/s here), where SHA1() and
@@ -16,24 +18,8 @@ namespace berth::git {
 
 namespace {
 
-constexpr size_t kHeaderSize = 12;
-constexpr size_t kChecksumSize = 20;
 constexpr size_t kFixedEntrySize = 62;  // ten 32-bit stat fields, the object id, the flags
-constexpr uint16_t kExtendedFlag = 0x4000;
-constexpr uint16_t kStageMask = 0x3000;
 constexpr uint16_t kNameMask = 0x0fff;
-
-uint32_t Be32(std::string_view data, size_t at) {
-  auto byte = [&](size_t i) {
-    return static_cast<uint32_t>(static_cast<unsigned char>(data[at + i]));
-  };
-  return byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3);
-}
-
-uint16_t Be16(std::string_view data, size_t at) {
-  return static_cast<uint16_t>(static_cast<unsigned char>(data[at]) << 8 |
-                               static_cast<unsigned char>(data[at + 1]));
-}
 
 void PutBe32(std::string& out, uint32_t value) {
   char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
@@ -45,12 +31,6 @@ Error Malformed(const std::string& what) {
   return Error(Cause::kInternal, "the snapshot index is malformed: " + what, 0,
                "remove the snapshot with `berth gc --all` (or delete its directory) to rebuild it");
 }
-
-struct EntrySpan {
-  std::string_view path;
-  size_t offset = 0;
-  size_t size = 0;
-};
 
 void AppendEntry(std::string& out, const git_index_entry& entry) {
   size_t start = out.size();
@@ -68,62 +48,6 @@ void AppendEntry(std::string& out, const git_index_entry& entry) {
   size_t size = (kFixedEntrySize + length + 8) & ~size_t{7};
   out.append(start + size - out.size(), '\0');
 }
-
-// The cached-tree extension: each directory's entry count (-1 when invalid), its subtrees
-// and, when valid, its tree id, in preorder.
-struct CachedTree {
-  std::string_view name;
-  long entries = -1;
-  std::string_view id;
-  std::vector<CachedTree> subtrees;
-};
-
-class TreeReader {
- public:
-  explicit TreeReader(std::string_view data) : data_(data) {}
-
-  Result<CachedTree> Read(int depth) {
-    if (depth > 4096) return Malformed("cached trees nest too deep");
-    CachedTree tree;
-    size_t nul = data_.find('\0', at_);
-    if (nul == std::string_view::npos) return Malformed("a cached tree has no name");
-    tree.name = data_.substr(at_, nul - at_);
-    at_ = nul + 1;
-    tree.entries = TRY(Number(' '));
-    long subtrees = TRY(Number('\n'));
-    if (subtrees < 0) return Malformed("a cached tree has a negative subtree count");
-    if (tree.entries >= 0) {
-      if (data_.size() - at_ < GIT_OID_RAWSZ) return Malformed("a cached tree id is cut short");
-      tree.id = data_.substr(at_, GIT_OID_RAWSZ);
-      at_ += GIT_OID_RAWSZ;
-    }
-    for (long i = 0; i < subtrees; ++i) tree.subtrees.push_back(TRY(Read(depth + 1)));
-    return tree;
-  }
-
-  bool AtEnd() const { return at_ == data_.size(); }
-
- private:
-  Result<long> Number(char end) {
-    size_t stop = data_.find(end, at_);
-    if (stop == std::string_view::npos || stop == at_ || stop - at_ > 10)
-      return Malformed("a cached tree count is not a number");
-    std::string_view text = data_.substr(at_, stop - at_);
-    bool negative = text[0] == '-';
-    if (negative) text.remove_prefix(1);
-    if (text.empty()) return Malformed("a cached tree count is not a number");
-    long value = 0;
-    for (char c : text) {
-      if (c < '0' || c > '9') return Malformed("a cached tree count is not a number");
-      value = value * 10 + (c - '0');
-    }
-    at_ = stop + 1;
-    return negative ? -value : value;
-  }
-
-  std::string_view data_;
-  size_t at_ = 0;
-};
 
 // Marks invalid every cached tree on the way to `path`, as git does for a changed entry.
 void Invalidate(CachedTree& root, std::string_view path) {
@@ -158,47 +82,18 @@ void AppendTree(std::string& out, const CachedTree& tree) {
 Result<std::optional<SplicedIndex>> SpliceIndex(std::string_view index,
                                                 const std::vector<std::string>& removals,
                                                 std::vector<git_index_entry> upserts) {
-  if (index.size() < kHeaderSize + kChecksumSize || index.substr(0, 4) != "DIRC")
-    return Malformed("no index header");
-  uint32_t version = Be32(index, 4);
-  if (version != 2 && version != 3) return std::optional<SplicedIndex>();
-  uint32_t count = Be32(index, 8);
-  const size_t body_end = index.size() - kChecksumSize;
-
-  std::vector<EntrySpan> entries;
-  entries.reserve(count);
-  size_t at = kHeaderSize;
-  for (uint32_t i = 0; i < count; ++i) {
-    if (body_end - at < kFixedEntrySize + 1) return Malformed("an entry is cut short");
-    uint16_t flags = Be16(index, at + 60);
-    if ((flags & kStageMask) != 0) return std::optional<SplicedIndex>();
-    size_t path_at = at + kFixedEntrySize;
-    if ((flags & kExtendedFlag) != 0) {
-      if (version == 2) return Malformed("an extended entry in a version 2 index");
-      path_at += 2;
-    }
-    size_t nul = index.find('\0', path_at);
-    if (nul == std::string_view::npos || nul >= body_end)
-      return Malformed("an entry has no path end");
-    size_t size = (path_at - at + (nul - path_at) + 8) & ~size_t{7};
-    if (body_end - at < size) return Malformed("an entry is cut short");
-    entries.push_back(EntrySpan{index.substr(path_at, nul - path_at), at, size});
-    if (i > 0 && !(entries[i - 1].path < entries[i].path)) return Malformed("entries out of order");
-    at += size;
-  }
-
-  std::optional<CachedTree> cached;
-  while (at < body_end) {
-    if (body_end - at < 8) return Malformed("an extension header is cut short");
-    std::string_view signature = index.substr(at, 4);
-    uint32_t size = Be32(index, at + 4);
-    if (body_end - at - 8 < size) return Malformed("an extension is cut short");
-    if (signature != "TREE" || cached) return std::optional<SplicedIndex>();
-    TreeReader reader(index.substr(at + 8, size));
-    cached = TRY(reader.Read(0));
-    if (!reader.AtEnd()) return Malformed("bytes after the cached trees");
-    at += 8 + size;
-  }
+  // Version 4 (prefix-compressed paths) is left to the slow path before it is read.
+  if (index.size() >= kIndexHeaderSize && IndexBe32(index, 4) == 4)
+    return std::optional<SplicedIndex>();
+  IndexFile file;
+  if (Status read = ReadIndexFile(index, file); !read.has_value())
+    return Malformed(read.error().message());
+  // So are conflict stages and other extensions.
+  if (!file.other_extensions.empty()) return std::optional<SplicedIndex>();
+  for (const IndexEntry& entry : file.entries)
+    if (entry.stage() != 0) return std::optional<SplicedIndex>();
+  const std::vector<IndexEntry>& entries = file.entries;
+  std::optional<CachedTree>& cached = file.cached_trees;
 
   std::sort(upserts.begin(), upserts.end(), [](const git_index_entry& a, const git_index_entry& b) {
     return std::strcmp(a.path, b.path) < 0;
@@ -208,7 +103,7 @@ Result<std::optional<SplicedIndex>> SpliceIndex(std::string_view index,
 
   SplicedIndex out;
   std::string& fresh = out.fresh;
-  fresh.reserve(kHeaderSize + upserts.size() * 128);
+  fresh.reserve(kIndexHeaderSize + upserts.size() * 128);
   // Appends to `fresh`, or runs of the older file, merging a run with the one before it.
   auto take_fresh = [&](size_t from) {
     if (fresh.size() == from) return;
@@ -218,7 +113,7 @@ Result<std::optional<SplicedIndex>> SpliceIndex(std::string_view index,
     else
       out.pieces.push_back({true, from, fresh.size() - from});
   };
-  auto take_older = [&](const EntrySpan& entry) {
+  auto take_older = [&](const IndexEntry& entry) {
     SplicedIndex::Piece* last = out.pieces.empty() ? nullptr : &out.pieces.back();
     if (last != nullptr && !last->fresh && last->offset + last->size == entry.offset)
       last->size += entry.size;
@@ -230,12 +125,12 @@ Result<std::optional<SplicedIndex>> SpliceIndex(std::string_view index,
     AppendEntry(fresh, entry);
     take_fresh(from);
   };
-  fresh.append(index.substr(0, kHeaderSize));  // its entry count is set below
+  fresh.append(index.substr(0, kIndexHeaderSize));  // its entry count is set below
   take_fresh(0);
   uint32_t written = 0;
   auto upsert = upserts.begin();
   auto removal = removed.begin();
-  for (const EntrySpan& entry : entries) {
+  for (const IndexEntry& entry : entries) {
     while (upsert != upserts.end() && std::string_view(upsert->path) < entry.path) {
       append_upsert(*upsert++);
       ++written;
@@ -287,14 +182,14 @@ std::string SplicedIndex::Bytes(std::string_view older) const {
 }
 
 std::string IndexChecksum(const std::vector<std::string_view>& body) {
-  static_assert(kChecksumSize == SHA_DIGEST_LENGTH);
-  unsigned char checksum[kChecksumSize];
+  static_assert(kIndexChecksumSize == SHA_DIGEST_LENGTH);
+  unsigned char checksum[kIndexChecksumSize];
   SHA_CTX context;
   // They fail only for a null context, which this is not.
   (void)SHA1_Init(&context);
   for (std::string_view piece : body) (void)SHA1_Update(&context, piece.data(), piece.size());
   (void)SHA1_Final(checksum, &context);
-  return std::string(reinterpret_cast<const char*>(checksum), kChecksumSize);
+  return std::string(reinterpret_cast<const char*>(checksum), kIndexChecksumSize);
 }
 
 }  // namespace berth::git
