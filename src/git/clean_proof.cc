@@ -290,8 +290,8 @@ bool WalkAll(git_repository* repo, const std::string& workdir,
   std::map<std::string, Frame> shared;
   for (const std::unique_ptr<Walk>& walk : walks) {
     for (Frame& frame : walk->shared()) {
-      auto [it, fresh] = shared.try_emplace(frame.path, Frame{frame.path, std::nullopt, {}});
-      if (fresh) it->second.dir = std::move(frame.dir);
+      auto it = shared.try_emplace(frame.path, Frame{frame.path, std::nullopt, {}}).first;
+      if (!it->second.dir) it->second.dir = std::move(frame.dir);
       it->second.tracked.insert(it->second.tracked.end(), frame.tracked.begin(),
                                 frame.tracked.end());
     }
