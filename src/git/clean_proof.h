@@ -5,7 +5,7 @@
 // tell": any doubt (a stat field that differs, a racily clean entry, a conflict, an
 // intent-to-add entry, an index extension it does not know, an untracked name, a directory
 // it cannot open) is "cannot tell", and the caller asks libgit2's full status, which reads
-// content. About a quarter of the cost of that status on a clean tree: each lstat is
+// content. Less than half the cost of that status on a clean tree: each lstat is
 // relative to its open directory, and no tree object is read.
 // Internal to the git module (it links libgit2).
 #pragma once

@@ -241,7 +241,7 @@ Result<std::string> Repository::CommitChanges(const std::string& parent,
 }
 
 Result<size_t> Repository::CountUncommitted() {
-  // Most trees are clean: the index's stat data proves it at a quarter of the cost of the
+  // Most trees are clean: the index's stat data proves it at less than half the cost of the
   // status below, which is asked only when that pass cannot tell.
   if (ProveClean(Raw(*this), workdir_, gitdir_)) return size_t{0};
   git_status_options options;
