@@ -30,6 +30,10 @@ constexpr int kSetupFailedExit = 125;
 int RunStep(const Plan& plan, const Step& step, int* landlock_fd) {
   int rc = 0;
   switch (step.kind) {
+    case StepKind::kJoinCgroup:
+      rc = k::WriteAll(step.number, "0", 1);
+      (void)k::CloseFd(step.number);
+      break;
     case StepKind::kParentDeathSignal:
       rc = k::SetParentDeathSignal(step.number);
       break;

@@ -22,7 +22,8 @@ struct StepReport {
 
 struct ChildFds {
   int sync_read;     // namespaces tier: one byte once the parent wrote the id maps; then,
-                     // in any tier, one once it moved the init into the job's cgroups
+                     // in any tier, one once it moved the init into the job's cgroups that
+                     // the init does not join itself (ResourceLimits::SelfJoins)
   int error_write;   // StepReport on failure; closed by a successful execve
   int status_write;  // init writes the command's wait status here before it exits
 };

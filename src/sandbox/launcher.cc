@@ -203,8 +203,9 @@ class Launching {
   Status MapIds();
   // Lets the init set up its mounts (it waits only for the id maps)...
   Status ReleaseInit();
-  // ...while it is moved into the job's cgroups (writing cgroup.procs can take milliseconds,
-  // an RCU grace period on cgroup v1), then lets it fork the command, which inherits them.
+  // ...while it is moved into the job's cgroups it does not join itself (ResourceLimits::
+  // SelfJoins; a cgroup.procs write can wait an RCU grace period, milliseconds), then lets it
+  // fork the command, which inherits them.
   Status JoinCgroups();
   Status ServeProxy();
   // Waits until the command has exec'd, or for the report of the step that failed.
@@ -323,6 +324,7 @@ Status Launching::PrepareSockets() {
       tier_.tier, full_ ? 0 : tier_.landlock_abi, private_tmp_.path, limits_->rlimits(), {}, -1};
   for (int i = 0; i < 3; ++i) inputs_.stdio[i] = options_.stdio[i];
   inputs_.proxy_port = host_proxy_port_;
+  inputs_.cgroup_joins = limits_->SelfJoins();
   if (!full_ && tier_.tier == Tier::kNamespaces) inputs_.host_sockets = sys::ListUnixSockets();
   if (spec_.blackhole_route)
     inputs_.name_servers = NameServersOf(sys::ReadFile("/etc/resolv.conf").value_or(""));

@@ -93,6 +93,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
       }
       if (used) {
         out.cgroup_dirs_.push_back(dir);
+        out.attach_dirs_.push_back(dir);
         out.cgroup_v2_ = true;
       } else {
         IgnoreError(sys::RemoveDir(dir), "an empty leftover cgroup holds no process and no limit");
@@ -113,6 +114,10 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
       return false;
     }
     out.cgroup_dirs_.push_back(dir);
+    if (Result<sys::UniqueFd> tasks = sys::OpenWriteOnly(dir + "/tasks"))
+      out.self_joins_.emplace_back(std::move(*tasks), dir);
+    else
+      out.attach_dirs_.push_back(dir);
     out.applied_.push_back({limit_name, shown, "cgroup v1"});
     return true;
   };
@@ -175,13 +180,21 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
   return out;
 }
 
+std::vector<std::pair<int, std::string>> ResourceLimits::SelfJoins() const {
+  std::vector<std::pair<int, std::string>> out;
+  for (const auto& [fd, dir] : self_joins_) out.emplace_back(fd.get(), dir);
+  return out;
+}
+
 Status ResourceLimits::Attach(pid_t pid) const {
-  for (const std::string& dir : cgroup_dirs_)
+  for (const std::string& dir : attach_dirs_)
     TRY_CTX(sys::WriteExisting(dir + "/cgroup.procs", std::to_string(pid)), "joining cgroup");
   return {};
 }
 
 void ResourceLimits::Release() {
+  self_joins_.clear();
+  attach_dirs_.clear();
   for (const std::string& dir : cgroup_dirs_) {
     if (cgroup_v2_)
       IgnoreError(sys::WriteExisting(dir + "/cgroup.kill", "1"),

@@ -503,6 +503,12 @@ Result<Plan> BuildPlan(const SandboxSpec& spec, const PlanInputs& inputs) {
   for (int i = 0; i < 3; ++i) plan.stdio[i] = inputs.stdio[i];
   const bool full = spec.profile == Profile::kFull;
   plan.use_namespaces = !full && inputs.tier == Tier::kNamespaces;
+  {
+    // First, before the init allocates anything the job's limits should count.
+    PlanBuilder b(&plan, &plan.setup);
+    for (const auto& [fd, dir] : inputs.cgroup_joins)
+      b.Add(StepKind::kJoinCgroup, "join the job's cgroup " + dir).number = fd;
+  }
   if (plan.use_namespaces) {
     plan.clone_flags =
         CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -21,6 +22,7 @@
 namespace berth::sandbox {
 
 enum class StepKind {
+  kJoinCgroup,  // number=an open cgroup v1 `tasks` file: write "0" (this thread), then close it
   kParentDeathSignal,
   kMakeMountsPrivate,
   kMountTmpfs,     // a=target b=options flags=mount flags
@@ -132,6 +134,8 @@ struct PlanInputs {
   // With SandboxSpec::blackhole_route: the host's IPv4 name servers (NameServersOf), refused
   // at once inside so that lookups fail fast instead of waiting for an answer.
   std::vector<std::string> name_servers{};
+  // ResourceLimits::SelfJoins: the cgroups the init moves itself into before anything else.
+  std::vector<std::pair<int, std::string>> cgroup_joins{};
 };
 
 // The IPv4 addresses of `resolv_conf`'s nameserver lines, but loopback ones (nothing listens

@@ -265,6 +265,25 @@ TEST_F(PlanTest, ABlackholeRouteFollowsTheLoopbackAndNeedsANamespaceWithoutNetwo
   EXPECT_FALSE(BuildPlan(spec_, landlock).has_value());
 }
 
+// The init joins its v1 cgroups before any other step, in both tiers: whatever it allocates
+// afterwards (mounts, the command's fork) counts against the job's limits.
+TEST_F(PlanTest, TheInitJoinsItsCgroupsFirst) {
+  for (Tier tier : {Tier::kNamespaces, Tier::kLandlock}) {
+    PlanInputs inputs{tier, 0, "/var/lib", {}, {-1, -1, -1}, -1};
+    inputs.cgroup_joins = {{41, "/sys/fs/cgroup/memory/berth-x"},
+                           {42, "/sys/fs/cgroup/pids/berth-x"}};
+    if (tier == Tier::kLandlock) spec_.paths.clear();
+    Plan plan = BuildPlan(spec_, inputs).value();
+    ASSERT_GE(plan.setup.size(), 3u);
+    EXPECT_EQ(plan.setup[0].kind, StepKind::kJoinCgroup);
+    EXPECT_EQ(plan.setup[0].number, 41);
+    EXPECT_EQ(plan.setup[0].description, "join the job's cgroup /sys/fs/cgroup/memory/berth-x");
+    EXPECT_EQ(plan.setup[1].kind, StepKind::kJoinCgroup);
+    EXPECT_EQ(plan.setup[1].number, 42);
+    EXPECT_NE(plan.setup[2].kind, StepKind::kJoinCgroup);
+  }
+}
+
 TEST(NameServersOf, ListsTheIpv4NameServersButLoopbackOnes) {
   EXPECT_EQ(NameServersOf("# generated\nsearch example.com\nnameserver 10.255.255.53\n"
                           "nameserver\t127.0.0.53\nnameserver  192.0.2.7 \nnameserver ::1\n"

@@ -261,6 +261,12 @@ Result<UniqueFd> OpenReadOnly(const std::string& path) {
   return UniqueFd(fd);
 }
 
+Result<UniqueFd> OpenWriteOnly(const std::string& path) {
+  int fd = RetryEintr([&] { return ::open(path.c_str(), O_WRONLY | O_CLOEXEC); });
+  if (fd < 0) return Error::FromErrno("open " + path, errno);
+  return UniqueFd(fd);
+}
+
 std::string NormalizePath(const std::string& path) {
   std::vector<std::string> parts;
   for (std::string& part : Split(path, '/')) {

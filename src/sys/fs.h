@@ -71,6 +71,8 @@ Result<UniqueFd> OpenMemFd(const char* name);
 bool WritableDir(const std::string& path);
 // open(path, O_RDONLY | O_CLOEXEC).
 Result<UniqueFd> OpenReadOnly(const std::string& path);
+// open(path, O_WRONLY | O_CLOEXEC) of an existing file: no create.
+Result<UniqueFd> OpenWriteOnly(const std::string& path);
 
 // Lexical normalisation of an absolute path: collapses //, /./ and /../.
 std::string NormalizePath(const std::string& path);

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/strings.h"
 #include "sys/fs.h"
 #include "sys/net.h"
 #include "tests/e2e/e2e_util.h"
@@ -109,6 +110,35 @@ bool HasLineStartingWith(const RunResult& result, const std::string& prefix) {
   for (const std::string& l : Lines(result.out))
     if (StartsWith(l, prefix)) return true;
   return false;
+}
+
+// Runs `cat /proc/self/cgroup` under --memory and --pids and expects the command in the job's
+// own cgroup ("berth-...") in each v1 hierarchy of those controllers: there the init joins
+// itself through the `tasks` files berth opened (ResourceLimits::SelfJoins), and a command
+// left in berth's cgroup would run under no limit at all.
+void ExpectCommandInTheJobsCgroups(const SandboxTest& test, std::vector<std::string> berth_args) {
+  if (!IsRoot() || !sys::Exists("/sys/fs/cgroup/memory/cgroup.procs") ||
+      !sys::Exists("/sys/fs/cgroup/pids/cgroup.procs")) {
+    RequireFeature(false,
+                   "no cgroup v1 memory and pids hierarchies berth may write to (needs "
+                   "root on a v1 or hybrid host): the init's own join is not exercised");
+    return;
+  }
+  std::vector<std::string> args = {"sandbox"};
+  args.insert(args.end(), berth_args.begin(), berth_args.end());
+  args.insert(args.end(), {"--memory", "256MiB", "--pids", "64", "--", "cat", "/proc/self/cgroup"});
+  RunResult result = test.Run(args);
+  ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  for (const std::string controller : {"memory", "pids"}) {
+    bool found = false;
+    for (const std::string& line : Lines(result.out)) {
+      std::vector<std::string> fields = Split(line, ':');
+      if (fields.size() < 3 || fields[1] != controller) continue;
+      found = true;
+      EXPECT_TRUE(Contains(fields[2], "/berth-")) << controller << ": " << result.Describe();
+    }
+    EXPECT_TRUE(found) << "no " << controller << " line: " << result.Describe();
+  }
 }
 
 enum class LinkStyle { kRelative, kAbsolute };
@@ -365,6 +395,10 @@ TEST_F(NamespacesTierTest, DnsLookupFails) {
 TEST_F(NamespacesTierTest, RawAndPacketSocketsAreDenied) {
   EXPECT_TRUE(Reports(Probe({"raw-socket"}), "raw-socket errno=1 EPERM"));
   EXPECT_TRUE(Reports(Probe({"packet-socket"}), "packet-socket errno=1 EPERM"));
+}
+
+TEST_F(NamespacesTierTest, CommandRunsInTheJobsCgroups) {
+  ExpectCommandInTheJobsCgroups(*this, {});
 }
 
 // --- Unix sockets ---------------------------------------------------------------------------
@@ -890,6 +924,10 @@ TEST_F(LandlockTierTest, PidsLimitStopsAForkBomb) {
   ASSERT_TRUE(StartsWith(result.out, "forkbomb errno=11 EAGAIN ") && result.exit_code == 1)
       << result.Describe();
   EXPECT_LT(std::stoi(Field(result, "count")), 40) << result.Describe();
+}
+
+TEST_F(LandlockTierTest, CommandRunsInTheJobsCgroups) {
+  ExpectCommandInTheJobsCgroups(*this, kLandlockTier);
 }
 
 TEST_F(LandlockTierTest, CredentialFilesAreHidden) {
