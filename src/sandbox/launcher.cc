@@ -240,6 +240,7 @@ class Launching {
   sys::UniqueFd host_proxy_listener_;
   uint16_t host_proxy_port_ = 0;
   std::optional<ResourceLimits> limits_;
+  bool started_in_v2_ = false;  // the init was cloned into the job's v2 cgroup
   PlanInputs inputs_{};
   sys::UniqueFd proxy_parent_, proxy_child_;
   sys::UniqueFd notify_parent_, notify_child_;
@@ -361,7 +362,12 @@ Status Launching::CloneChild() {
   sync_ = TRY(sys::MakePipe());
   errors_ = TRY(sys::MakePipe());
   status_ = TRY(sys::MakePipe());
-  Result<sys::Cloned> cloned = sys::Clone(plan_.clone_flags);
+  // On cgroup v2 the init starts in the job's cgroup. A kernel before 5.7, or a cgroup the
+  // kernel will not start it in, leaves the move to JoinCgroups as before.
+  const int cgroup_fd = limits_->clone_into();
+  Result<sys::Cloned> cloned = sys::Clone(plan_.clone_flags, cgroup_fd);
+  started_in_v2_ = cgroup_fd >= 0 && cloned.has_value();
+  if (!cloned && cgroup_fd >= 0) cloned = sys::Clone(plan_.clone_flags);
   if (!cloned && plan_.use_namespaces) {
     // The host refused a user namespace: say why; whether to try a weaker tier is the
     // caller's decision (FallbackSpec).
@@ -406,7 +412,7 @@ Error Launching::InitEnded(Error otherwise) {
 }
 
 Status Launching::JoinCgroups() {
-  if (Status attached = limits_->Attach(init_.pid()); !attached) {
+  if (Status attached = limits_->Attach(init_.pid(), started_in_v2_); !attached) {
     // The init sets up meanwhile: when one of its steps failed (and it exited, which is why
     // it cannot be moved), that step is the cause to report.
     if (TRY(sys::PollReadable({errors_.read.get()}, 0)) == 0) {

@@ -95,6 +95,7 @@ Result<ResourceLimits> ResourceLimits::Prepare(const Limits& limits, const std::
         out.cgroup_dirs_.push_back(dir);
         out.attach_dirs_.push_back(dir);
         out.cgroup_v2_ = true;
+        if (Result<sys::UniqueFd> fd = sys::OpenReadOnly(dir)) out.clone_into_ = std::move(*fd);
       } else {
         IgnoreError(sys::RemoveDir(dir), "an empty leftover cgroup holds no process and no limit");
       }
@@ -186,15 +187,18 @@ std::vector<std::pair<int, std::string>> ResourceLimits::SelfJoins() const {
   return out;
 }
 
-Status ResourceLimits::Attach(pid_t pid) const {
-  for (const std::string& dir : attach_dirs_)
+Status ResourceLimits::Attach(pid_t pid, bool started_in_v2) const {
+  for (const std::string& dir : attach_dirs_) {
+    if (started_in_v2 && cgroup_v2_ && dir == cgroup_dirs_.front()) continue;
     TRY_CTX(sys::WriteExisting(dir + "/cgroup.procs", std::to_string(pid)), "joining cgroup");
+  }
   return {};
 }
 
 void ResourceLimits::Release() {
   self_joins_.clear();
   attach_dirs_.clear();
+  clone_into_.Reset();
   for (const std::string& dir : cgroup_dirs_) {
     if (cgroup_v2_)
       IgnoreError(sys::WriteExisting(dir + "/cgroup.kill", "1"),

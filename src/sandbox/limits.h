@@ -40,9 +40,12 @@ class ResourceLimits {
   // one thread is the whole process; the kernel checks the credentials of the file's opener,
   // berth. The descriptors stay open until Release.
   std::vector<std::pair<int, std::string>> SelfJoins() const;
-  // Moves `pid` (not yet running the command) into the job's other cgroups (v2, and any v1
-  // hierarchy whose `tasks` file would not open).
-  Status Attach(pid_t pid) const;
+  // The job's v2 cgroup, open, for the init to start in (sys::Clone's `cgroup_fd`), or -1.
+  // Starting there costs nothing, where moving the init in later takes the lock above.
+  int clone_into() const { return clone_into_.get(); }
+  // Moves `pid` (not yet running the command) into the job's other cgroups: v2 unless the init
+  // started in it (`started_in_v2`), and any v1 hierarchy whose `tasks` file would not open.
+  Status Attach(pid_t pid, bool started_in_v2) const;
   // Kills whatever is left in the cgroups (v2 cgroup.kill) and removes them.
   void Release();
 
@@ -56,6 +59,7 @@ class ResourceLimits {
   std::vector<std::string> cgroup_dirs_;
   std::vector<std::string> attach_dirs_;  // joined by Attach
   std::vector<std::pair<sys::UniqueFd, std::string>> self_joins_;
+  sys::UniqueFd clone_into_;
   bool cgroup_v2_ = false;
   std::vector<std::pair<int, unsigned long>> rlimits_;
   std::vector<AppliedLimit> applied_;

@@ -147,11 +147,15 @@ pid_t Process::Release() {
   return std::exchange(pid_, -1);
 }
 
-Result<Cloned> Clone(uint64_t flags) {
+Result<Cloned> Clone(uint64_t flags, int cgroup_fd) {
   int pidfd = -1;
   struct clone_args args;
   std::memset(&args, 0, sizeof args);
   args.flags = flags | CLONE_PIDFD;
+  if (cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = static_cast<uint64_t>(cgroup_fd);
+  }
   args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
   args.exit_signal = SIGCHLD;
   long pid = ::syscall(SYS_clone3, &args, sizeof args);

@@ -84,8 +84,10 @@ struct Cloned {
 };
 
 // clone3 with CLONE_PIDFD and SIGCHLD plus `flags` (namespace flags). Returns 0 in the child
-// (as pid, with an invalid pidfd) exactly like fork. The child must not allocate.
-Result<Cloned> Clone(uint64_t flags);
+// (as pid, with an invalid pidfd) exactly like fork. The child must not allocate. With
+// `cgroup_fd` (an open cgroup v2 directory; Linux 5.7) the child starts in that cgroup
+// (CLONE_INTO_CGROUP), which no later move could do as cheaply.
+Result<Cloned> Clone(uint64_t flags, int cgroup_fd = -1);
 
 // Waits until one of `fds` (negative ones are ignored) is readable or hung up, or until
 // `timeout_ms` passes (-1: forever). Returns the index of the first ready descriptor, or -1
