@@ -266,9 +266,19 @@ END
 $$;
 )sql";
 
+// Migration 6: the live jobs of every repository (the stale-job sweep at the start of every
+// command, a worker's sweep), newest first, from an index of the live jobs only. Without it
+// the sweep read the whole history, row by row: 22 ms more per `berth run` at 10,000 jobs.
+// The list must be the one the queries write (state_sql.h) for the index to serve them; a
+// store the index is already in (a test that replays a migration) keeps it.
+constexpr char kMigration6[] = R"sql(
+CREATE INDEX IF NOT EXISTS jobs_live ON jobs (created_at_ms, id)
+WHERE state IN ('queued', 'preparing', 'running', 'collecting', 'verifying');
+)sql";
+
 // Append only. Entry i takes the schema from version i to version i + 1.
 constexpr const char* kMigrations[] = {
-    kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
+    kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6,
 };
 
 Status RefuseNewer(PgConn& conn, int version) {

@@ -14,6 +14,7 @@
 #include "store/pg_conn.h"
 #include "store/postgres_schema.h"
 #include "store/postgres_testing.h"
+#include "store/state_sql.h"
 #include "store/store_test_util.h"
 
 namespace berth::store {
@@ -187,6 +188,30 @@ TEST_F(PostgresStoreTest, UpgradingRemovesTheStoredValuesOfPassedVariables) {
   EXPECT_TRUE(Mentions(request, "DATABASE_URL")) << request;  // the name stays
   EXPECT_EQ(Query("SELECT request_json FROM jobs WHERE id = 'corrupt'"),
             R"(not json "env_values" PW-7f3a)");
+}
+
+// The stale-job sweep of every command looks for the live jobs of all repositories: by their
+// state, not by reading the history (sqlite_schema_test has the SQLite side, in bytes read).
+TEST_F(PostgresStoreTest, TheLiveJobsAreFoundByTheirState) {
+  Create("live");
+  ASSERT_EQ(Refusal("INSERT INTO jobs (id, repo, agent, provider, state, base, branch, "
+                    "created_at_ms, job_dir, backend, policy_hash, request_json, receipt_json) "
+                    "SELECT 'done' || i, repo, agent, provider, 'completed', base, branch, i, "
+                    "job_dir, backend, policy_hash, request_json, repeat('r', 2048) "
+                    "FROM jobs, generate_series(1, 5000) AS i WHERE id = 'live'"),
+            "");
+  ASSERT_EQ(Refusal("ANALYZE jobs"), "");
+  Result<PgResult> plan = raw_->Exec(std::string("EXPLAIN SELECT id FROM jobs WHERE state IN ") +
+                                     kLiveStatesSql + " ORDER BY created_at_ms DESC, id DESC");
+  ASSERT_TRUE(plan.has_value()) << plan.error().ToString();
+  std::string text;
+  for (int row = 0; row < plan->Rows(); ++row) text += plan->Text(row, 0) + "\n";
+  EXPECT_PRED2(Mentions, text, "jobs_live");
+  EXPECT_FALSE(Mentions(text, "Seq Scan")) << text;
+  Result<std::vector<JobRecord>> live = store_->ListJobs("", /*live_only=*/true, 10000);
+  ASSERT_TRUE(live.has_value()) << live.error().ToString();
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].id, "live");
 }
 
 TEST_F(PostgresStoreTest, ANewerSchemaIsRefusedAndLeftAlone) {

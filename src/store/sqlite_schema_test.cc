@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "store/job_record.h"
 #include "store/sqlite_store.h"
 #include "store/store_test_util.h"
+#include "sys/fs.h"
 
 namespace berth::store {
 namespace {
@@ -111,6 +113,52 @@ TEST(SqliteSchema, ConcurrentFirstOpensMigrateOnce) {
   RawDb raw(path);
   EXPECT_EQ(raw.QueryText("SELECT count(*) FROM schema_version"),
             std::to_string(SqliteSchemaVersion()));
+}
+
+// The bytes this process has read so far, by any read call (/proc/self/io's rchar).
+int64_t BytesRead() {
+  Result<std::string> io = sys::ReadFile("/proc/self/io");
+  CHECK(io.has_value());
+  const size_t at = io->find("rchar: ");
+  CHECK(at != std::string::npos);
+  return std::stoll(io->substr(at + 7));
+}
+
+// Every command sweeps the live jobs of all repositories for stale ones. Found by their state,
+// they cost a few pages, however long the history (20 KB here): before jobs_live the sweep
+// read every finished job's row newest first (1.5 MB here; 22 ms per `berth run` at 10,000 real
+// jobs, whose rows fill a page each).
+TEST(SqliteSchema, TheLiveJobsAreFoundWithoutReadingTheHistory) {
+  TempDir dir;
+  const std::string path = dir.path() + "/berth.db";
+  {
+    Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value());
+    ASSERT_TRUE((*store)->CreateJob(testing::MakeJob("live", "/src/app", 5000)).has_value());
+  }
+  {
+    // 3,000 finished jobs with a 4 KB receipt each, older than the live one.
+    RawDb raw(path);
+    ASSERT_EQ(raw.Exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE "
+                       "i < 3000) INSERT INTO jobs (id, repo, agent, provider, state, base, "
+                       "branch, created_at_ms, job_dir, backend, policy_hash, request_json, "
+                       "receipt_json) SELECT 'done' || i, repo, agent, provider, 'completed', "
+                       "base, branch, i, job_dir, backend, policy_hash, request_json, "
+                       "hex(randomblob(2048)) FROM jobs, n WHERE id = 'live'"),
+              SQLITE_OK)
+        << raw.error();
+    // The log copied into the file, so that no read below is the log's recovery.
+    ASSERT_EQ(raw.Exec("PRAGMA wal_checkpoint(TRUNCATE)"), SQLITE_OK) << raw.error();
+  }
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.has_value());
+  const int64_t before = BytesRead();
+  Result<std::vector<JobRecord>> live = (*store)->ListJobs("", /*live_only=*/true, 10000);
+  const int64_t read = BytesRead() - before;
+  ASSERT_TRUE(live.has_value()) << live.error().ToString();
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].id, "live");
+  EXPECT_LT(read, 256 * 1024) << "the live jobs were looked for in the whole history";
 }
 
 // Issue 27 §3: a store written by a berth that stored passed variables' values (env_values)
