@@ -47,6 +47,12 @@ Result<std::vector<store::JobRecord>> MaskingStore::ListJobs(const std::string& 
   return jobs;
 }
 
+Result<std::vector<store::JobRecord>> MaskingStore::ListOwnedJobs(int limit) {
+  std::vector<store::JobRecord> jobs = TRY(ForwardingStore::ListOwnedJobs(limit));
+  for (store::JobRecord& job : jobs) job = MaskRecord(std::move(job));
+  return jobs;
+}
+
 Result<std::vector<store::Event>> MaskingStore::ListEvents(const std::string& job_id,
                                                            int64_t after_seq) {
   std::vector<store::Event> events = TRY(ForwardingStore::ListEvents(job_id, after_seq));

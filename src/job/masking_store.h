@@ -42,6 +42,7 @@ class MaskingStore : public store::ForwardingStore {
   Result<store::JobRecord> FindJob(const std::string& id_prefix) override;
   Result<std::vector<store::JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                                  int limit) override;
+  Result<std::vector<store::JobRecord>> ListOwnedJobs(int limit) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override {
     return ForwardingStore::AppendEvent(job_id, mask_.Apply(step), mask_.Apply(detail));

@@ -22,7 +22,7 @@ int RetryOf(const store::JobRecord& job) {
 }  // namespace
 
 Status ReapStaleJobs(store::Store& store) {
-  std::vector<store::JobRecord> live = TRY(store.ListJobs("", /*live_only=*/true, 10000));
+  std::vector<store::JobRecord> live = TRY(store.ListOwnedJobs(10000));
   const std::string host = sys::HostId();
   // Leases are judged on the store's clock, the clock they were written on: on PostgreSQL the
   // server's, whatever this host's clock says.

@@ -71,6 +71,9 @@ class ForwardingStore : public Store {
                                           int limit) override {
     return Seen(inner_->ListJobs(repo, live_only, limit));
   }
+  Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override {
+    return Seen(inner_->ListOwnedJobs(limit));
+  }
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override {
     return Seen(inner_->AppendEvent(job_id, step, detail));

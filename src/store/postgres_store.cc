@@ -138,6 +138,7 @@ class PostgresStore final : public Store {
   Result<JobRecord> FindJob(const std::string& id_prefix) override;
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                           int limit) override;
+  Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override;
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;
@@ -672,6 +673,21 @@ Result<std::vector<JobRecord>> PostgresStore::ListJobs(const std::string& repo, 
   }
   PgResult select = TRY(db_.Exec(
       SelectJobs(where + " ORDER BY created_at_ms DESC, id DESC LIMIT $2::bigint"), params));
+  return ReadJobs(select);
+}
+
+Result<std::vector<JobRecord>> PostgresStore::ListOwnedJobs(int limit) {
+  PgParams params;
+  if (limit > 0) {
+    params.Int(limit);
+  } else {
+    params.Null();
+  }
+  PgResult select = TRY(db_.Exec(
+      SelectJobs("WHERE state IN " + Live() +
+                 " AND (owner_host <> '' OR lease_expires_at_ms > 0) ORDER BY created_at_ms DESC, "
+                 "id DESC LIMIT $1::bigint"),
+      params));
   return ReadJobs(select);
 }
 

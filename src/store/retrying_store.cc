@@ -235,6 +235,10 @@ Result<std::vector<JobRecord>> RetryingStore::ListJobs(const std::string& repo, 
   return Call([&] { return inner().ListJobs(repo, live_only, limit); });
 }
 
+Result<std::vector<JobRecord>> RetryingStore::ListOwnedJobs(int limit) {
+  return Call([&] { return inner().ListOwnedJobs(limit); });
+}
+
 Result<int64_t> RetryingStore::AppendEvent(const std::string& job_id, const std::string& step,
                                            const std::string& detail) {
   // The store stamps an event with this host's clock: one stamped since this call began, equal

@@ -112,6 +112,7 @@ class RetryingStore : public ForwardingStore {
   Result<JobRecord> FindJob(const std::string& id_prefix) override;
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                           int limit) override;
+  Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override;
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;

@@ -126,7 +126,7 @@ int64_t BytesRead() {
 }
 
 // What every command reads of the store costs a few pages, however long the history: the sweep
-// for stale jobs (the live jobs of all repositories), a repository's live jobs, its newest
+// for stale jobs (the live jobs someone owns), all live jobs, a repository's live jobs, its newest
 // jobs (`berth ls`) and a job's place in the queue. Before migration 6 the sweep read every
 // finished job's row newest first (1.5 MB here; 22 ms per `berth run` at 10,000 real jobs,
 // whose rows fill a page each), and `berth ls` found the repository's jobs, then sorted them
@@ -138,6 +138,7 @@ TEST(SqliteSchema, WhatEveryCommandReadsDoesNotGrowWithTheHistory) {
     Result<std::unique_ptr<Store>> store = OpenSqliteStore(path);
     ASSERT_TRUE(store.has_value());
     ASSERT_TRUE((*store)->CreateJob(testing::MakeJob("live", "/src/app", 5000)).has_value());
+    ASSERT_TRUE((*store)->SetOwner("live", Owner{"machine-1", 100, 5555}, 9000).has_value());
   }
   {
     // 3,000 finished jobs of the same repository with a 4 KB receipt each, older than the
@@ -163,10 +164,15 @@ TEST(SqliteSchema, WhatEveryCommandReadsDoesNotGrowWithTheHistory) {
     return BytesRead() - before;
   };
   const int64_t sweep = bytes_read_by([](Store& store) {
+    Result<std::vector<JobRecord>> owned = store.ListOwnedJobs(10000);
+    ASSERT_TRUE(owned.has_value()) << owned.error().ToString();
+    ASSERT_EQ(owned->size(), 1u);
+    EXPECT_EQ((*owned)[0].id, "live");
+  });
+  const int64_t all_live = bytes_read_by([](Store& store) {
     Result<std::vector<JobRecord>> live = store.ListJobs("", true, 10000);
     ASSERT_TRUE(live.has_value()) << live.error().ToString();
     ASSERT_EQ(live->size(), 1u);
-    EXPECT_EQ((*live)[0].id, "live");
   });
   const int64_t repo_live = bytes_read_by([](Store& store) {
     Result<std::vector<JobRecord>> live = store.ListJobs("/src/app", true, 0);
@@ -188,6 +194,7 @@ TEST(SqliteSchema, WhatEveryCommandReadsDoesNotGrowWithTheHistory) {
   // 12, 20, 110 and 41 KB; without the indexes or the queries' choice of them, 1.5 to 14 MB.
   constexpr int64_t kFewPages = 256 * 1024;
   EXPECT_LT(sweep, kFewPages) << "the sweep for stale jobs";
+  EXPECT_LT(all_live, kFewPages) << "the live jobs of all repositories";
   EXPECT_LT(repo_live, kFewPages) << "a repository's live jobs";
   EXPECT_LT(newest, kFewPages) << "a repository's newest jobs";
   EXPECT_LT(queue_place, kFewPages) << "a job's place in the queue";

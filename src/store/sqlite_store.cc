@@ -123,6 +123,7 @@ class SqliteStore final : public Store {
   Result<JobRecord> FindJob(const std::string& id_prefix) override;
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                           int limit) override;
+  Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override;
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;
@@ -659,6 +660,18 @@ Result<std::vector<JobRecord>> SqliteStore::ListJobs(const std::string& repo, bo
       TRY(db_.Prepare(SelectJobs(where + " ORDER BY created_at_ms DESC, id DESC LIMIT ?2")));
   if (!repo.empty()) select.BindText(1, repo);
   select.BindInt(2, limit > 0 ? limit : -1);  // a negative LIMIT means no limit
+  std::vector<JobRecord> jobs;
+  while (TRY(select.Step())) jobs.push_back(TRY(ReadJob(select)));
+  return jobs;
+}
+
+Result<std::vector<JobRecord>> SqliteStore::ListOwnedJobs(int limit) {
+  // From jobs_live: the list of states is the index's.
+  SqliteStatement select = TRY(db_.Prepare(SelectJobs(
+      "WHERE state IN " + Live() +
+      " AND (owner_host <> '' OR lease_expires_at_ms > 0) ORDER BY created_at_ms DESC, id DESC "
+      "LIMIT ?1")));
+  select.BindInt(1, limit > 0 ? limit : -1);
   std::vector<JobRecord> jobs;
   while (TRY(select.Step())) jobs.push_back(TRY(ReadJob(select)));
   return jobs;

@@ -111,6 +111,10 @@ class Store {
   // `limit` <= 0 means no limit.
   virtual Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                                   int limit) = 0;
+  // The live jobs someone owns (a supervisor, a worker: an owner host or a lease), newest
+  // first: all that the sweep for stale jobs can judge (job/stale.h). A job queued for workers
+  // has no owner until one claims it, and a shared queue may hold thousands of them.
+  virtual Result<std::vector<JobRecord>> ListOwnedJobs(int limit) = 0;
 
   // Events are append-only; seq is assigned by the store (1, 2, ... per job).
   virtual Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,

@@ -530,6 +530,35 @@ TEST_P(StoreTest, ListJobsNewestFirstWithFilters) {
   EXPECT_EQ(ids(store_->ListJobs("/src/none", false, 10)), Ids{});
 }
 
+// The sweep for stale jobs reads only the live jobs someone owns: not a job queued for
+// workers nobody has claimed, however many wait, nor a finished one.
+TEST_P(StoreTest, ListOwnedJobsIsTheLiveJobsWithAnOwner) {
+  Create("unowned", 100);
+  Create("owned", 200);
+  Create("done", 300);
+  Create("leased", 400);
+  const Owner owner{"machine-1", 100, 5555};
+  ASSERT_TRUE(store_->SetOwner("owned", owner, 1000).has_value());
+  ASSERT_TRUE(store_->SetOwner("done", owner, 1000).has_value());
+  ASSERT_TRUE(Move("done", JobState::kQueued, JobState::kCompleted, 0));
+  ASSERT_TRUE(store_->SetOwner("leased", owner, 1000).has_value());
+  ASSERT_TRUE(Move("leased", JobState::kQueued, JobState::kRunning));
+
+  auto ids = [](const Result<std::vector<JobRecord>>& jobs) {
+    CHECK(jobs.has_value());
+    std::vector<std::string> out;
+    for (const JobRecord& job : *jobs) out.push_back(job.id);
+    return out;
+  };
+  using Ids = std::vector<std::string>;
+  EXPECT_EQ(ids(store_->ListOwnedJobs(0)), (Ids{"leased", "owned"}));
+  EXPECT_EQ(ids(store_->ListOwnedJobs(1)), (Ids{"leased"}));
+  Result<std::vector<JobRecord>> owned = store_->ListOwnedJobs(0);
+  ASSERT_TRUE(owned.has_value());
+  EXPECT_EQ((*owned)[1].owner.host, "machine-1");
+  EXPECT_EQ((*owned)[1].lease_expires_at_ms, 1000);
+}
+
 TEST_P(StoreTest, EventsAreNumberedPerJobAndListedInOrder) {
   Create("j1");
   Create("j2");

@@ -278,7 +278,7 @@ void Worker::Reconcile() {
     }
   }
   if (!claim_lost_) return;
-  Result<std::vector<store::JobRecord>> live = store_.ListJobs("", /*live_only=*/true, 10000);
+  Result<std::vector<store::JobRecord>> live = store_.ListOwnedJobs(10000);
   if (!live) return LogFailure("looking for claims an outage hid", live.error());
   claim_lost_ = false;
   for (const store::JobRecord& job : *live) {
