@@ -190,8 +190,8 @@ TEST_F(PostgresStoreTest, UpgradingRemovesTheStoredValuesOfPassedVariables) {
             R"(not json "env_values" PW-7f3a)");
 }
 
-// The stale-job sweep of every command looks for the live jobs of all repositories: by their
-// state, not by reading the history (sqlite_schema_test has the SQLite side, in bytes read).
+// gc looks for the live jobs of all repositories: by their state, not by reading the history
+// (sqlite_schema_test has the SQLite side, in bytes read).
 TEST_F(PostgresStoreTest, TheLiveJobsAreFoundByTheirState) {
   Create("live");
   ASSERT_EQ(Refusal("INSERT INTO jobs (id, repo, agent, provider, state, base, branch, "

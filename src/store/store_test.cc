@@ -35,6 +35,16 @@ mode_t ModeOf(const std::string& path) {
   return st.st_mode & 07777;
 }
 
+using Ids = std::vector<std::string>;
+
+// The ids of a listing, in its order.
+Ids IdsOf(const Result<std::vector<JobRecord>>& jobs) {
+  CHECK(jobs.has_value());
+  Ids out;
+  for (const JobRecord& job : *jobs) out.push_back(job.id);
+  return out;
+}
+
 // The contract's helpers over StoreFixture's store.
 class StoreContract : public testing::StoreFixture {
  protected:
@@ -516,18 +526,11 @@ TEST_P(StoreTest, ListJobsNewestFirstWithFilters) {
   ASSERT_TRUE(store_->CreateJob(MakeJob("e", "/src/other", 400)).has_value());
   ASSERT_TRUE(Move("c", JobState::kQueued, JobState::kCompleted, 0));
 
-  auto ids = [](const Result<std::vector<JobRecord>>& jobs) {
-    CHECK(jobs.has_value());
-    std::vector<std::string> out;
-    for (const JobRecord& job : *jobs) out.push_back(job.id);
-    return out;
-  };
-  using Ids = std::vector<std::string>;
-  EXPECT_EQ(ids(store_->ListJobs("", false, 0)), (Ids{"e", "d", "b", "c", "a"}));
-  EXPECT_EQ(ids(store_->ListJobs(kRepo, false, 0)), (Ids{"d", "b", "c", "a"}));
-  EXPECT_EQ(ids(store_->ListJobs(kRepo, true, 0)), (Ids{"d", "b", "a"}));
-  EXPECT_EQ(ids(store_->ListJobs("", true, 2)), (Ids{"e", "d"}));
-  EXPECT_EQ(ids(store_->ListJobs("/src/none", false, 10)), Ids{});
+  EXPECT_EQ(IdsOf(store_->ListJobs("", false, 0)), (Ids{"e", "d", "b", "c", "a"}));
+  EXPECT_EQ(IdsOf(store_->ListJobs(kRepo, false, 0)), (Ids{"d", "b", "c", "a"}));
+  EXPECT_EQ(IdsOf(store_->ListJobs(kRepo, true, 0)), (Ids{"d", "b", "a"}));
+  EXPECT_EQ(IdsOf(store_->ListJobs("", true, 2)), (Ids{"e", "d"}));
+  EXPECT_EQ(IdsOf(store_->ListJobs("/src/none", false, 10)), Ids{});
 }
 
 // The sweep for stale jobs reads only the live jobs someone owns: not a job queued for
@@ -544,15 +547,8 @@ TEST_P(StoreTest, ListOwnedJobsIsTheLiveJobsWithAnOwner) {
   ASSERT_TRUE(store_->SetOwner("leased", owner, 1000).has_value());
   ASSERT_TRUE(Move("leased", JobState::kQueued, JobState::kRunning));
 
-  auto ids = [](const Result<std::vector<JobRecord>>& jobs) {
-    CHECK(jobs.has_value());
-    std::vector<std::string> out;
-    for (const JobRecord& job : *jobs) out.push_back(job.id);
-    return out;
-  };
-  using Ids = std::vector<std::string>;
-  EXPECT_EQ(ids(store_->ListOwnedJobs(0)), (Ids{"leased", "owned"}));
-  EXPECT_EQ(ids(store_->ListOwnedJobs(1)), (Ids{"leased"}));
+  EXPECT_EQ(IdsOf(store_->ListOwnedJobs(0)), (Ids{"leased", "owned"}));
+  EXPECT_EQ(IdsOf(store_->ListOwnedJobs(1)), (Ids{"leased"}));
   Result<std::vector<JobRecord>> owned = store_->ListOwnedJobs(0);
   ASSERT_TRUE(owned.has_value());
   EXPECT_EQ((*owned)[1].owner.host, "machine-1");
