@@ -24,10 +24,14 @@ store::JobRecord MaskingStore::MaskRecord(store::JobRecord job) const {
   return job;
 }
 
-Status MaskingStore::CreateJob(const store::JobRecord& job) {
+Status MaskingStore::CreateJob(const store::JobRecord& job,
+                               const std::vector<store::NewEvent>& events) {
   store::JobRecord masked = job;
   masked.state_reason = mask_.Apply(job.state_reason);
-  return ForwardingStore::CreateJob(masked);
+  std::vector<store::NewEvent> masked_events;
+  for (const store::NewEvent& e : events)
+    masked_events.push_back({mask_.Apply(e.step), mask_.Apply(e.detail)});
+  return ForwardingStore::CreateJob(masked, masked_events);
 }
 
 Result<std::optional<store::JobRecord>> MaskingStore::GetJob(const std::string& job_id) {

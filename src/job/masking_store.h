@@ -25,7 +25,8 @@ class MaskingStore : public store::ForwardingStore {
 
   const SecretMask& mask() const { return mask_; }
 
-  Status CreateJob(const store::JobRecord& job) override;
+  Status CreateJob(const store::JobRecord& job,
+                   const std::vector<store::NewEvent>& events = {}) override;
   Result<bool> Transition(const std::string& job_id, store::JobState from, store::JobState to,
                           const std::string& reason,
                           std::optional<int> exit_code = std::nullopt) override {

@@ -62,6 +62,10 @@ TEST_F(MaskingStoreTest, WritesAreMasked) {
   std::vector<store::Event> events = raw_->ListEvents("0abc", 0).value();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].detail, "printed ***");
+  store::JobRecord second = raw_->GetJob("0abc").value().value();
+  second.id = "0abd";
+  ASSERT_TRUE(masked_->CreateJob(second, {{"queued", "with " + s}}));
+  EXPECT_EQ(raw_->ListEvents("0abd", 0).value().at(0).detail, "with ***");
   store::JobRecord job = raw_->GetJob("0abc").value().value();
   EXPECT_EQ(job.state_reason, "failed with ***");
   ASSERT_TRUE(job.receipt_json.has_value());

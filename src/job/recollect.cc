@@ -218,10 +218,10 @@ Result<Recollected> Recollect(
   for (const policy::Check& c : pol.verify)
     request.checks.push_back({c.name, c.argv, c.required, c.timeout_ms, c.expect_exit, c.grants});
   request.output_limit = pol.defaults.output_limit_bytes;
-  std::vector<std::pair<std::string, std::string>> events;
+  std::vector<store::NewEvent> events;
   auto event = [&](const std::string& step, const std::string& detail) {
     if (on_event) on_event(step, detail);
-    events.emplace_back(step, detail);
+    events.push_back({step, detail});
   };
   event("recollect", "collected " + std::to_string(changes.changes.size()) +
                          " changed file(s) from the kept workspace of job " + refused.id +
@@ -256,10 +256,7 @@ Result<Recollected> Recollect(
   receipt.recollected_from = refused.id;
   job.receipt_json = DumpJson(receipt.ToJson());
 
-  TRY(store.CreateJob(job));
-  for (const auto& [step, detail] : events)
-    IgnoreError(store.AppendEvent(job.id, step, detail),
-                "events are advisory; the receipt holds the verification");
+  TRY(store.CreateJob(job, events));
   TRY(WriteReceipt(job.job_dir, receipt.ToJson()));
   const int64_t at = sys::WallMillis();
   nlohmann::json detail = {{"from", refused.id},

@@ -380,12 +380,9 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   if (request.has_prompt) TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
   job.request_json =
       request.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  TRY(store.CreateJob(job));
-  IgnoreError(
-      store.AppendEvent(job.id, "queued",
-                        "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo +
-                            (for_workers ? ", for workers from " + job.source : "")),
-      "the event is a log line; the job is recorded and will run");
+  TRY(store.CreateJob(
+      job, {{"queued", "agent " + job.agent + " on " + base.substr(0, 12) + " in " + job.repo +
+                           (for_workers ? ", for workers from " + job.source : "")}}));
   if (accepted != nullptr) *accepted = std::move(request);
   if (options.uncommitted != nullptr && !options.with_uncommitted)
     *options.uncommitted = UncommittedCheck::Start(repo.workdir(), base);

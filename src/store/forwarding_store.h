@@ -20,7 +20,9 @@ class ForwardingStore : public Store {
   // Borrows `inner`, which must outlive this store.
   explicit ForwardingStore(Store& inner) : inner_(&inner) {}
 
-  Status CreateJob(const JobRecord& job) override { return Seen(inner_->CreateJob(job)); }
+  Status CreateJob(const JobRecord& job, const std::vector<NewEvent>& events = {}) override {
+    return Seen(inner_->CreateJob(job, events));
+  }
   Result<SlotResult> TryAcquireSlot(const std::string& job_id, const std::string& repo,
                                     int max_live) override {
     return Seen(inner_->TryAcquireSlot(job_id, repo, max_live));
@@ -73,6 +75,9 @@ class ForwardingStore : public Store {
   }
   Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override {
     return Seen(inner_->ListOwnedJobs(limit));
+  }
+  Result<std::vector<std::string>> ListQueuedIds(const std::string& repo) override {
+    return Seen(inner_->ListQueuedIds(repo));
   }
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override {

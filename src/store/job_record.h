@@ -138,6 +138,13 @@ struct Event {
   std::string detail;  // human text
 };
 
+// An event written with the job it belongs to (Store::CreateJob): its seq and time are the
+// store's to give.
+struct NewEvent {
+  std::string step;
+  std::string detail;
+};
+
 struct AuditEntry {
   int64_t seq = 0;
   int64_t at_ms = 0;

@@ -116,7 +116,7 @@ class PostgresStore final : public Store {
 
   uint64_t exchanges() const { return db_.exchanges(); }
 
-  Status CreateJob(const JobRecord& job) override;
+  Status CreateJob(const JobRecord& job, const std::vector<NewEvent>& events) override;
   Result<SlotResult> TryAcquireSlot(const std::string& job_id, const std::string& repo,
                                     int max_live) override;
   Result<int> CountRunning(const std::string& repo) override;
@@ -139,6 +139,7 @@ class PostgresStore final : public Store {
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                           int limit) override;
   Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override;
+  Result<std::vector<std::string>> ListQueuedIds(const std::string& repo) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override;
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;
@@ -189,49 +190,68 @@ class PostgresStore final : public Store {
   std::optional<UpSince> up_since_;
 };
 
-Status PostgresStore::CreateJob(const JobRecord& job) {
+Status PostgresStore::CreateJob(const JobRecord& job, const std::vector<NewEvent>& events) {
   if (!LooksLikeJobIdPrefix(job.id)) {
     return Error(Cause::kInvalidArgument,
                  "job id '" + job.id + "' is not 1 to 13 characters of [0-9a-z]");
   }
   // ON CONFLICT DO NOTHING makes "exists?" and the insert one step, whoever inserts at once.
-  PgResult inserted = TRY(db_.Exec(
+  std::string sql =
       std::string("INSERT INTO jobs (") + kJobColumns +
-          ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-          "$18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) ON CONFLICT (id) DO "
-          "NOTHING",
-      PgParams()
-          .Text(job.id)
-          .Text(job.repo)
-          .Text(job.agent)
-          .Text(job.provider)
-          .Text(JobStateName(job.state))
-          .Text(job.state_reason)
-          .Text(job.base)
-          .Text(job.branch)
-          .OptionalText(job.commit)
-          .OptionalInt(Widen(job.exit_code))
-          .Text(job.owner.host)
-          .Int(job.owner.pid)
-          .Int(job.owner.pid_start)
-          .Int(job.lease_expires_at_ms)
-          .Int(job.created_at_ms)
-          .OptionalInt(job.started_at_ms)
-          .OptionalInt(job.ended_at_ms)
-          .Text(job.job_dir)
-          .Text(job.backend)
-          .Int(job.depth)
-          .Text(job.policy_hash)
-          .Text(job.request_json)
-          .OptionalText(job.receipt_json)
-          .OptionalInt(job.landed_at_ms)
-          .OptionalText(job.landed_commit)
-          .Text(job.source)
-          .Int(job.attempt)
-          .Text(job.worker_id)
-          .Int(job.requeues)
-          .Int(job.max_live)));
-  if (inserted.AffectedRows() != 1) {
+      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+      "$18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) ON CONFLICT (id) DO "
+      "NOTHING";
+  PgParams params;
+  params.Text(job.id)
+      .Text(job.repo)
+      .Text(job.agent)
+      .Text(job.provider)
+      .Text(JobStateName(job.state))
+      .Text(job.state_reason)
+      .Text(job.base)
+      .Text(job.branch)
+      .OptionalText(job.commit)
+      .OptionalInt(Widen(job.exit_code))
+      .Text(job.owner.host)
+      .Int(job.owner.pid)
+      .Int(job.owner.pid_start)
+      .Int(job.lease_expires_at_ms)
+      .Int(job.created_at_ms)
+      .OptionalInt(job.started_at_ms)
+      .OptionalInt(job.ended_at_ms)
+      .Text(job.job_dir)
+      .Text(job.backend)
+      .Int(job.depth)
+      .Text(job.policy_hash)
+      .Text(job.request_json)
+      .OptionalText(job.receipt_json)
+      .OptionalInt(job.landed_at_ms)
+      .OptionalText(job.landed_commit)
+      .Text(job.source)
+      .Int(job.attempt)
+      .Text(job.worker_id)
+      .Int(job.requeues)
+      .Int(job.max_live);
+  if (!events.empty()) {
+    // The events ride on the job's statement: they are inserted for the job row the INSERT
+    // returns, none when the id was taken, so the count still says whether the job is new.
+    params.Int(sys::WallMillis());  // $31, the events' time
+    std::string rows;
+    int next = 32;
+    for (size_t i = 0; i < events.size(); ++i) {
+      rows += (i == 0 ? "(" : ", (") + std::to_string(i + 1) + ", $" + std::to_string(next) +
+              "::text, $" + std::to_string(next + 1) + "::text)";
+      next += 2;
+      params.Text(events[i].step).Text(events[i].detail);
+    }
+    sql = "WITH job AS (" + sql +
+          " RETURNING id) INSERT INTO events (job_id, seq, at_ms, step, detail) SELECT job.id, "
+          "e.seq, $31::bigint, e.step, e.detail FROM job, (VALUES " +
+          rows + ") AS e(seq, step, detail)";
+  }
+  PgResult inserted = TRY(db_.Exec(sql, params));
+  const int64_t expected = events.empty() ? 1 : static_cast<int64_t>(events.size());
+  if (inserted.AffectedRows() != expected) {
     return Error(Cause::kInvalidArgument, "job id " + job.id + " already exists", 0,
                  "create the job again with a new id");
   }
@@ -689,6 +709,15 @@ Result<std::vector<JobRecord>> PostgresStore::ListOwnedJobs(int limit) {
                  "id DESC LIMIT $1::bigint"),
       params));
   return ReadJobs(select);
+}
+
+Result<std::vector<std::string>> PostgresStore::ListQueuedIds(const std::string& repo) {
+  PgResult select = TRY(db_.Exec(
+      "SELECT id FROM jobs WHERE repo = $1 AND state = 'queued' ORDER BY created_at_ms, id",
+      PgParams().Text(repo)));
+  std::vector<std::string> ids;
+  for (int row = 0; row < select.Rows(); ++row) ids.push_back(select.Text(row, 0));
+  return ids;
 }
 
 Result<int64_t> PostgresStore::AppendEvent(const std::string& job_id, const std::string& step,

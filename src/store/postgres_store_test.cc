@@ -99,6 +99,12 @@ TEST_F(PostgresStoreTest, CallsACommandMakesAreOneRoundTripEach) {
   Result<int64_t> missing = store.AppendEvent("nope", "note", "x");
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().cause(), Cause::kNotFound);
+  // A job with its first events is one statement, and one commit.
+  const size_t before = PostgresExchanges(store);
+  ASSERT_TRUE(store.CreateJob(MakeJob("j2", kRepo, 2000), {{"queued", "one"}, {"note", "two"}})
+                  .has_value());
+  EXPECT_EQ(PostgresExchanges(store), before + 1);
+  EXPECT_EQ(*store.AppendEvent("j2", "note", "three"), 3);
 }
 
 TEST_F(PostgresStoreTest, TheFirstQueryRunsInTheSetUpSessionAndItsFailureCostsNothing) {

@@ -137,9 +137,9 @@ Result<bool> RetryingStore::AlreadyThere(const std::string& job_id, JobState sta
   return job.has_value() && job->state == state && job->state_reason == reason;
 }
 
-Status RetryingStore::CreateJob(const JobRecord& job) {
+Status RetryingStore::CreateJob(const JobRecord& job, const std::vector<NewEvent>& events) {
   bool retried = false;
-  Status created = Call([&] { return inner().CreateJob(job); }, &retried);
+  Status created = Call([&] { return inner().CreateJob(job, events); }, &retried);
   if (created || !retried || created.error().cause() != Cause::kInvalidArgument) return created;
   // "Already exists": ours, if it is the job this call was creating.
   std::optional<JobRecord> stored = TRY(GetJob(job.id));
@@ -237,6 +237,10 @@ Result<std::vector<JobRecord>> RetryingStore::ListJobs(const std::string& repo, 
 
 Result<std::vector<JobRecord>> RetryingStore::ListOwnedJobs(int limit) {
   return Call([&] { return inner().ListOwnedJobs(limit); });
+}
+
+Result<std::vector<std::string>> RetryingStore::ListQueuedIds(const std::string& repo) {
+  return Call([&] { return inner().ListQueuedIds(repo); });
 }
 
 Result<int64_t> RetryingStore::AppendEvent(const std::string& job_id, const std::string& step,

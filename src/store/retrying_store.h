@@ -89,7 +89,7 @@ class RetryingStore : public ForwardingStore {
   RetryingStore(std::unique_ptr<Store> inner, std::shared_ptr<StoreOutage> outage,
                 int64_t give_up_after_ms);
 
-  Status CreateJob(const JobRecord& job) override;
+  Status CreateJob(const JobRecord& job, const std::vector<NewEvent>& events = {}) override;
   Result<SlotResult> TryAcquireSlot(const std::string& job_id, const std::string& repo,
                                     int max_live) override;
   Result<int> CountRunning(const std::string& repo) override;
@@ -113,6 +113,7 @@ class RetryingStore : public ForwardingStore {
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                           int limit) override;
   Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override;
+  Result<std::vector<std::string>> ListQueuedIds(const std::string& repo) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override;
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;

@@ -53,8 +53,8 @@ class FlakyStore : public ForwardingStore {
   Status SetReceipt(const std::string& job_id, const std::string& receipt_json) override {
     return Flaky([&] { return ForwardingStore::SetReceipt(job_id, receipt_json); });
   }
-  Status CreateJob(const JobRecord& job) override {
-    return Flaky([&] { return ForwardingStore::CreateJob(job); });
+  Status CreateJob(const JobRecord& job, const std::vector<NewEvent>& events = {}) override {
+    return Flaky([&] { return ForwardingStore::CreateJob(job, events); });
   }
   Status Fence(const Claim& claim) override {
     ++calls;

@@ -186,6 +186,11 @@ TEST(SqliteSchema, WhatEveryCommandReadsDoesNotGrowWithTheHistory) {
     EXPECT_EQ((*jobs)[0].id, "live");
     EXPECT_EQ((*jobs)[1].id, "done3000");
   });
+  const int64_t queue = bytes_read_by([](Store& store) {
+    Result<std::vector<std::string>> queued = store.ListQueuedIds("/src/app");
+    ASSERT_TRUE(queued.has_value()) << queued.error().ToString();
+    EXPECT_EQ(*queued, std::vector<std::string>{"live"});
+  });
   const int64_t queue_place = bytes_read_by([](Store& store) {
     Result<SlotResult> slot = store.TryAcquireSlot("live", "/src/app", 1);
     ASSERT_TRUE(slot.has_value()) << slot.error().ToString();
@@ -197,6 +202,7 @@ TEST(SqliteSchema, WhatEveryCommandReadsDoesNotGrowWithTheHistory) {
   EXPECT_LT(all_live, kFewPages) << "the live jobs of all repositories";
   EXPECT_LT(repo_live, kFewPages) << "a repository's live jobs";
   EXPECT_LT(newest, kFewPages) << "a repository's newest jobs";
+  EXPECT_LT(queue, kFewPages) << "a repository's queue (berth ls)";
   EXPECT_LT(queue_place, kFewPages) << "a job's place in the queue";
 }
 

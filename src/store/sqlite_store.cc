@@ -101,7 +101,7 @@ class SqliteStore final : public Store {
  public:
   explicit SqliteStore(SqliteDb db) : db_(std::move(db)) {}
 
-  Status CreateJob(const JobRecord& job) override;
+  Status CreateJob(const JobRecord& job, const std::vector<NewEvent>& events) override;
   Result<SlotResult> TryAcquireSlot(const std::string& job_id, const std::string& repo,
                                     int max_live) override;
   Result<int> CountRunning(const std::string& repo) override;
@@ -124,6 +124,7 @@ class SqliteStore final : public Store {
   Result<std::vector<JobRecord>> ListJobs(const std::string& repo, bool live_only,
                                           int limit) override;
   Result<std::vector<JobRecord>> ListOwnedJobs(int limit) override;
+  Result<std::vector<std::string>> ListQueuedIds(const std::string& repo) override;
   Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,
                               const std::string& detail) override;
   Result<std::vector<Event>> ListEvents(const std::string& job_id, int64_t after_seq) override;
@@ -158,7 +159,7 @@ class SqliteStore final : public Store {
   SqliteDb db_;
 };
 
-Status SqliteStore::CreateJob(const JobRecord& job) {
+Status SqliteStore::CreateJob(const JobRecord& job, const std::vector<NewEvent>& events) {
   SqliteDurable durable = TRY(SqliteDurable::Begin(db_));
   if (!LooksLikeJobIdPrefix(job.id)) {
     return Error(Cause::kInvalidArgument,
@@ -204,6 +205,17 @@ Status SqliteStore::CreateJob(const JobRecord& job) {
       .BindInt(29, job.requeues)
       .BindInt(30, job.max_live);
   TRY(insert.Run());
+  const int64_t now = sys::WallMillis();
+  for (size_t i = 0; i < events.size(); ++i) {
+    SqliteStatement event = TRY(db_.Prepare(
+        "INSERT INTO events (job_id, seq, at_ms, step, detail) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    event.BindText(1, job.id)
+        .BindInt(2, static_cast<int64_t>(i) + 1)
+        .BindInt(3, now)
+        .BindText(4, events[i].step)
+        .BindText(5, events[i].detail);
+    TRY(event.Run());
+  }
   return transaction.Commit();
 }
 
@@ -675,6 +687,17 @@ Result<std::vector<JobRecord>> SqliteStore::ListOwnedJobs(int limit) {
   std::vector<JobRecord> jobs;
   while (TRY(select.Step())) jobs.push_back(TRY(ReadJob(select)));
   return jobs;
+}
+
+Result<std::vector<std::string>> SqliteStore::ListQueuedIds(const std::string& repo) {
+  // From (repo, state), like a slot's "ahead" count: the history stays unread.
+  SqliteStatement select = TRY(
+      db_.Prepare("SELECT id FROM jobs INDEXED BY jobs_by_repo_state WHERE repo = ?1 AND state = "
+                  "'queued' ORDER BY created_at_ms, id"));
+  select.BindText(1, repo);
+  std::vector<std::string> ids;
+  while (TRY(select.Step())) ids.push_back(select.Text(0));
+  return ids;
 }
 
 Result<int64_t> SqliteStore::AppendEvent(const std::string& job_id, const std::string& step,

@@ -53,9 +53,11 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  // Inserts a new job (state kQueued, or whatever `job.state` says). Fails
-  // (kInvalidArgument) if the id exists or is not 1 to 13 characters of [0-9a-z].
-  virtual Status CreateJob(const JobRecord& job) = 0;
+  // Inserts a new job (state kQueued, or whatever `job.state` says) and `events`, its first
+  // events (seq 1, 2, ...), in one transaction: nobody sees the job without them, and on
+  // PostgreSQL it is one round trip and one commit. Fails (kInvalidArgument) if the id exists
+  // or is not 1 to 13 characters of [0-9a-z].
+  virtual Status CreateJob(const JobRecord& job, const std::vector<NewEvent>& events = {}) = 0;
 
   // Atomically: if fewer than `max_live` jobs of `repo` are in a live state other than
   // kQueued, moves `job_id` from kQueued to kPreparing and grants the slot. Otherwise
@@ -115,6 +117,9 @@ class Store {
   // first: all that the sweep for stale jobs can judge (job/stale.h). A job queued for workers
   // has no owner until one claims it, and a shared queue may hold thousands of them.
   virtual Result<std::vector<JobRecord>> ListOwnedJobs(int limit) = 0;
+  // The ids of `repo`'s queued jobs in queue order (oldest first, then by id): each job's
+  // place in the queue, read without the jobs themselves.
+  virtual Result<std::vector<std::string>> ListQueuedIds(const std::string& repo) = 0;
 
   // Events are append-only; seq is assigned by the store (1, 2, ... per job).
   virtual Result<int64_t> AppendEvent(const std::string& job_id, const std::string& step,

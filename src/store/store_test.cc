@@ -555,6 +555,49 @@ TEST_P(StoreTest, ListOwnedJobsIsTheLiveJobsWithAnOwner) {
   EXPECT_EQ((*owned)[1].lease_expires_at_ms, 1000);
 }
 
+// A repository's queue, oldest first and the id breaking ties, without its other jobs.
+TEST_P(StoreTest, ListQueuedIdsIsTheRepositorysQueueInOrder) {
+  Create("late", 300);
+  Create("b", 200);
+  Create("a", 200);
+  Create("running", 100);
+  Create("done", 50);
+  ASSERT_TRUE(store_->CreateJob(MakeJob("other", "/src/other", 10)).has_value());
+  ASSERT_TRUE(Move("running", JobState::kQueued, JobState::kRunning));
+  ASSERT_TRUE(Move("done", JobState::kQueued, JobState::kCompleted, 0));
+  Result<std::vector<std::string>> queued = store_->ListQueuedIds(kRepo);
+  ASSERT_TRUE(queued.has_value()) << queued.error().ToString();
+  EXPECT_EQ(*queued, (Ids{"a", "b", "late"}));
+  EXPECT_EQ(*store_->ListQueuedIds("/src/other"), Ids{"other"});
+  EXPECT_EQ(*store_->ListQueuedIds("/src/none"), Ids{});
+}
+
+// A job and its first events are one write: a taken id adds no events to the job that has it.
+TEST_P(StoreTest, AJobIsCreatedWithItsFirstEvents) {
+  const std::vector<NewEvent> first = {{"queued", "agent a on main"}, {"note", "it's 'quoted'"}};
+  ASSERT_TRUE(store_->CreateJob(MakeJob("j1", kRepo, 100), first).has_value());
+  Result<std::vector<Event>> events = store_->ListEvents("j1", 0);
+  ASSERT_TRUE(events.has_value());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].seq, 1);
+  EXPECT_EQ((*events)[0].step, "queued");
+  EXPECT_EQ((*events)[0].detail, "agent a on main");
+  EXPECT_EQ((*events)[1].seq, 2);
+  EXPECT_EQ((*events)[1].detail, "it's 'quoted'");
+  EXPECT_GT((*events)[0].at_ms, 0);
+  EXPECT_EQ(*store_->AppendEvent("j1", "agent", "started"), 3);
+
+  Status again = store_->CreateJob(MakeJob("j1", kRepo, 200), {{"queued", "a second time"}});
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().cause(), Cause::kInvalidArgument);
+  EXPECT_EQ(store_->ListEvents("j1", 0)->size(), 3u);
+  EXPECT_EQ(store_->GetJob("j1")->value().created_at_ms, 100);
+
+  // No events: the job alone, as before.
+  ASSERT_TRUE(store_->CreateJob(MakeJob("j2", kRepo, 300), {}).has_value());
+  EXPECT_TRUE(store_->ListEvents("j2", 0)->empty());
+}
+
 TEST_P(StoreTest, EventsAreNumberedPerJobAndListedInOrder) {
   Create("j1");
   Create("j2");
