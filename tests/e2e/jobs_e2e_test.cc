@@ -1497,7 +1497,10 @@ TEST_F(JobsTest, ReceiptTimingsAddUpToTheJobsWholeTime) {
     named += t[key].get<int64_t>();
   }
   EXPECT_GT(t["start_ms"].get<int64_t>(), 0) << t.dump();
-  EXPECT_GE(t["agent_ms"].get<int64_t>(), 200) << t.dump();
+  // The agent's clock starts when berth sees the execve (the setup pipe closing), which a
+  // busy machine may deliver a few ms after the agent began to sleep: a CI run saw 199.
+  EXPECT_GE(t["agent_ms"].get<int64_t>(), 180) << t.dump();
+  EXPECT_LT(t["agent_ms"].get<int64_t>(), t["total_ms"].get<int64_t>()) << t.dump();
   EXPECT_LE(t["snapshot_ms"].get<int64_t>(), t["workspace_ms"].get<int64_t>()) << t.dump();
   EXPECT_EQ(named + t["other_ms"].get<int64_t>(), t["total_ms"].get<int64_t>()) << t.dump();
   EXPECT_LE(t["total_ms"].get<int64_t>(), wall) << t.dump();
