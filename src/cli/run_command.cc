@@ -21,7 +21,7 @@
 #include "job/progress.h"
 #include "job/receipt.h"
 #include "job/runner.h"
-#include "job/stale.h"
+#include "job/store_opening.h"
 #include "job/uncommitted_check.h"
 #include "store/open_store.h"
 #include "sys/process.h"
@@ -198,16 +198,19 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   options.submit.placement_by_policy = !options.submit.queue && !options.here;
   options.submit.no_wait = options.no_wait;
 
-  // Events and reasons written here are masked like the supervisor's (docs/receipt.md).
-  Result<std::unique_ptr<job::MaskingStore>> store = job::OpenMaskingStore(*ctx);
-  if (!store) return Fail(store.error(), format);
-  IgnoreError(job::ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
+  // The store opens, and its stale jobs are swept, beside the repository's work. Events and
+  // reasons written here are masked like the supervisor's (docs/receipt.md).
+  job::StoreOpening opening(*ctx);
   job::RunRequest request;
   // Counts beside the job; its line comes as soon as it is known, and before the job's end.
   std::unique_ptr<job::UncommittedCheck> uncommitted;
   if (ctx->user.warn_uncommitted) options.submit.uncommitted = &uncommitted;
-  Result<store::JobRecord> job = job::Submit(*ctx, **store, options.submit, &request);
+  Result<store::JobRecord> job = job::Submit(
+      *ctx, [&opening]() -> Result<store::Store*> { return TRY(opening.Get()); }, options.submit,
+      &request);
   if (!job) return Fail(job.error(), format);
+  Result<job::MaskingStore*> store = opening.Get();  // open: Submit recorded the job in it
+  if (!store) return Fail(store.error(), format);
   auto warn_uncommitted = [&uncommitted] {
     if (uncommitted)
       if (std::optional<std::string> warning = uncommitted->TakeWarning(true))

@@ -282,6 +282,12 @@ Status CheckNesting(const JobContext& ctx) {
 
 Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
                                 const SubmitOptions& options, RunRequest* accepted) {
+  return Submit(
+      ctx, [&store]() -> Result<store::Store*> { return &store; }, options, accepted);
+}
+
+Result<store::JobRecord> Submit(const JobContext& ctx, const StoreSource& store_source,
+                                const SubmitOptions& options, RunRequest* accepted) {
   git::InitLibgit2();
   git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
   std::string policy_hash;
@@ -376,6 +382,9 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
   job.created_at_ms = now;
   job.depth = depth;
   job.policy_hash = policy_hash;
+  // The store last of all, when the job is ready: until here it may still be opening. A store
+  // that cannot be reached leaves no job directory behind.
+  store::Store& store = *TRY(store_source());
   TRY(sys::MakeDirs(job.job_dir, 0700));
   if (request.has_prompt) TRY(sys::WriteFileAtomic(request.prompt_file, prompt, 0600));
   job.request_json =

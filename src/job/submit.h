@@ -1,6 +1,7 @@
 // Submitting a job: resolve the policy, the agent, the base and the prompt; record the job.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,11 @@ Status CheckNesting(const JobContext& ctx);
 // Errors carry the cause that maps to the exit code: kPolicyDenied (78), kInvalidArgument
 // (64), kNotFound (64).
 Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
+                                const SubmitOptions& options, RunRequest* accepted = nullptr);
+// The same, asking `store` for the store only once the job is ready to be recorded: a caller
+// may still be opening it meanwhile (job/store_opening.h).
+using StoreSource = std::function<Result<store::Store*>()>;
+Result<store::JobRecord> Submit(const JobContext& ctx, const StoreSource& store,
                                 const SubmitOptions& options, RunRequest* accepted = nullptr);
 
 }  // namespace berth::job

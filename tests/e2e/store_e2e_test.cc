@@ -320,8 +320,10 @@ TEST_F(StoreE2eTest, UnreachableStoreExitsUnavailableWithoutThePassword) {
   EXPECT_TRUE(Contains(by_config.err, "cannot connect to job store")) << by_config.Describe();
   EXPECT_FALSE(Contains(by_config.out + by_config.err, kPassword)) << by_config.Describe();
 
-  // No fallback: the default SQLite store was not created instead.
+  // No fallback: the default SQLite store was not created instead. And no job was begun: the
+  // store opens beside the repository's work, and a job's directory comes after it.
   EXPECT_FALSE(PathExists(SqlitePath()));
+  EXPECT_TRUE(sys::ListDir(state() + "/jobs").value_or(std::vector<std::string>{}).empty());
 }
 
 // `berth doctor` opens the PostgreSQL store as every command does: a working one is `ok` with
