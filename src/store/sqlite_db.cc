@@ -130,7 +130,7 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
   sqlite3_busy_timeout(raw, busy_timeout_ms);
   // The last connection to close would otherwise copy the log into the database and delete
   // it, flushing both and the directory: three disk waits at the end of every berth command.
-  // The log is copied instead when it reaches SQLite's checkpoint size, by whichever commit
+  // The log is copied instead when it reaches kWalCheckpointPages, by whichever commit
   // crosses it; readers find the rows in the log meanwhile.
   sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, static_cast<int*>(nullptr));
   // Defensive mode refuses writable_schema and other ways to corrupt the file by SQL.
@@ -149,8 +149,11 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
         "put berth's state directory on a local filesystem");
   }
   // Only the commits the records must keep wait for the disk (SqliteDurable); the rest are
-  // flushed with the next of those. Not stored in the file: set on every connection.
-  TRY(db.Exec("PRAGMA synchronous = NORMAL"));
+  // flushed with the next of those. Not stored in the file: set on every connection, like the
+  // log's checkpoint size.
+  TRY(db.Exec(("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = " +
+               std::to_string(kWalCheckpointPages))
+                  .c_str()));
   return db;
 }
 

@@ -23,6 +23,13 @@ namespace berth::store {
 // How long a statement waits for another process's write lock before giving up.
 inline constexpr int kBusyTimeoutMs = 5000;
 
+// The log's size, in pages, at which a commit copies it into the database. Every berth
+// command is a new process, and the first connection to a database rebuilds the log's index
+// by reading the whole log: about 3.4 us a page here, 3.4 ms at SQLite's default of 1000
+// pages. A tiny job writes about 50 pages, and a copy costs two flushes; at 200 the two
+// costs are near their least sum (docs/store.md "The SQLite file").
+inline constexpr int kWalCheckpointPages = 200;
+
 // The message of a write a fenced connection's triggers refuse (Cause::kFenced); it goes into
 // SQL as a literal, so it holds no quote.
 inline constexpr char kSqliteFencedMessage[] =

@@ -101,6 +101,33 @@ TEST_F(SqliteDbTest, OnlyCommitsInADurableScopeWaitForTheDisk) {
   EXPECT_FALSE(SqliteDurable::Begin(*db).has_value());
 }
 
+// Each command's first connection reads the whole log to rebuild its index, so the log is
+// copied into the database at kWalCheckpointPages, and begun again by the next commit. With
+// connections that commit a few times each, as commands do, and close without a checkpoint,
+// the log never holds much more.
+TEST_F(SqliteDbTest, TheLogIsCopiedIntoTheDatabaseAtItsCheckpointSize) {
+  const std::string wal = path_ + "-wal";
+  const int commands = kWalCheckpointPages, commits = 3;
+  for (int i = 0; i < commands; ++i) {
+    Result<SqliteDb> db = SqliteDb::Open(path_);
+    ASSERT_TRUE(db.has_value()) << db.error().ToString();
+    for (int j = 0; j < commits; ++j) {
+      Result<SqliteStatement> insert = db->Prepare(
+          "INSERT INTO audit (at_ms, job_id, action, detail_json) VALUES (1, 'j', 'a', '{}')");
+      ASSERT_TRUE(insert.has_value());
+      ASSERT_TRUE(insert->Run().has_value());
+    }
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(wal.c_str(), &st), 0) << "the log is kept between commands";
+  // A frame is a page and its 24-byte header; the log has a 32-byte header; a commit that
+  // crosses the size writes its pages before it copies them.
+  const int64_t most = 32 + (kWalCheckpointPages + 2 * commits) * (4096 + 24);
+  EXPECT_LE(st.st_size, most) << "a log of " << st.st_size / (4096 + 24) << " pages";
+  RawDb raw(path_);
+  EXPECT_EQ(raw.QueryText("SELECT count(*) FROM audit"), std::to_string(commands * commits));
+}
+
 TEST_F(SqliteDbTest, ValuesRoundTripThroughBindings) {
   Result<SqliteDb> db = SqliteDb::Open(path_);
   ASSERT_TRUE(db.has_value());
