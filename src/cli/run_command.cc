@@ -139,16 +139,20 @@ void PrintSummary(const store::JobRecord& job) {
 }
 
 // Runs the job in this process, its supervisor, on the real store, clock and sandbox: one
-// store connection for the run and one for the lease keeper's thread.
+// store connection for the run and one for the lease keeper's thread. `opened`, when given,
+// is this process's connection already open: a SQLite store's, which has no outage to wait
+// for, is the run's too (a connection less to open, and to flush the log's directory for).
 Result<store::JobRecord> SuperviseJob(const job::JobContext& ctx, const std::string& job_id,
-                                      job::Progress* progress) {
+                                      job::Progress* progress, store::Store* opened = nullptr) {
   // A supervisor waits for a store that is away as long as it is away (its job's end must be
   // written); the lease keeper tries again on its own rhythm (docs/store.md "Outages").
-  std::unique_ptr<store::Store> job_store =
-      TRY(store::OpenStore(ctx.store_location, store::kRetryForever));
+  std::unique_ptr<store::Store> own_store;
+  if (opened == nullptr || store::KindOfLocation(ctx.store_location) != store::StoreKind::kSqlite)
+    own_store = TRY(store::OpenStore(ctx.store_location, store::kRetryForever));
+  store::Store& job_store = own_store ? *own_store : *opened;
   std::unique_ptr<store::Store> lease_store = TRY(store::OpenStore(ctx.store_location, 0));
   const job::JobRunSeams seams{*lease_store, job::SystemClock(), job::SandboxLauncher()};
-  return job::RunJob(ctx, *job_store, seams, job_id, progress);
+  return job::RunJob(ctx, job_store, seams, job_id, progress);
 }
 
 }  // namespace
@@ -320,7 +324,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                       !options.json && sys::IsTerminal(2) ? StatusLine::Mode::kLine
                                                           : StatusLine::Mode::kQueueLines,
                       uncommitted.get());
-    return SuperviseJob(*ctx, job->id, &progress);
+    return SuperviseJob(*ctx, job->id, &progress, &opening.Unmasked());
   }();
   warn_uncommitted();
   if (!done) return Fail(done.error(), format, job::kExitFailed);

@@ -2,27 +2,32 @@
 
 #include <utility>
 
+#include "job/secret_mask.h"
 #include "job/stale.h"
+#include "store/open_store.h"
 
 namespace berth::job {
 
 StoreOpening::StoreOpening(const JobContext& ctx)
     : thread_([this, &ctx] {
-        Result<std::unique_ptr<MaskingStore>> store = OpenMaskingStore(ctx);
-        if (store)
-          IgnoreError(ReapStaleJobs(**store), "stale jobs are reaped again by the next command");
-        opened_.emplace(std::move(store));
+        Result<std::unique_ptr<store::Store>> raw = store::OpenStore(ctx.store_location);
+        if (raw) {
+          masking_ = std::make_unique<MaskingStore>(**raw, KnownSecrets(ctx, {}));
+          IgnoreError(ReapStaleJobs(*masking_), "stale jobs are reaped again by the next command");
+        }
+        raw_.emplace(std::move(raw));
       }) {}
 
 StoreOpening::~StoreOpening() {
   if (thread_.joinable()) thread_.join();
+  masking_.reset();  // before the connection it borrows
 }
 
 Result<MaskingStore*> StoreOpening::Get() {
-  // The join is what orders the thread's write of opened_ before the reads below.
+  // The join is what orders the thread's writes of raw_ and masking_ before the reads below.
   if (thread_.joinable()) thread_.join();
-  if (!*opened_) return opened_->error();
-  return opened_->value().get();
+  if (!*raw_) return raw_->error();
+  return masking_.get();
 }
 
 }  // namespace berth::job

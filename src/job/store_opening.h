@@ -15,6 +15,7 @@
 #include "base/result.h"
 #include "job/context.h"
 #include "job/masking_store.h"
+#include "store/store.h"
 
 namespace berth::job {
 
@@ -30,9 +31,14 @@ class StoreOpening {
   // Waits until the store is open and swept, and returns it, or why it could not be opened.
   // The store stays this object's; every call returns the same answer.
   Result<MaskingStore*> Get();
+  // After a Get that succeeded: the same connection without the mask, for a caller that masks
+  // what it writes itself (the supervisor of a job run in this process).
+  store::Store& Unmasked() { return *raw_->value(); }
 
  private:
-  std::optional<Result<std::unique_ptr<MaskingStore>>> opened_;  // set by the thread
+  // Set by the thread: the connection, and the mask over it.
+  std::optional<Result<std::unique_ptr<store::Store>>> raw_;
+  std::unique_ptr<MaskingStore> masking_;
   std::thread thread_;
 };
 

@@ -50,6 +50,10 @@ TEST(StoreOpeningTest, GetWaitsForTheStoreAndItsSweep) {
   ASSERT_TRUE(job);
   EXPECT_EQ(job->state, store::JobState::kStale);
   EXPECT_NE(job->state_reason.find("is gone"), std::string::npos) << job->state_reason;
+  // The same store without the mask, for a supervisor in this process.
+  std::optional<store::JobRecord> unmasked = opening.Unmasked().GetJob("0dead").value();
+  ASSERT_TRUE(unmasked);
+  EXPECT_EQ(unmasked->state, store::JobState::kStale);
 }
 
 // A store that cannot be opened is an error on every call, naming the store; an opening
