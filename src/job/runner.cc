@@ -964,9 +964,12 @@ store::JobRecord JobRun::Run() {
   if (!lost) return Finish(JobState::kFailed, lost.error().ToString());
   lost_ = std::move(*lost);
   const store::Owner owner = SelfOwner();
-  IgnoreError(store_.SetOwner(job_.id, owner, clock_.WallMillis() + kLeaseMillis),
-              "unrecorded, the job is not ours: the lease keeper's first renewal says so and "
-              "the run ends");
+  // A job this process submitted a moment ago is recorded as its own, with a fresh lease
+  // (Submit); a supervisor started for it (--detach, `berth supervise`) takes it over.
+  if (job_.owner != owner)
+    IgnoreError(store_.SetOwner(job_.id, owner, clock_.WallMillis() + kLeaseMillis),
+                "unrecorded, the job is not ours: the lease keeper's first renewal says so and "
+                "the run ends");
   job_.owner = owner;
   owner_ = owner;
   LeaseKeeper lease(lease_store_, clock_, job_.id, owner, lost_.get(), ctx_.publish_live_output);

@@ -39,6 +39,8 @@ struct Owner {
   std::string host;  // host id (/etc/machine-id, else the hostname)
   int64_t pid = 0;
   int64_t pid_start = 0;  // start time of pid in clock ticks since boot
+
+  bool operator==(const Owner&) const = default;
 };
 
 struct JobRecord {
