@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "git/repository.h"
 #include "workspace/workspace.h"

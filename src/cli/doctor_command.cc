@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_codes.h"
 #include "base/json_text.h"
-#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "doctor/doctor.h"
 #include "doctor/host_session.h"

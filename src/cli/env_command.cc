@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "base/exit_codes.h"
 #include "base/strings.h"
 #include "cli/output.h"
 #include "env/layer.h"
@@ -9,7 +10,6 @@
 #include "job/env_setup.h"
 #include "job/job_json.h"
 #include "job/job_limits.h"
-#include "job/outcome.h"
 #include "job/repo_policy.h"
 #include "policy/policy.h"
 #include "store/open_store.h"
@@ -77,7 +77,7 @@ int Remove(store::Store& store, const std::string& state_dir, const EnvCommandOp
                                                      : "'" + o.key + "' names " +
                                                            std::to_string(keys.size()) +
                                                            " layers; give more of the key"),
-                format, job::kExitUsage);
+                format, kExitUsage);
   int status = 0;
   for (const std::string& key : keys) {
     Status removed = env::RemoveLayer(state_dir, key, [&](const std::string& id) {
@@ -101,12 +101,12 @@ int Build(const job::JobContext& ctx, bool json) {
   Result<std::string> cwd = sys::CurrentDir();
   if (!cwd) return Fail(cwd.error(), format);
   Result<git::Repository> repo = git::Repository::Discover(*cwd);
-  if (!repo) return Fail(repo.error(), format, job::kExitUsage);
+  if (!repo) return Fail(repo.error(), format, kExitUsage);
   Result<policy::Policy> policy = job::LoadRepoPolicy(repo->workdir());
-  if (!policy) return Fail(policy.error(), format, job::kExitPolicy);
+  if (!policy) return Fail(policy.error(), format, kExitPolicy);
   if (!policy->environment)
     return Fail(Error(Cause::kPolicyDenied, "the policy has no [environment]"), format,
-                job::kExitPolicy);
+                kExitPolicy);
   Result<std::string> head = repo->ResolveCommit("HEAD");
   if (!head) return Fail(head.error(), format);
   job::RunRequest request;
@@ -122,9 +122,8 @@ int Build(const job::JobContext& ctx, bool json) {
                                fmt::print(stderr, "berth: {}: {}\n", step, detail);
                              });
   if (!outcome)
-    return Fail(
-        outcome.error(), format,
-        outcome.error().cause() == Cause::kPolicyDenied ? job::kExitPolicy : job::kExitWorkspace);
+    return Fail(outcome.error(), format,
+                outcome.error().cause() == Cause::kPolicyDenied ? kExitPolicy : kExitWorkspace);
   if (outcome->failure) {
     // The tail is many lines, which a hint (one line, control characters escaped) cannot
     // carry: it goes to stderr first, as the setup wrote it (masked).
@@ -139,7 +138,7 @@ int Build(const job::JobContext& ctx, bool json) {
     return Fail(
         Error(Cause::kSystem, job::SetupFailureText(*outcome->failure), 0,
               json ? next + "; setup's output tail:\n" + outcome->failure->output_tail : next),
-        format, job::kExitWorkspace);
+        format, kExitWorkspace);
   }
   const env::Layer& layer = *outcome->layer;
   if (json) {
@@ -182,7 +181,7 @@ int RunEnvCommand(const GlobalOptions& global, CLI::App& app, const EnvCommandOp
   if (env->got_subcommand("build")) return Build(*ctx, o.json);
   if (o.key.empty() == !o.all)
     return Fail(Error(Cause::kInvalidArgument, "berth env rm takes a KEY or --all"), format,
-                job::kExitUsage);
+                kExitUsage);
   return Remove(**store, ctx->state_dir, o);
 }
 

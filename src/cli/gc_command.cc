@@ -2,11 +2,11 @@
 
 #include <fmt/core.h>
 
+#include "base/exit_codes.h"
 #include "base/strings.h"
 #include "cli/output.h"
 #include "gc/gc.h"
 #include "job/job_json.h"
-#include "job/outcome.h"
 #include "store/open_store.h"
 #include "sys/process.h"
 
@@ -98,7 +98,7 @@ int RunGcCommand(const GlobalOptions& global, const GcCommandOptions& o) {
   options.now_ms = sys::WallMillis();
   if (!o.older_than.empty()) {
     Result<int64_t> ms = ParsePositiveDuration("--older-than", o.older_than);
-    if (!ms) return Fail(ms.error(), format, job::kExitUsage);
+    if (!ms) return Fail(ms.error(), format, kExitUsage);
     options.older_than_ms = *ms;
   }
   Result<std::unique_ptr<store::Store>> store = store::OpenStore(ctx->store_location);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/exit_codes.h"
+#include "base/exit_codes.h"
 
 namespace berth::cli {
 

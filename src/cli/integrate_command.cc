@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/exit_codes.h"
+#include "base/exit_codes.h"
 #include "cli/output.h"
 #include "git/repository.h"
 #include "integrate/apply.h"
@@ -16,10 +16,6 @@
 namespace berth::cli {
 
 namespace {
-
-// sysexits(3): the data of an input file is wrong; a file cannot be created.
-constexpr int kExitDataError = 65;
-constexpr int kExitCannotCreate = 73;
 
 std::string Env(const job::JobContext& ctx, const char* name) {
   return provider::EnvValue(ctx.environ, name).value_or("");

@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/exit_codes.h"
 #include "base/quote.h"
 #include "base/strings.h"
 #include "cli/log_writer.h"
@@ -23,7 +24,6 @@
 #include "job/full_access.h"
 #include "job/job_json.h"
 #include "job/masking_store.h"
-#include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/recollect.h"
 #include "job/repo_policy.h"
@@ -386,7 +386,7 @@ int Cancel(Session& s, const JobsOptions& o) {
     }
     Result<bool> moved =
         s.store().Transition(j->id, j->state, store::JobState::kCancelled,
-                             "cancelled by " + who + "; workspace kept", job::kExitCancelled);
+                             "cancelled by " + who + "; workspace kept", kExitCancelled);
     if (!moved) return Fail(moved.error(), o);
     if (*moved) break;
     Result<std::optional<store::JobRecord>> fresh = s.store().GetJob(j->id);
@@ -540,12 +540,12 @@ int Verify(Session& s, const JobsOptions& o) {
                                                    store::JobStateName(j->state) + ")"),
                 o);
   if (Status decoded = job::FailIfUndecodable(s.store(), &*j); !decoded)
-    return cli::Fail(decoded.error(), FormatOf(o.json), job::kExitFailed);
+    return cli::Fail(decoded.error(), FormatOf(o.json), kExitFailed);
   Result<job::RunRequest> request = job::RunRequest::FromJson(j->request_json);
   if (!request) return Fail(request.error(), o);
   // The checks of the policy as it is now: re-verifying after the policy changed is the point.
   Result<policy::Policy> pol = job::LoadRepoPolicy(j->repo);
-  if (!pol) return Fail(pol.error(), FormatOf(o.json), job::kExitPolicy);
+  if (!pol) return Fail(pol.error(), FormatOf(o.json), kExitPolicy);
   request->checks.clear();
   for (const policy::Check& c : pol->verify) request->checks.push_back(job::CheckSpecOf(c));
   request->output_limit = pol->defaults.output_limit_bytes;
@@ -575,7 +575,7 @@ int Verify(Session& s, const JobsOptions& o) {
   v->via = "berth verify";
   if (Status saved = job::RecordVerification(s.store(), *j, *v); !saved)
     return Fail(saved.error(), o);
-  const int exit_code = v->required_passed ? 0 : job::kExitVerificationFailed;
+  const int exit_code = v->required_passed ? 0 : kExitVerificationFailed;
   if (o.json) {
     PrintJson({{"id", j->id},
                {"commit", *j->commit},
@@ -601,8 +601,7 @@ int Recollect(Session& s, const JobsOptions& o) {
         if (!o.json) fmt::print(stderr, "[berth {}] {}\n", step, EscapeControls(detail));
       });
   if (!r) {
-    const int code =
-        r.error().cause() == Cause::kPolicyDenied ? job::kExitPolicy : job::kExitFailed;
+    const int code = r.error().cause() == Cause::kPolicyDenied ? kExitPolicy : kExitFailed;
     return cli::Fail(r.error(), FormatOf(o.json), code);
   }
   if (!r->job) {
@@ -611,13 +610,13 @@ int Recollect(Session& s, const JobsOptions& o) {
       for (const workspace::Refusal& f : r->refusals)
         refusals.push_back({{"path", f.path}, {"reason", f.reason}});
       PrintJson({{"from", j->id}, {"job", nullptr}, {"refusals", refusals}});
-      return job::kExitRefused;
+      return kExitRefused;
     }
     fmt::print(stderr, "berth: the current policy still refuses {} change(s) of job {}:\n",
                r->refusals.size(), j->id);
     for (const workspace::Refusal& f : r->refusals)
       fmt::print(stderr, "  refused  {}: {}\n", QuotePath(f.path), EscapeControls(f.reason));
-    return job::kExitRefused;
+    return kExitRefused;
   }
   const store::JobRecord& done = *r->job;
   if (o.json) {
@@ -630,7 +629,7 @@ int Recollect(Session& s, const JobsOptions& o) {
       if (std::string next = NextLine(done, *receipt); !next.empty())
         fmt::print("  next     {}\n", EscapeControls(next));
   }
-  return done.state == store::JobState::kCompleted ? 0 : job::kExitVerificationFailed;
+  return done.state == store::JobState::kCompleted ? 0 : kExitVerificationFailed;
 }
 
 }  // namespace
@@ -684,7 +683,7 @@ int RunJobsCommand(const std::string& name, const GlobalOptions& global, const J
   if (name == "diff") return Diff(*s, o);
   if (name == "verify") return Verify(*s, o);
   if (name == "recollect") return Recollect(*s, o);
-  return job::kExitUsage;
+  return kExitUsage;
 }
 
 }  // namespace berth::cli

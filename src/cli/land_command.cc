@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "base/exit_codes.h"
 #include "cli/output.h"
 #include "job/job_json.h"
-#include "job/outcome.h"
 #include "job/stale.h"
 #include "land/land.h"
 #include "store/open_store.h"
@@ -75,7 +75,7 @@ int RunLandCommand(const GlobalOptions& global, const LandOptions& o) {
   } else {
     PrintHuman(*result);
   }
-  return result->refused() ? job::kExitFailed : 0;
+  return result->refused() ? kExitFailed : 0;
 }
 
 }  // namespace berth::cli

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_codes.h"
 #include "cli/compact_command.h"
 #include "cli/context.h"
 #include "cli/doctor_command.h"
 #include "cli/env_command.h"
-#include "cli/exit_codes.h"
 #include "cli/gc_command.h"
 #include "cli/generate_command.h"
 #include "cli/hook_command.h"
@@ -95,8 +95,9 @@ int UsageError(const std::vector<std::string>& args, const std::string& message)
   using namespace berth::cli;  // NOLINT: the cli's own names
   fmt::print(stderr, "berth: error: {}\n", message);
   if (std::find(args.begin(), args.end(), "--json") != args.end())
-    PrintJson(ErrorToJson(berth::Error(berth::Cause::kInvalidArgument, message), kExitUsage));
-  return kExitUsage;
+    PrintJson(
+        ErrorToJson(berth::Error(berth::Cause::kInvalidArgument, message), berth::kExitUsage));
+  return berth::kExitUsage;
 }
 
 }  // namespace
@@ -247,8 +248,8 @@ int main(int argc, char** argv) {
     if (std::find(args.begin(), args.end(), "--json") != args.end())
       PrintJson(ErrorToJson(
           berth::Error(berth::Cause::kInvalidArgument, berth::store::RedactStoreUrlsIn(e.what())),
-          kExitUsage));
-    return kExitUsage;
+          berth::kExitUsage));
+    return berth::kExitUsage;
   }
   // The subcommand that was parsed (asking CLI11 about one that was not built would throw).
   const std::vector<CLI::App*> parsed = app.get_subcommands();
@@ -283,7 +284,7 @@ int main(int argc, char** argv) {
     if (chosen == name) return RunJobsCommand(name, global, jobs);
   if (!command.empty()) {
     fmt::print(stderr, "berth: error: only `sandbox` and `run` take a command after --\n");
-    return kExitUsage;
+    return berth::kExitUsage;
   }
-  return kExitUsage;
+  return berth::kExitUsage;
 }

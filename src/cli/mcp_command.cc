@@ -1,6 +1,6 @@
 #include "cli/mcp_command.h"
 
-#include "cli/exit_codes.h"
+#include "base/exit_codes.h"
 #include "cli/output.h"
 #include "git/repository.h"
 #include "mcp/job_resources.h"

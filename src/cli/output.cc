@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "cli/exit_codes.h"
+#include "base/exit_codes.h"
 #include "job/job_json.h"
 
 namespace berth::cli {

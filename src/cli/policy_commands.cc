@@ -2,10 +2,10 @@
 
 #include <fmt/core.h>
 
+#include "base/exit_codes.h"
 #include "cli/output.h"
 #include "confine/homes.h"
 #include "git/repository.h"
-#include "job/outcome.h"
 #include "job/repo_policy.h"
 #include "policy/policy.h"
 #include "policy/policy_json.h"
@@ -88,12 +88,12 @@ int RunPolicyCheckCommand(const GlobalOptions&, const PolicyOptions& options) {
     PrintError(loaded.error());
     fmt::print(stderr, "berth: write agents are denied until the policy is valid\n");
     if (options.json) {
-      nlohmann::json out = ErrorToJson(loaded.error(), job::kExitPolicy);
+      nlohmann::json out = ErrorToJson(loaded.error(), kExitPolicy);
       out["path"] = path;
       out["valid"] = false;
       PrintJson(out);
     }
-    return job::kExitPolicy;
+    return kExitPolicy;
   }
   if (options.json) {
     PrintJson({{"path", path}, {"valid", true}, {"policy", policy::PolicyToJson(*loaded)}});

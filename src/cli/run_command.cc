@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/exit_codes.h"
 #include "base/mutex.h"
 #include "base/quote.h"
 #include "base/strings.h"
@@ -195,7 +196,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
   if (Status nesting = job::CheckNesting(*ctx); !nesting) return Fail(nesting.error(), format);
   if (!options.prompt_text.empty() && !options.prompt_file.empty())
     return Fail(Error(Cause::kInvalidArgument, "give -p or --prompt-file, not both"), format,
-                job::kExitUsage);
+                kExitUsage);
   if (!options.prompt_text.empty()) options.submit.prompt_text = options.prompt_text;
   if (!options.prompt_file.empty()) options.submit.prompt_file = options.prompt_file;
   options.submit.command = command;
@@ -253,7 +254,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       std::string why = slot ? "all " + std::to_string(max) + " slots of " + job->repo + " are busy"
                              : slot.error().ToString();
       IgnoreError((*store)->Transition(job->id, store::JobState::kQueued, store::JobState::kFailed,
-                                       "no free slot (--no-wait): " + why, job::kExitNoSlot),
+                                       "no free slot (--no-wait): " + why, kExitNoSlot),
                   "the error below is reported either way; a job left queued is reaped later");
       if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
           ended && *ended)
@@ -261,7 +262,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                     "the receipt is a courtesy; the failure below is what is reported");
       return Fail(Error(Cause::kBusy, "no free slot for job " + job->id + ": " + why, 0,
                         "wait for a job to end, or run without --no-wait to queue"),
-                  format, job::kExitNoSlot);
+                  format, kExitNoSlot);
     }
   }
 
@@ -273,7 +274,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
       IgnoreError((*store)->Transition(job->id, job->state, store::JobState::kFailed,
                                        "could not start the supervisor: " + pid.error().ToString()),
                   "the spawn error is reported either way; a job left queued is reaped later");
-      return Fail(pid.error(), format, job::kExitFailed);
+      return Fail(pid.error(), format, kExitFailed);
     }
     // This process owns the job until the supervisor takes it over: leaving earlier would
     // let the next sweep take the job for stale. So wait for the takeover (or the job's end)
@@ -293,7 +294,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
                                          "the supervisor (pid " + std::to_string(*pid) +
                                              ") exited before it took the job over; see " +
                                              job->job_dir + "/supervisor.log",
-                                         job::kExitFailed),
+                                         kExitFailed),
                     "a job the supervisor never took over is reaped as stale later");
         if (Result<std::optional<store::JobRecord>> ended = (*store)->GetJob(job->id);
             ended && *ended)
@@ -327,7 +328,7 @@ int RunRunCommand(const GlobalOptions& global, RunOptions& options,
     return SuperviseJob(*ctx, job->id, &progress, &opening.Unmasked());
   }();
   warn_uncommitted();
-  if (!done) return Fail(done.error(), format, job::kExitFailed);
+  if (!done) return Fail(done.error(), format, kExitFailed);
   if (options.json)
     PrintJson(job::JobToJson(*done));
   else
@@ -351,7 +352,7 @@ int RunSuperviseCommand(const GlobalOptions& global, const std::string& job_id) 
   Result<store::JobRecord> done = SuperviseJob(*ctx, job_id, nullptr);
   if (!done) {
     PrintError(done.error());
-    return job::kExitFailed;
+    return kExitFailed;
   }
   return done->exit_code.value_or(job::ExitCodeForState(done->state));
 }

@@ -4,9 +4,9 @@
 
 #include <cstdio>
 
+#include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/strings.h"
-#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "config/user_config.h"
 #include "net/proxy.h"

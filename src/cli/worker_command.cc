@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "base/exit_codes.h"
 #include "cli/output.h"
 #include "config/user_config.h"
 #include "job/job_json.h"
@@ -29,7 +30,7 @@ void LogLine(const std::string& line) {
 int Ended(const Result<store::JobRecord>& done) {
   if (!done) {
     PrintError(done.error());
-    return job::kExitFailed;
+    return kExitFailed;
   }
   LogLine("job " + done->id + " " + store::JobStateName(done->state) +
           (done->state_reason.empty() ? "" : ": " + done->state_reason));
@@ -96,7 +97,7 @@ int RunWorkerJobCommand(const GlobalOptions& global, const WorkerCommandOptions&
       worker::OpenSupervisorStores(ctx->store_location, LogLine);
   if (!stores) {
     PrintError(stores.error());
-    return job::kExitFailed;
+    return kExitFailed;
   }
   return Ended(worker::RunClaimedJob(*ctx, claimed, std::move(*stores), LogLine));
 }

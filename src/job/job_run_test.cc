@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/exit_codes.h"
 #include "git/testing.h"
 #include "job/lease.h"
-#include "job/outcome.h"
 #include "job/runner.h"
 #include "job/testing/fake_clock.h"
 #include "job/testing/fake_launcher.h"

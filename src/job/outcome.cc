@@ -1,5 +1,7 @@
 #include "job/outcome.h"
 
+#include "base/exit_codes.h"
+
 namespace berth::job {
 
 int ExitCodeForState(store::JobState state) {

@@ -2,11 +2,11 @@
 
 #include <utility>
 
+#include "base/exit_codes.h"
 #include "job/commit_message.h"
 #include "job/fetch_objects.h"
 #include "job/job_json.h"
 #include "job/lease.h"
-#include "job/outcome.h"
 #include "job/receipt.h"
 #include "job/secret_mask.h"
 #include "job/submit.h"

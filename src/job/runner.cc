@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/mutex.h"
 #include "base/strings.h"

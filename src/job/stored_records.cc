@@ -1,6 +1,6 @@
 #include "job/stored_records.h"
 
-#include "job/outcome.h"
+#include "base/exit_codes.h"
 #include "job/receipt.h"
 #include "job/run_request.h"
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/exit_codes.h"
 #include "gc/gc.h"
 #include "gitcli/mirror.h"
 #include "job/lease.h"
 #include "job/masking_store.h"
-#include "job/outcome.h"
 #include "job/stale.h"
 #include "job/stored_records.h"
 #include "store/open_store.h"
@@ -461,17 +461,17 @@ int RunWorker(const job::JobContext& ctx, WorkerOptions options) {
   }
   if (!store) {
     log("cannot open the job store: " + store.error().ToString());
-    return job::kExitUnavailable;
+    return kExitUnavailable;
   }
   Result<gitcli::GitCommand> git = gitcli::GitCommand::Find(ctx.environ);
   if (!git) {
     log(git.error().ToString());
-    return job::kExitUnavailable;
+    return kExitUnavailable;
   }
   Result<sys::SignalLatch> latch = sys::SignalLatch::Install();
   if (!latch) {
     log(latch.error().ToString());
-    return job::kExitFailed;
+    return kExitFailed;
   }
   std::unique_ptr<store::QueueWaker> waker;
   auto open_waker = [&] {
