@@ -21,7 +21,6 @@ int RunCompactCommand(const GlobalOptions& global, const CompactOptions& options
     PrintError(ctx.error());
     return ExitCodeFor(ctx.error());
   }
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(options.repo);
   if (!repo) {
     PrintError(repo.error());

@@ -32,7 +32,6 @@ namespace {
 // The providers the current repository's policy names, if there is one.
 std::vector<std::string> PolicyProviders(const std::string& cwd) {
   std::vector<std::string> names;
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(cwd);
   if (!repo) return names;
   Result<policy::Policy> pol = job::LoadRepoPolicy(repo->workdir());
@@ -44,7 +43,6 @@ std::vector<std::string> PolicyProviders(const std::string& cwd) {
 // The current repository's environment: HEAD's layer key (docs/doctor.md, "layers").
 doctor::EnvironmentProbe ProbeEnvironment(const std::string& cwd) {
   doctor::EnvironmentProbe probe;
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(cwd);
   if (!repo) return probe;
   Result<policy::Policy> pol = job::LoadRepoPolicy(repo->workdir());

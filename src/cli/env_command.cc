@@ -97,7 +97,6 @@ int Remove(store::Store& store, const std::string& state_dir, const EnvCommandOp
 // Builds (or finds) the layer of HEAD's key, as the next job on HEAD would.
 int Build(const job::JobContext& ctx, bool json) {
   const Format format = FormatOf(json);
-  git::InitLibgit2();
   Result<std::string> cwd = sys::CurrentDir();
   if (!cwd) return Fail(cwd.error(), format);
   Result<git::Repository> repo = git::Repository::Discover(*cwd);

@@ -28,7 +28,6 @@ std::string Shown(const std::string& path, const std::string& home) {
 }
 
 std::string ProjectRoot(const std::string& cwd) {
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(cwd);
   if (!repo) return cwd;
   std::string root = repo->workdir();

@@ -79,7 +79,6 @@ std::string QueueText(int position) {
 int List(Session& s, const JobsOptions& o) {
   std::string repo;
   if (!o.all) {
-    git::InitLibgit2();
     if (Result<git::Repository> r = git::Repository::Discover(s.ctx().cwd); r) repo = r->workdir();
   }
   Result<std::vector<store::JobRecord>> jobs = s.store().ListJobs(repo, false, o.all ? 100000 : 20);
@@ -438,7 +437,6 @@ int Diff(Session& s, const JobsOptions& o) {
   // its kept workspace is collected with every path allowed and shown as a commit no ref names
   // (job/recollect.h).
   if (job::MayHoldKeptWork(*j)) {
-    git::InitLibgit2();
     Result<git::Repository> discovered = git::Repository::Discover(j->repo);
     if (!discovered) return Fail(discovered.error(), o);
     git::Repository& repo = *discovered;
@@ -507,7 +505,6 @@ int Diff(Session& s, const JobsOptions& o) {
     for (const std::string& line : ReceiptChangeLines(*j, receipt)) fmt::print("  {}\n", line);
     return 0;
   }
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(j->repo);
   if (!repo) return Fail(repo.error(), o);
   if (o.json) {
@@ -558,7 +555,6 @@ int Verify(Session& s, const JobsOptions& o) {
     fmt::print("berth: the policy declares no checks; nothing to verify\n");
     return 0;
   }
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(j->repo);
   if (!repo) return Fail(repo.error(), o);
   store::JobRecord record = *j;

@@ -107,6 +107,11 @@ int main(int argc, char** argv) {
   // A lane's deadline and elapsedMs count from here (docs/lane.md).
   const int64_t entry_wall_ms = berth::sys::WallMillis();
   const int64_t entry_steady_ms = berth::sys::MonotonicMillis();
+  // libgit2 is initialised here, once, before any thread and for every command: the modules
+  // that open repositories leave it to the program's start (git/repository.h). It makes no
+  // file system call, so a command that never opens a repository (`berth sandbox`) loses
+  // nothing measurable to it.
+  berth::git::InitLibgit2();
   // `berth lane` has pstack-runner's command line, not CLI11's; as `pstack-runner` (a symlink
   // to berth) the whole command line is the lane's.
   if (InvokedAsPstackRunner(argv[0]))

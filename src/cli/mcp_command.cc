@@ -2,7 +2,6 @@
 
 #include "base/exit_codes.h"
 #include "cli/output.h"
-#include "git/repository.h"
 #include "mcp/job_resources.h"
 #include "mcp/session.h"
 #include "mcp/stdio_server.h"
@@ -36,7 +35,6 @@ int RunMcpCommand(const GlobalOptions& global, const McpOptions& o, const std::s
   if (sys::TypeOfFollowing(repo) != sys::FileType::kDirectory)
     return Fail(Error(Cause::kInvalidArgument, "--repo " + repo + " is not a directory"),
                 Format::kHuman, kExitUsage);
-  git::InitLibgit2();  // the run and ls tools find the repository's root
   mcp::Backend backend(std::move(*ctx), repo, o.host);
   mcp::JobResources resources(backend);
   mcp::ServerInfo info;

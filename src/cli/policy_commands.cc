@@ -19,7 +19,6 @@ namespace berth::cli {
 namespace {
 
 Result<std::string> RepoRoot() {
-  git::InitLibgit2();
   std::string cwd = TRY(sys::CurrentDir());
   git::Repository repo = TRY(git::Repository::Discover(cwd));
   return repo.workdir();

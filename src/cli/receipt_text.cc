@@ -26,7 +26,6 @@ std::vector<std::string> ChangedFileLines(const store::JobRecord& job,
                                           const job::Receipt& receipt) {
   std::vector<std::string> lines;
   if (receipt.changes.empty()) return lines;
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(job.repo);
   // The commit holds exactly the receipt's changes on the base: git tells them apart.
   if (repo && job.commit && !job.base.empty()) {

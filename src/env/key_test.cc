@@ -23,7 +23,6 @@ class KeyTest : public ::testing::Test {
     WriteFile(work_, "package-lock.json", "{\"v\": 1}\n");
     WriteFile(work_, "src/a.js", "1\n");
     first_ = CommitAll(work_, "first");
-    git::InitLibgit2();
   }
   std::string Key(const std::string& commit, const policy::Environment& e) {
     Result<git::Repository> repo = git::Repository::Discover(work_);

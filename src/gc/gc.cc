@@ -72,7 +72,6 @@ class Collector {
         dry_(options.mode == GcMode::kDryRun) {}
 
   Status Run() {
-    git::InitLibgit2();
     if (options_.attempts_only) {
       TRY(LoadAttempts());
       CollectAttempts();

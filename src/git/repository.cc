@@ -132,7 +132,6 @@ void InitLibgit2() {
 }
 
 Result<Repository> Repository::Discover(const std::string& dir) {
-  InitLibgit2();
   git_repository* raw = nullptr;
   if (int code = git_repository_open_ext(&raw, dir.c_str(), 0, nullptr); code < 0) {
     if (code == GIT_ENOTFOUND)
@@ -154,7 +153,6 @@ Result<Repository> Repository::Discover(const std::string& dir) {
 }
 
 Result<Repository> Repository::OpenGitDir(const std::string& gitdir) {
-  InitLibgit2();
   git_repository* raw = nullptr;
   if (int code = git_repository_open_ext(
           &raw, gitdir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, nullptr);

@@ -274,7 +274,11 @@ class Repository {
   std::string objects_;
 };
 
-// libgit2 must be initialised once per process before any Repository is used.
+// Initialises libgit2 and sets berth's options of it (idempotent). Each program calls it once at
+// its start, before any thread and before any Repository is opened: berth's main, and a test
+// binary through HermeticGitEnvironment or berth_libgit2_testing (git/testing.h). No library
+// function calls it: the program's start does, not whichever function happens to use libgit2
+// first.
 void InitLibgit2();
 // "1.5.1": the libgit2 linked into berth.
 std::string Libgit2Version();

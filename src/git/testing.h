@@ -30,7 +30,9 @@ class TempDir {
 
 // Points HOME, XDG_CONFIG_HOME and libgit2's config search paths at an empty temporary
 // directory and sets GIT_CONFIG_NOSYSTEM, so no user or system git config leaks into tests.
-// Register it once per test binary with ::testing::AddGlobalTestEnvironment.
+// Register it once per test binary with ::testing::AddGlobalTestEnvironment. It initialises
+// libgit2 (InitLibgit2) for the binary; one that reaches libgit2 without it links the object
+// library berth_libgit2_testing instead.
 class HermeticGitEnvironment : public ::testing::Environment {
  public:
   void SetUp() override;

@@ -11,7 +11,6 @@ namespace berth::gitcli {
 Result<std::string> CreateBundle(const std::string& repo, const std::string& branch,
                                  const std::string& commit, const std::string& base,
                                  size_t max_bytes) {
-  git::InitLibgit2();
   git::Repository opened = TRY_CTX(git::Repository::Discover(repo), "opening " + repo);
   std::string bytes =
       TRY_CTX(git::WriteBundle(opened, branch, commit, base), "bundling the job's commit");

@@ -28,7 +28,6 @@ uint64_t Fnv1a(const std::string& text) {
 // Whether the mirror at `path` has `commit`, read in this process (libgit2): the common case,
 // every job on a base the mirror has, costs no git command.
 bool HasCommitHere(const std::string& path, const std::string& commit) {
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(path);
   if (!repo) return false;
   Result<std::string> resolved = repo->ResolveCommit(commit);

@@ -148,7 +148,6 @@ Result<Recollected> Recollect(
                      (refused.commit ? " with a commit" : "") +
                      "; only the kept workspace of a job that ended without a commit is "
                      "collected again");
-  git::InitLibgit2();
   git::Repository repo = TRY(git::Repository::Discover(refused.repo));
   policy::Policy pol = TRY(policy::LoadPolicy(repo.workdir()));
   auto agent = pol.agents.find(refused.agent);

@@ -9,7 +9,6 @@ namespace berth::job {
 Result<policy::Policy> LoadRepoPolicy(const std::string& repo_root) {
   Result<policy::Policy> loaded = policy::LoadPolicy(repo_root);
   if (loaded || loaded.error().cause() != Cause::kNotFound) return loaded;
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(repo_root);
   if (!repo) return loaded;
   constexpr const char* kPath = ".berth/policy.toml";

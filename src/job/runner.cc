@@ -255,7 +255,6 @@ void JobRun::CompactInBackground() {
 
 Status JobRun::PrepareWorkspace() {
   const int64_t started = clock_.SteadyMillis();
-  git::InitLibgit2();
   repo_.emplace(TRY_CTX(git::Repository::Discover(job_.repo), "opening the repository"));
   // A partial clone's base may lack blobs, which only the user's git can fetch.
   TRY_CTX(FetchCommitObjects(ctx_, job_.repo, job_.base, "run the job again",

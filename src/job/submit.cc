@@ -268,7 +268,6 @@ Status CheckNesting(const JobContext& ctx) {
   if (!depth_text) return {};
   const int depth = std::atoi(depth_text->c_str()) + 1;
   int max_depth = policy::DefaultPolicy().defaults.max_depth;
-  git::InitLibgit2();
   if (Result<git::Repository> repo = git::Repository::Discover(ctx.cwd); repo) {
     if (Result<policy::Policy> pol = LoadRepoPolicy(repo->workdir()); pol)
       max_depth = pol->defaults.max_depth;
@@ -288,7 +287,6 @@ Result<store::JobRecord> Submit(const JobContext& ctx, store::Store& store,
 
 Result<store::JobRecord> Submit(const JobContext& ctx, const StoreSource& store_source,
                                 const SubmitOptions& options, RunRequest* accepted) {
-  git::InitLibgit2();
   git::Repository repo = TRY_CTX(git::Repository::Discover(ctx.cwd), "finding the repository");
   std::string policy_hash;
   ProviderChoice choice;

@@ -409,7 +409,6 @@ Result<LandResult> Land(const JobContext& ctx, store::Store& store, const store:
     return Refuse(result, std::string("job ") + job_in.id + " is " +
                               store::JobStateName(job_in.state) + ", not completed");
   if (!job_in.commit) return Refuse(result, "job " + job_in.id + " has no commit");
-  git::InitLibgit2();
   git::Repository repo = TRY(git::Repository::Discover(job_in.repo));
   if (!job_in.source.empty()) TRY(TakeInResult(ctx, store, job_in, repo));
   Result<policy::Policy> loaded = job::LoadRepoPolicy(repo.workdir());

@@ -52,7 +52,6 @@ class LandTest : public ::testing::Test {
     WriteFile(dir(), "b.txt", "bee\n");
     WriteFile(dir(), "dir/c.txt", "sea\n");
     base_ = CommitAll(dir(), "base");
-    git::InitLibgit2();
     Result<git::Repository> opened = git::Repository::Discover(dir());
     ASSERT_TRUE(opened) << opened.error().ToString();
     repo_.emplace(std::move(*opened));

@@ -283,7 +283,6 @@ LaneResult RunLane(const LaneInvocation& inv) {
 
   // A lane runs on a snapshot of the repository that holds --cwd (docs/lane.md "Outside a
   // repository"): without one there is nothing to base its workspace on.
-  git::InitLibgit2();
   Result<git::Repository> repo = git::Repository::Discover(o.cwd);
   if (!repo)
     return Usage("cwd " + o.cwd +

@@ -13,7 +13,6 @@ CommitRules::Scratch::~Scratch() {
 }
 
 Status CommitRules::CreateGitDir(const std::string& dir) {
-  git::InitLibgit2();
   git_repository_init_options options;
   git_repository_init_options_init(&options, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
   // Bare: a non-bare init would write a .git link into a work tree.
@@ -36,7 +35,6 @@ Result<std::string> CommitRules::GitDirOf(const Snapshot& snapshot) {
 Result<CommitRules> CommitRules::Open(git::Repository& repo, const std::string& commit,
                                       const std::string& git_dir, const std::string& scratch_parent,
                                       const std::string& file_name, const std::string& what) {
-  git::InitLibgit2();
   git_repository* raw = nullptr;
   if (int code =
           git_repository_open_ext(&raw, git_dir.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr);
