@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
                  "the job store: a path (SQLite, default <state dir>/berth.db) or a "
                  "postgresql://USER@HOST/DATABASE URL (also BERTH_STORE)");
   // Only the subcommand named on the command line is built: building all of them is a
-  // measurable part of a `berth sandbox` start (bench/RESULTS.md). Without a known name, or
+  // measurable part of a `berth sandbox` start (bench/HISTORY.md). Without a known name, or
   // for help, every one is built so that CLI11 lists them or names the mistake.
   const std::string named = NamedSubcommand(args);
   auto want = [&](std::initializer_list<const char*> names) {

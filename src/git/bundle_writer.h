@@ -1,6 +1,6 @@
 // A git bundle (v2) of one branch, written in this process with libgit2's pack builder: what
 // `git bundle create FILE refs/heads/BRANCH ^BASE` writes, without starting git and its
-// pack-objects (about 20 ms of every job a worker runs, bench/RESULTS.md). git reads it back
+// pack-objects (about 20 ms of every job a worker runs, bench/HISTORY.md). git reads it back
 // (gitcli::ImportBundle); libgit2 itself cannot read bundles.
 #pragma once
 

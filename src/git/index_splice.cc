@@ -7,7 +7,7 @@
 // The low-level SHA1_* calls, deprecated since OpenSSL 3.0 but kept: linked statically they
 // bring only the SHA-1 code (its SHA-NI and AVX2 paths, about 2 GB/s here), where SHA1() and
 // EVP go through the provider machinery (4 MB more, and slower); mbedtls's portable C runs at
-// a quarter of that speed (bench/RESULTS.md, "derived snapshots (issue #13)").
+// a quarter of that speed (bench/HISTORY.md, "derived snapshots (issue #13)").
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 

@@ -4,7 +4,7 @@
 // (which needs the Kerberos libraries). berth's libgit2 never talks to a git remote: it reads
 // and writes local repositories only (a worker's mirrors use the git command, src/gitcli/). Linking
 // those libraries anyway made every berth start map nine more shared libraries, about a millisecond
-// of each `berth sandbox` start (bench/RESULTS.md). So libgit2's references to them are resolved
+// of each `berth sandbox` start (bench/HISTORY.md). So libgit2's references to them are resolved
 // here instead: libssh2_init and libssh2_exit, which git_libgit2_init and its shutdown call,
 // succeed and do nothing; every other entry point ends the process with a message, because reaching
 // one means berth started a network git operation, which it never does.
